@@ -1,0 +1,298 @@
+import Foundation
+
+/// A value with the key of the event that set it; the greater key wins.
+public struct Stamped<Value: Sendable & Hashable & Codable>: Sendable, Hashable, Codable {
+    public var key: EventKey
+    public var value: Value
+
+    /// Keeps whichever of `self` and the candidate has the greater key.
+    mutating func keepLatest(_ candidate: Stamped<Value>) {
+        if candidate.key > key { self = candidate }
+    }
+}
+
+extension Optional {
+    mutating func keepLatest<Value>(_ candidate: Stamped<Value>) where Wrapped == Stamped<Value> {
+        if var current = self {
+            current.keepLatest(candidate)
+            self = current
+        } else {
+            self = candidate
+        }
+    }
+}
+
+/// The merge rules of DESIGN §3 as a state that events are folded into, one at a time.
+///
+/// The state depends only on the *set* of events applied: any order, any repetition, gives
+/// an equal state. It keeps just what later events can still change: for deletions the
+/// greatest key per selector (a deletion covers everything older, so the newest dominates),
+/// for each shortcut the keys of its uncovered donations per group (within a group coverage
+/// always takes the oldest first) and the latest donation's attributes, for voice shortcuts
+/// their latest target and phrase or a tombstone.
+public struct AccountState: Sendable, Hashable, Codable {
+    struct GroupKey: Sendable, Hashable, Codable {
+        var bundleId: String
+        var groupIdentifier: String
+    }
+
+    /// Uncovered donations of one shortcut that share a `groupIdentifier`.
+    struct GroupDonations: Sendable, Hashable, Codable {
+        /// Ascending keys of the uncovered donations.
+        var keys: [EventKey]
+        /// The donation whose key is `keys.last`.
+        var latest: Donation
+    }
+
+    struct ShortcutState: Sendable, Hashable, Codable {
+        /// Keyed by `groupIdentifier`, "" for donations without one (a real group is never empty).
+        var groups: [String: GroupDonations]
+    }
+
+    struct VoiceShortcutState: Sendable, Hashable, Codable {
+        var target: Stamped<VoiceShortcutAdded>?
+        var phrase: Stamped<String>?
+        var normalizedPhrase: String?
+        var deleted: Bool
+    }
+
+    var deletedAll: [String: EventKey] = [:]
+    var deletedIdentifiers: [ShortcutID: EventKey] = [:]
+    var deletedGroups: [GroupKey: EventKey] = [:]
+    var shortcuts: [ShortcutID: ShortcutState] = [:]
+    var voiceShortcuts: [UUID: VoiceShortcutState] = [:]
+    var appsReported: [UUID: Stamped<Set<String>>] = [:]
+    /// The greatest hlc of any event applied, handed to devices to advance their clocks.
+    public private(set) var maxHLC: HLCTimestamp = .zero
+
+    public init() {}
+
+    /// The state of a set of events.
+    public init(folding events: some Sequence<AcceptedEvent>) {
+        self.init()
+        for event in events { apply(event) }
+    }
+
+    /// Folds one more accepted event in. Applying an event already applied changes nothing.
+    public mutating func apply(_ accepted: AcceptedEvent) {
+        let key = accepted.key
+        maxHLC = max(maxHLC, accepted.event.hlc)
+        switch accepted.event.body {
+        case .donation(let donation):
+            apply(donation, key: key)
+        case .deletion(let deletion):
+            apply(deletion, key: key)
+        case .voiceShortcutAdded(let added):
+            updateVoiceShortcut(added.voiceShortcutId) { state in
+                state.target.keepLatest(Stamped(key: key, value: added))
+                state.setPhrase(Stamped(key: key, value: added.phrase))
+            }
+        case .voiceShortcutUpdated(let updated):
+            updateVoiceShortcut(updated.voiceShortcutId) { state in
+                state.setPhrase(Stamped(key: key, value: updated.phrase))
+            }
+        case .voiceShortcutDeleted(let deleted):
+            voiceShortcuts[deleted.voiceShortcutId] = VoiceShortcutState(target: nil, phrase: nil, normalizedPhrase: nil, deleted: true)
+        case .appsReported(let report):
+            appsReported[accepted.deviceId].keepLatest(Stamped(key: key, value: Set(report.installed)))
+        }
+    }
+
+    // MARK: Shortcuts
+
+    /// The key below which donations of this shortcut in this group are covered, if any.
+    func coverage(of id: ShortcutID, group: String) -> EventKey? {
+        var threshold = deletedAll[id.bundleId]
+        if let key = deletedIdentifiers[id], threshold.map({ key > $0 }) ?? true { threshold = key }
+        if !group.isEmpty, let key = deletedGroups[GroupKey(bundleId: id.bundleId, groupIdentifier: group)],
+           threshold.map({ key > $0 }) ?? true {
+            threshold = key
+        }
+        return threshold
+    }
+
+    private mutating func apply(_ donation: Donation, key: EventKey) {
+        let id = ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier)
+        let group = donation.groupIdentifier ?? ""
+        if let threshold = coverage(of: id, group: group), key < threshold { return }
+        var state = shortcuts[id] ?? ShortcutState(groups: [:])
+        if var donations = state.groups[group] {
+            let index = donations.keys.insertionIndex(of: key)
+            guard index == donations.keys.endIndex || donations.keys[index] != key else { return }
+            donations.keys.insert(key, at: index)
+            if index == donations.keys.endIndex - 1 { donations.latest = donation }
+            state.groups[group] = donations
+        } else {
+            state.groups[group] = GroupDonations(keys: [key], latest: donation)
+        }
+        shortcuts[id] = state
+    }
+
+    private mutating func apply(_ deletion: Deletion, key: EventKey) {
+        let bundleId = deletion.bundleId
+        switch deletion.selector {
+        case .identifiers(let identifiers):
+            for identifier in identifiers {
+                let id = ShortcutID(bundleId: bundleId, identifier: identifier)
+                deletedIdentifiers[id] = max(deletedIdentifiers[id] ?? key, key)
+                cover(id, below: key) { _ in true }
+            }
+        case .groupIdentifier(let group):
+            let groupKey = GroupKey(bundleId: bundleId, groupIdentifier: group)
+            deletedGroups[groupKey] = max(deletedGroups[groupKey] ?? key, key)
+            for id in shortcuts.keys where id.bundleId == bundleId {
+                cover(id, below: key) { $0 == group }
+            }
+        case .all:
+            deletedAll[bundleId] = max(deletedAll[bundleId] ?? key, key)
+            for id in shortcuts.keys where id.bundleId == bundleId {
+                cover(id, below: key) { _ in true }
+            }
+        }
+    }
+
+    /// Drops the donations older than `key` in the selected groups of one shortcut.
+    private mutating func cover(_ id: ShortcutID, below key: EventKey, groups selects: (String) -> Bool) {
+        guard var state = shortcuts[id] else { return }
+        for (group, var donations) in state.groups where selects(group) {
+            let kept = donations.keys.insertionIndex(of: key)
+            guard kept > 0 else { continue }
+            if kept == donations.keys.endIndex {
+                state.groups[group] = nil
+            } else {
+                donations.keys.removeFirst(kept)
+                state.groups[group] = donations
+            }
+        }
+        shortcuts[id] = state.groups.isEmpty ? nil : state
+    }
+
+    /// Whether a shortcut exists: at least one of its donations is not covered.
+    public func shortcutExists(_ id: ShortcutID) -> Bool {
+        shortcuts[id] != nil
+    }
+
+    /// Every existing shortcut of the account.
+    public var shortcutViews: [ShortcutID: ShortcutView] {
+        var views: [ShortcutID: ShortcutView] = [:]
+        views.reserveCapacity(shortcuts.count)
+        for (id, state) in shortcuts {
+            var latest: GroupDonations?
+            var count = 0
+            for donations in state.groups.values {
+                count += donations.keys.count
+                if latest.map({ donations.keys.last! > $0.keys.last! }) ?? true { latest = donations }
+            }
+            if let latest {
+                views[id] = ShortcutView(latest: latest.latest, donationCount: count, lastDonatedAt: latest.keys.last!.hlc)
+            }
+        }
+        return views
+    }
+
+    // MARK: Voice shortcuts
+
+    private mutating func updateVoiceShortcut(_ id: UUID, _ change: (inout VoiceShortcutState) -> Void) {
+        var state = voiceShortcuts[id] ?? VoiceShortcutState(target: nil, phrase: nil, normalizedPhrase: nil, deleted: false)
+        guard !state.deleted else { return }  // a deletion is final
+        change(&state)
+        voiceShortcuts[id] = state
+    }
+
+    // MARK: Views
+
+    /// The viewer whose view a device reads.
+    public func viewer(forDevice deviceId: UUID) -> Viewer {
+        appsReported[deviceId] == nil ? .unreported : .device(deviceId)
+    }
+
+    /// Every distinct view of the account: the unfiltered one and one per device that reported its apps.
+    public var viewers: [Viewer] {
+        [.unreported] + appsReported.keys.sorted { $0.isOrdered(before: $1) }.map(Viewer.device)
+    }
+
+    /// What one device sees.
+    public func view(forDevice deviceId: UUID) -> DeviceView {
+        view(for: viewer(forDevice: deviceId))
+    }
+
+    /// What one viewer sees.
+    public func view(for viewer: Viewer) -> DeviceView {
+        AccountView(self).view(for: viewer)
+    }
+
+    /// The views of several viewers, sharing the work that does not depend on the viewer.
+    public func views(for viewers: [Viewer]) -> [Viewer: DeviceView] {
+        let accountView = AccountView(self)
+        return Dictionary(uniqueKeysWithValues: viewers.map { ($0, accountView.view(for: $0)) })
+    }
+}
+
+extension AccountState.VoiceShortcutState {
+    mutating func setPhrase(_ candidate: Stamped<String>) {
+        let before = phrase?.key
+        phrase.keepLatest(candidate)
+        if phrase?.key != before || normalizedPhrase == nil {
+            normalizedPhrase = phrase.map { PhraseNormalizer.normalize($0.value) }
+        }
+    }
+}
+
+/// The account-wide part of every view, computed once and then filtered per viewer.
+struct AccountView {
+    let state: AccountState
+    let shortcuts: [ShortcutID: ShortcutView]
+    /// Existing voice shortcuts with status and owner resolved; `appInstalled` is filled per viewer.
+    let voiceShortcuts: [UUID: VoiceShortcutView]
+
+    init(_ state: AccountState) {
+        self.state = state
+        shortcuts = state.shortcutViews
+        var existing: [(id: UUID, target: VoiceShortcutAdded, phrase: Stamped<String>, normalized: String)] = []
+        for (id, voice) in state.voiceShortcuts where !voice.deleted {
+            guard let target = voice.target, let phrase = voice.phrase, let normalized = voice.normalizedPhrase else { continue }
+            existing.append((id, target.value, phrase, normalized))
+        }
+        // The voice shortcut whose current phrase was set by the smallest key owns the phrase.
+        var owners: [String: (id: UUID, key: EventKey)] = [:]
+        for voice in existing {
+            if let owner = owners[voice.normalized], owner.key < voice.phrase.key { continue }
+            owners[voice.normalized] = (voice.id, voice.phrase.key)
+        }
+        var views: [UUID: VoiceShortcutView] = [:]
+        for voice in existing {
+            let owner = owners[voice.normalized]!.id
+            let target = ShortcutID(bundleId: voice.target.bundleId, identifier: voice.target.identifier)
+            views[voice.id] = VoiceShortcutView(
+                voiceShortcutId: voice.id, phrase: voice.phrase.value, normalizedPhrase: voice.normalized,
+                bundleId: voice.target.bundleId, identifier: voice.target.identifier, title: voice.target.title,
+                status: owner == voice.id ? .active : .phraseConflict,
+                conflictsWith: owner == voice.id ? nil : owner,
+                targetAvailable: state.shortcutExists(target), appInstalled: true)
+        }
+        voiceShortcuts = views
+    }
+
+    func view(for viewer: Viewer) -> DeviceView {
+        guard case .device(let deviceId) = viewer, let installed = state.appsReported[deviceId]?.value else {
+            return DeviceView(shortcuts: shortcuts, voiceShortcuts: voiceShortcuts)
+        }
+        var voices = voiceShortcuts
+        for (id, voice) in voices where !installed.contains(voice.bundleId) {
+            voices[id]?.appInstalled = false
+        }
+        return DeviceView(shortcuts: shortcuts.filter { installed.contains($0.key.bundleId) }, voiceShortcuts: voices)
+    }
+}
+
+extension Array where Element: Comparable {
+    /// The first index whose element is not less than `value` (the array is sorted ascending).
+    func insertionIndex(of value: Element) -> Int {
+        var low = startIndex, high = endIndex
+        while low < high {
+            let mid = (low + high) / 2
+            if self[mid] < value { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+}

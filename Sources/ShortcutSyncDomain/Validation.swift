@@ -1,0 +1,215 @@
+import Foundation
+
+/// One thing wrong with the input, located by a JSON pointer (RFC 6901) into it.
+public struct FieldError: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var pointer: String
+    public var detail: String
+
+    public init(pointer: String, detail: String) {
+        self.pointer = pointer
+        self.detail = detail
+    }
+
+    public var description: String { "\(pointer.isEmpty ? "/" : pointer): \(detail)" }
+
+    /// The same error, seen from an enclosing document: `/seq` under `/events/3` is `/events/3/seq`.
+    public func nested(under prefix: String) -> FieldError {
+        FieldError(pointer: prefix + pointer, detail: detail)
+    }
+}
+
+/// Input that breaks the contract's limits; nothing of it may be stored.
+public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var errors: [FieldError]
+
+    public init(_ errors: [FieldError]) {
+        self.errors = errors
+    }
+
+    public var description: String {
+        "invalid input: " + errors.map(\.description).joined(separator: "; ")
+    }
+}
+
+/// The limits of DESIGN §2.
+public enum Limits {
+    public static let bundleIdLength = 1...255
+    public static let identifierLength = 1...256
+    public static let titleLength = 1...200
+    public static let phraseLength = 1...100
+    public static let maxKeywords = 20
+    public static let identifiersCount = 1...1000
+    public static let maxInstalled = 2000
+    public static let maxParametersBytes = 16 * 1024
+    public static let maxEventsPerPush = 500
+    public static let maxPushBytes = 1024 * 1024
+    public static let maxClockSkewMillis: Int64 = 5 * 60 * 1000
+}
+
+/// Checks an event against every limit of DESIGN §2, collecting all violations.
+public struct EventValidator: Sendable {
+    /// The server's clock in epoch milliseconds; events may not be more than 5 minutes ahead of it.
+    public var nowMillis: Int64
+
+    public init(nowMillis: Int64) {
+        self.nowMillis = nowMillis
+    }
+
+    /// Every violation in `event`, with pointers relative to the event object.
+    public func violations(of event: Event) -> [FieldError] {
+        var check = Checker()
+        if event.seq < 1 {
+            check.fail("/seq", "must be 1 or greater")
+        }
+        if event.hlc.wallMillis < 0 {
+            check.fail("/hlc/wallMillis", "must not be negative")
+        } else if event.hlc.wallMillis > nowMillis + Limits.maxClockSkewMillis {
+            check.fail("/hlc/wallMillis",
+                       "is \(event.hlc.wallMillis - nowMillis) ms ahead of the server's clock; at most \(Limits.maxClockSkewMillis) ms is allowed")
+        }
+        if event.hlc.counter < 0 {
+            check.fail("/hlc/counter", "must not be negative")
+        }
+        switch event.body {
+        case .donation(let donation):
+            check.bundleId(donation.bundleId)
+            check.length(donation.identifier, Limits.identifierLength, at: "/identifier")
+            switch donation.kind {
+            case .userActivity:
+                check.required(donation.activityType, Limits.identifierLength, at: "/activityType", because: "kind userActivity")
+            case .intent:
+                check.required(donation.intentType, Limits.identifierLength, at: "/intentType", because: "kind intent")
+            }
+            check.length(donation.title, Limits.titleLength, at: "/title")
+            check.optional(donation.subtitle, Limits.titleLength, at: "/subtitle")
+            check.optional(donation.groupIdentifier, Limits.identifierLength, at: "/groupIdentifier")
+            if let phrase = donation.suggestedInvocationPhrase {
+                check.phrase(phrase, at: "/suggestedInvocationPhrase")
+            }
+            if donation.keywords.count > Limits.maxKeywords {
+                check.fail("/keywords", "has \(donation.keywords.count) keywords; at most \(Limits.maxKeywords) are allowed")
+            }
+            let size = Self.encodedSize(donation.parameters)
+            if size > Limits.maxParametersBytes {
+                check.fail("/parameters", "is \(size) bytes encoded; at most \(Limits.maxParametersBytes) are allowed")
+            }
+        case .deletion(let deletion):
+            check.bundleId(deletion.bundleId)
+            switch deletion.selector {
+            case .identifiers(let identifiers):
+                if !Limits.identifiersCount.contains(identifiers.count) {
+                    check.fail("/identifiers", "must list 1 to \(Limits.identifiersCount.upperBound) identifiers, not \(identifiers.count)")
+                }
+                for (index, identifier) in identifiers.enumerated() {
+                    check.length(identifier, Limits.identifierLength, at: "/identifiers/\(index)")
+                }
+            case .groupIdentifier(let group):
+                check.length(group, Limits.identifierLength, at: "/groupIdentifier")
+            case .all:
+                break
+            }
+        case .voiceShortcutAdded(let added):
+            check.phrase(added.phrase, at: "/phrase")
+            check.bundleId(added.bundleId)
+            check.length(added.identifier, Limits.identifierLength, at: "/identifier")
+            check.length(added.title, Limits.titleLength, at: "/title")
+        case .voiceShortcutUpdated(let updated):
+            check.phrase(updated.phrase, at: "/phrase")
+        case .voiceShortcutDeleted:
+            break
+        case .appsReported(let report):
+            if report.installed.count > Limits.maxInstalled {
+                check.fail("/installed", "lists \(report.installed.count) apps; at most \(Limits.maxInstalled) are allowed")
+            }
+            for (index, bundleId) in report.installed.enumerated() {
+                check.bundleId(bundleId, at: "/installed/\(index)")
+            }
+        }
+        return check.errors
+    }
+
+    /// Checks a whole push: its size, each event, and that ids and seqs are not repeated within it.
+    public func violations(ofBatch events: [Event]) -> [FieldError] {
+        var errors: [FieldError] = []
+        if events.isEmpty {
+            errors.append(FieldError(pointer: "/events", detail: "must hold at least one event"))
+        }
+        if events.count > Limits.maxEventsPerPush {
+            errors.append(FieldError(pointer: "/events", detail: "holds \(events.count) events; at most \(Limits.maxEventsPerPush) are allowed in one push"))
+            return errors
+        }
+        var seenIds: [UUID: Int] = [:]
+        var seenSeqs: [Int64: Int] = [:]
+        for (index, event) in events.enumerated() {
+            let prefix = "/events/\(index)"
+            errors += violations(of: event).map { $0.nested(under: prefix) }
+            if let first = seenIds.updateValue(index, forKey: event.id) {
+                errors.append(FieldError(pointer: prefix + "/id", detail: "repeats the id of /events/\(first)"))
+            }
+            if let first = seenSeqs.updateValue(index, forKey: event.seq) {
+                errors.append(FieldError(pointer: prefix + "/seq", detail: "repeats the seq of /events/\(first)"))
+            }
+        }
+        return errors
+    }
+
+    static func encodedSize(_ parameters: [String: JSONValue]) -> Int {
+        (try? JSONEncoder().encode(parameters).count) ?? Int.max
+    }
+
+    /// Reverse-DNS: two or more dot-separated labels of ASCII letters, digits and hyphens.
+    static func isReverseDNS(_ value: String) -> Bool {
+        let labels = value.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2 && labels.allSatisfy { label in
+            !label.isEmpty && label.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII && (scalar == "-" || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))
+            }
+        }
+    }
+}
+
+/// Accumulates violations so that one answer names every field at fault.
+private struct Checker {
+    var errors: [FieldError] = []
+
+    mutating func fail(_ pointer: String, _ detail: String) {
+        errors.append(FieldError(pointer: pointer, detail: detail))
+    }
+
+    mutating func length(_ value: String, _ range: ClosedRange<Int>, at pointer: String) {
+        let count = value.count
+        if count < range.lowerBound {
+            fail(pointer, "must not be empty")
+        } else if count > range.upperBound {
+            fail(pointer, "is \(count) characters long; at most \(range.upperBound) are allowed")
+        }
+    }
+
+    mutating func optional(_ value: String?, _ range: ClosedRange<Int>, at pointer: String) {
+        if let value { length(value, range, at: pointer) }
+    }
+
+    mutating func required(_ value: String?, _ range: ClosedRange<Int>, at pointer: String, because reason: String) {
+        guard let value else {
+            fail(pointer, "is required for \(reason)")
+            return
+        }
+        length(value, range, at: pointer)
+    }
+
+    mutating func bundleId(_ value: String, at pointer: String = "/bundleId") {
+        length(value, Limits.bundleIdLength, at: pointer)
+        if !value.isEmpty, value.count <= Limits.bundleIdLength.upperBound,
+           !EventValidator.isReverseDNS(value) {
+            fail(pointer, "must be a reverse-DNS name such as com.example.app (letters, digits, hyphens, dot-separated)")
+        }
+    }
+
+    mutating func phrase(_ value: String, at pointer: String) {
+        if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || PhraseNormalizer.normalize(value).isEmpty {
+            fail(pointer, "must not be blank")
+        } else {
+            length(value, Limits.phraseLength, at: pointer)
+        }
+    }
+}

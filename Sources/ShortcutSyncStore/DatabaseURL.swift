@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A `postgres://user:password@host:port/database?sslmode=…` URL, turned into a client configuration.
+///
+/// `?host=/path/to/socket/dir` connects over a Unix socket instead, as libpq does.
+public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String
+    public var socketDirectory: String?
+    public var requireTLS: Bool
+
+    public enum ParseError: Error, CustomStringConvertible {
+        case invalid(String)
+        public var description: String {
+            switch self {
+            case .invalid(let why): "invalid database URL: \(why)"
+            }
+        }
+    }
+
+    public init(_ text: String) throws {
+        guard let components = URLComponents(string: text), let scheme = components.scheme,
+              ["postgres", "postgresql"].contains(scheme) else {
+            throw ParseError.invalid("expected postgres://user:password@host:port/database")
+        }
+        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
+        port = components.port ?? 5432
+        username = components.user?.removingPercentEncoding ?? "postgres"
+        password = components.password?.removingPercentEncoding
+        database = String(components.path.drop { $0 == "/" }).removingPercentEncoding ?? ""
+        if database.isEmpty { database = username }
+        socketDirectory = query["host"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        requireTLS = ["require", "verify-ca", "verify-full"].contains(query["sslmode"] ?? "")
+    }
+
+    /// The same server with another database.
+    public func with(database: String) -> DatabaseURL {
+        var copy = self
+        copy.database = database
+        return copy
+    }
+
+    public var description: String {
+        "postgres://\(username)@\(socketDirectory ?? "\(host):\(port)")/\(database)"
+    }
+
+    /// The text form, password included: for handing to another process.
+    public var urlString: String {
+        var components = URLComponents()
+        components.scheme = "postgres"
+        components.user = username
+        components.password = password
+        components.host = host
+        components.port = port
+        components.path = "/" + database
+        var items: [URLQueryItem] = []
+        if let socketDirectory { items.append(URLQueryItem(name: "host", value: socketDirectory)) }
+        items.append(URLQueryItem(name: "sslmode", value: requireTLS ? "require" : "disable"))
+        components.queryItems = items
+        return components.string ?? description
+    }
+
+    public func clientConfiguration(maximumConnections: Int = 20) throws -> PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        if let socketDirectory {
+            configuration = .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: username, password: password, database: database)
+        } else {
+            configuration = .init(host: host, port: port, username: username, password: password, database: database,
+                                  tls: requireTLS ? .require(.makeClientConfiguration()) : .disable)
+        }
+        configuration.options.maximumConnections = maximumConnections
+        return configuration
+    }
+
+    /// Creates the database if the server does not have it yet (connecting to `postgres` to do so).
+    public func createDatabaseIfMissing(logger: Logger) async throws {
+        let admin = PostgresClient(configuration: try with(database: "postgres").clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
+        try await admin.withRunning {
+            let exists = try await admin.query("SELECT 1 FROM pg_database WHERE datname = \(database)", logger: logger)
+                .decode(Int.self).collectAll()
+            if exists.isEmpty {
+                let quoted = "\"" + database.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                do {
+                    try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(quoted)"), logger: logger)
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P04" {
+                    // Another process created it at the same moment.
+                }
+            }
+        }
+    }
+}
+
+extension PostgresClient {
+    /// Runs the client's connection pool for the duration of `body`: for short-lived commands and tests.
+    public func withRunning<Result: Sendable>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
+        try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
+            group.addTask { await self.run() }
+            defer { group.cancelAll() }
+            return try await body()
+        }
+    }
+}

@@ -1,0 +1,280 @@
+import Foundation
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A PostgreSQL cluster of its own, for running without a database server (DESIGN §7).
+///
+/// Made with the machine's `initdb` and `pg_ctl` under a data directory, listening on a Unix
+/// socket and a free loopback port, password-protected, stopped when the process ends and
+/// reused on the next start. PostgreSQL refuses to run as root, so as root the cluster runs as
+/// the `postgres` user, in a directory that user can reach, with its socket on a short path.
+public final class EmbeddedPostgres: Sendable {
+    /// How to reach a running cluster.
+    public struct Connection: Sendable, Hashable {
+        public var host: String
+        public var port: Int
+        public var username: String
+        public var password: String
+        public var socketDirectory: String
+
+        /// A `postgres://` URL of one database of the cluster.
+        public func url(database: String) -> String {
+            let user = username.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed) ?? username
+            let pass = password.addingPercentEncoding(withAllowedCharacters: .urlPasswordAllowed) ?? password
+            return "postgres://\(user):\(pass)@\(host):\(port)/\(database)?sslmode=disable"
+        }
+    }
+
+    public enum Failure: Error, CustomStringConvertible {
+        case binariesNotFound
+        case commandFailed(String, status: Int32, output: String)
+        case noPostgresUser
+
+        public var description: String {
+            switch self {
+            case .binariesNotFound:
+                "initdb and pg_ctl were not found on PATH nor under /usr/lib/postgresql/*/bin; install PostgreSQL (apt-get install postgresql) or give --database-url"
+            case .commandFailed(let command, let status, let output):
+                "\(command) exited with status \(status): \(output)"
+            case .noPostgresUser:
+                "running as root needs a 'postgres' user to run the embedded cluster as; install PostgreSQL or give --database-url"
+            }
+        }
+    }
+
+    public let dataDirectory: URL
+    let logger: Logger
+    private let state = Mutex<Connection?>(nil)
+    private let startedHere = Mutex(false)
+
+    public init(dataDirectory: URL, logger: Logger) {
+        self.dataDirectory = dataDirectory.standardizedFileURL
+        self.logger = logger
+    }
+
+    /// Starts the cluster (creating it the first time) or joins it if it already runs.
+    public func start() throws -> Connection {
+        if let running = state.withLock({ $0 }) { return running }
+        let bin = try Self.binDirectory()
+        let asRoot = getuid() == 0
+        let owner: (uid: uid_t, gid: gid_t)? = asRoot ? try Self.postgresUser() : nil
+        let fm = FileManager.default
+        try fm.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+
+        let home = clusterHome(asRoot: asRoot)
+        let cluster = home.appendingPathComponent("cluster")
+        let socketDirectory = "/tmp/.shortcut-sync-\(Self.shortHash(dataDirectory.path))"
+        try fm.createDirectory(atPath: home.path, withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true)
+        chmod(socketDirectory, 0o700)
+        if let owner {
+            chown(home.path, owner.uid, owner.gid)
+            chown(socketDirectory, owner.uid, owner.gid)
+        }
+
+        let passwordFile = dataDirectory.appendingPathComponent("embedded-postgres.password")
+        let password: String
+        if let stored = try? String(contentsOf: passwordFile, encoding: .utf8), !stored.isEmpty {
+            password = stored.trimmingCharacters(in: .whitespacesAndNewlines)
+        } else {
+            password = Self.randomPassword()
+            try password.write(to: passwordFile, atomically: true, encoding: .utf8)
+            chmod(passwordFile.path, 0o600)
+        }
+
+        if !fm.fileExists(atPath: cluster.appendingPathComponent("PG_VERSION").path) {
+            logger.info("creating the embedded PostgreSQL cluster", metadata: ["path": "\(cluster.path)"])
+            try? fm.removeItem(at: cluster)
+            let pwfile = home.appendingPathComponent("initdb.pw")
+            try password.write(to: pwfile, atomically: true, encoding: .utf8)
+            if let owner { chown(pwfile.path, owner.uid, owner.gid) }
+            defer { try? fm.removeItem(at: pwfile) }
+            try run(bin + "/initdb", ["-D", cluster.path, "-U", "postgres", "--pwfile=\(pwfile.path)",
+                                      "--auth=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync"], asPostgres: asRoot)
+        }
+
+        if let port = try runningPort(bin: bin, cluster: cluster, asRoot: asRoot) {
+            logger.info("joining the running embedded PostgreSQL", metadata: ["port": "\(port)"])
+            let connection = Connection(host: "127.0.0.1", port: port, username: "postgres", password: password, socketDirectory: socketDirectory)
+            state.withLock { $0 = connection }
+            return connection
+        }
+
+        let port = try Self.freeLoopbackPort()
+        let options = "-c port=\(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(socketDirectory) -c max_connections=400"
+        try run(bin + "/pg_ctl", ["-D", cluster.path, "-l", home.appendingPathComponent("postgres.log").path,
+                                  "-w", "-t", "120", "-o", options, "start"], asPostgres: asRoot)
+        let connection = Connection(host: "127.0.0.1", port: port, username: "postgres", password: password, socketDirectory: socketDirectory)
+        state.withLock { $0 = connection }
+        startedHere.withLock { $0 = true }
+        Self.register(self)
+        logger.info("embedded PostgreSQL started", metadata: ["port": "\(port)", "cluster": "\(cluster.path)"])
+        return connection
+    }
+
+    /// Stops the cluster if this process started it. Safe to call more than once.
+    public func stop() {
+        let wasStarted = startedHere.withLock { started in
+            defer { started = false }
+            return started
+        }
+        state.withLock { $0 = nil }
+        guard wasStarted, let bin = try? Self.binDirectory() else { return }
+        let asRoot = getuid() == 0
+        let cluster = clusterHome(asRoot: asRoot).appendingPathComponent("cluster")
+        do {
+            try run(bin + "/pg_ctl", ["-D", cluster.path, "-m", "fast", "-w", "stop"], asPostgres: asRoot)
+            logger.info("embedded PostgreSQL stopped")
+        } catch {
+            logger.error("stopping the embedded PostgreSQL failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Where the cluster lives: under the data directory, unless that is out of the `postgres`
+    /// user's reach (a checkout under /root), in which case it lives in /var/tmp.
+    func clusterHome(asRoot: Bool) -> URL {
+        let inside = dataDirectory.appendingPathComponent("postgres")
+        guard asRoot, !Self.reachableByOthers(dataDirectory.path) else { return inside }
+        return URL(fileURLWithPath: "/var/tmp/shortcut-sync-\(Self.shortHash(dataDirectory.path))")
+    }
+
+    /// The port of the cluster if a postmaster already serves it.
+    private func runningPort(bin: String, cluster: URL, asRoot: Bool) throws -> Int? {
+        let pidFile = cluster.appendingPathComponent("postmaster.pid")
+        guard let contents = try? String(contentsOf: pidFile, encoding: .utf8) else { return nil }
+        guard (try? run(bin + "/pg_ctl", ["-D", cluster.path, "status"], asPostgres: asRoot)) != nil else { return nil }
+        let lines = contents.split(separator: "\n", omittingEmptySubsequences: false)
+        return lines.count > 3 ? Int(lines[3].trimmingCharacters(in: .whitespaces)) : nil
+    }
+
+    /// Runs a PostgreSQL tool to completion (as `postgres` when asked) and returns its output.
+    ///
+    /// Output goes to a file rather than a pipe: `pg_ctl start` leaves a server running, and
+    /// nothing may wait for a pipe that the server could keep open.
+    @discardableResult
+    private func run(_ executable: String, _ arguments: [String], asPostgres: Bool) throws -> String {
+        let command = asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
+        let outputPath = NSTemporaryDirectory() + "shortcut-sync-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"
+        defer { unlink(outputPath) }
+        let status = try Self.spawnAndWait(command, outputPath: outputPath)
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            throw Failure.commandFailed(command.joined(separator: " "), status: status, output: output)
+        }
+        return output
+    }
+
+    /// posix_spawn and waitpid: independent of run loops, safe to call from any thread.
+    static func spawnAndWait(_ command: [String], outputPath: String) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw Failure.commandFailed(command.joined(separator: " "), status: spawned, output: String(cString: strerror(spawned)))
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // WIFEXITED / WEXITSTATUS, spelled out: Glibc's macros are not imported into Swift.
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    // MARK: Helpers
+
+    /// The newest PostgreSQL `bin` directory: PATH first, then /usr/lib/postgresql/*/bin.
+    static func binDirectory() throws -> String {
+        let fm = FileManager.default
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        for directory in path.split(separator: ":").map(String.init)
+        where fm.isExecutableFile(atPath: directory + "/initdb") && fm.isExecutableFile(atPath: directory + "/pg_ctl") {
+            return directory
+        }
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? fm.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted(by: >)
+        for version in versions where fm.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
+            return "\(root)/\(version)/bin"
+        }
+        throw Failure.binariesNotFound
+    }
+
+    static func postgresUser() throws -> (uid: uid_t, gid: gid_t) {
+        guard let entry = getpwnam("postgres") else { throw Failure.noPostgresUser }
+        return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+    }
+
+    /// Whether every directory on the way to `path` lets other users through.
+    static func reachableByOthers(_ path: String) -> Bool {
+        var url = URL(fileURLWithPath: path)
+        while url.path != "/" {
+            var info = stat()
+            if stat(url.path, &info) == 0, info.st_mode & 0o001 == 0 { return false }
+            url.deleteLastPathComponent()
+        }
+        return true
+    }
+
+    static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure.commandFailed("socket()", status: errno, output: "") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw Failure.commandFailed("bind(127.0.0.1:0)", status: errno, output: "") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func randomPassword() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// A stable 8-hex-digit name for a path (FNV-1a), short enough for socket paths.
+    static func shortHash(_ text: String) -> String {
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in text.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 0x0100_0193
+        }
+        return String(format: "%08x", hash)
+    }
+
+    // MARK: Stopping at exit
+
+    private static let started = Mutex<[EmbeddedPostgres]>([])
+
+    private static func register(_ cluster: EmbeddedPostgres) {
+        let first = started.withLock { list in
+            list.append(cluster)
+            return list.count == 1
+        }
+        if first {
+            atexit { EmbeddedPostgres.stopAll() }
+        }
+    }
+
+    /// Stops every cluster this process started; runs at exit.
+    public static func stopAll() {
+        let clusters = started.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for cluster in clusters { cluster.stop() }
+    }
+}

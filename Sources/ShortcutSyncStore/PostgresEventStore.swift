@@ -1,0 +1,219 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// The event log in PostgreSQL (DESIGN §4, §6).
+///
+/// An append is a single `INSERT … SELECT FROM unnest(…)` statement, so it is atomic without an
+/// explicit transaction and costs one round trip when the batch simply continues the device's
+/// seqs. Only when it does not (a retry, a gap, a reuse) does the store look closer, and it
+/// recognises duplicates by reading what the constraints guard, never by swallowing conflicts.
+public struct PostgresEventStore: EventStore {
+    public let client: PostgresClient
+    public let logger: Logger
+    /// How many lost races with concurrent appends to the same account are retried.
+    public var maxAttempts = 50
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    @discardableResult
+    public func append(_ events: [Event], account: UUID, device: UUID, expectedVersion: ExpectedVersion) async throws -> AppendResult {
+        guard let first = events.first else {
+            let last = try await lastAcceptedSeq(account: account, device: device)
+            return AppendResult(lastAcceptedSeq: last, position: 0, appended: 0, streamVersion: try await streamVersion(account: account))
+        }
+        if let gap = events.indices.first(where: { events[$0].seq != first.seq + Int64($0) }) {
+            let last = try await lastAcceptedSeq(account: account, device: device)
+            throw AppendError.seqNotContiguous(index: gap, expectedSeq: first.seq + Int64(gap), lastAcceptedSeq: last)
+        }
+
+        var pending = events[...]
+        var positionOfRetried: Int64 = 0
+        for _ in 0..<maxAttempts {
+            let head: Head
+            do {
+                head = try await insertIfContinuing(pending, account: account, device: device, expectedVersion: expectedVersion)
+            } catch let error as PSQLError where error.isUniqueViolation {
+                switch error.constraintName {
+                case "events_event_id_key":
+                    throw try await idReuse(in: events, account: account)
+                case "events_stream_version_key" where expectedVersion != .any:
+                    let actual = try await streamVersion(account: account)
+                    if case .exactly(let expected) = expectedVersion {
+                        throw AppendError.wrongExpectedVersion(expected: expected, actual: actual)
+                    }
+                    continue
+                default:
+                    continue  // a concurrent append to this account or device won the race: look again
+                }
+            }
+            if head.inserted > 0 {
+                return AppendResult(lastAcceptedSeq: pending.last!.seq, position: head.maxPosition,
+                                    appended: head.inserted, streamVersion: head.maxVersion)
+            }
+            if case .exactly(let expected) = expectedVersion, head.version != expected {
+                throw AppendError.wrongExpectedVersion(expected: expected, actual: head.version)
+            }
+            guard let firstPending = pending.first, firstPending.seq <= head.lastSeq else {
+                throw AppendError.seqNotContiguous(index: events.count - pending.count, expectedSeq: head.lastSeq + 1, lastAcceptedSeq: head.lastSeq)
+            }
+            // Part of the batch was accepted before: those events must be exact retries.
+            let accepted = try await acceptedEvents(device: device, account: account, seqs: firstPending.seq...min(head.lastSeq, pending.last!.seq))
+            for (offset, event) in pending.enumerated() where event.seq <= head.lastSeq {
+                let index = events.count - pending.count + offset
+                guard let stored = accepted[event.seq], stored.id == event.id else {
+                    throw AppendError.seqReused(index: index, seq: event.seq, lastAcceptedSeq: head.lastSeq)
+                }
+                positionOfRetried = max(positionOfRetried, stored.position)
+            }
+            pending = pending.drop { $0.seq <= head.lastSeq }
+            if pending.isEmpty {
+                return AppendResult(lastAcceptedSeq: head.lastSeq, position: positionOfRetried, appended: 0, streamVersion: head.version)
+            }
+        }
+        throw StoreError.tooMuchContention(attempts: maxAttempts)
+    }
+
+    /// The stream head as the append statement saw it, and what it inserted.
+    struct Head {
+        var version: Int64
+        var lastSeq: Int64
+        var inserted: Int
+        var maxPosition: Int64
+        var maxVersion: Int64
+    }
+
+    /// Inserts the batch if, and only if, it continues the device's seqs (and the expected version holds).
+    private func insertIfContinuing(_ batch: ArraySlice<Event>, account: UUID, device: UUID, expectedVersion: ExpectedVersion) async throws -> Head {
+        let ids = batch.map(\.id)
+        let seqs = batch.map(\.seq)
+        let types = batch.map(\.type.rawValue)
+        let walls = batch.map(\.hlc.wallMillis)
+        let counters = batch.map { Int64($0.hlc.counter) }
+        let bodies = try batch.map { try EventCoding.bodyJSON($0.body) }
+        let previousSeq = batch.first!.seq - 1
+        let expected: Int64? = if case .exactly(let version) = expectedVersion { version } else { nil }
+        let rows = try await client.query("""
+            WITH head AS (
+                SELECT (SELECT coalesce(max(stream_version), 0) FROM events WHERE account_id = \(account)) AS version,
+                       (SELECT coalesce(max(seq), 0) FROM events WHERE account_id = \(account) AND device_id = \(device)) AS last_seq
+            ), inserted AS (
+                INSERT INTO events (account_id, stream_version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
+                SELECT \(account), head.version + b.ord, \(device), b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
+                FROM head, unnest(\(ids)::uuid[], \(seqs)::int8[], \(types)::text[], \(walls)::int8[], \(counters)::int8[], \(bodies)::text[])
+                     WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord)
+                WHERE head.last_seq = \(previousSeq) AND (\(expected)::int8 IS NULL OR head.version = \(expected)::int8)
+                RETURNING position, stream_version
+            )
+            SELECT head.version, head.last_seq, (SELECT count(*) FROM inserted),
+                   coalesce((SELECT max(position) FROM inserted), 0), coalesce((SELECT max(stream_version) FROM inserted), 0)
+            FROM head
+            """, logger: logger)
+        for try await (version, lastSeq, inserted, maxPosition, maxVersion) in rows.decode((Int64, Int64, Int64, Int64, Int64).self) {
+            return Head(version: version, lastSeq: lastSeq, inserted: Int(inserted), maxPosition: maxPosition, maxVersion: maxVersion)
+        }
+        throw StoreError.corruptRow("the append statement returned no head row")
+    }
+
+    private func acceptedEvents(device: UUID, account: UUID, seqs: ClosedRange<Int64>) async throws -> [Int64: (id: UUID, position: Int64)] {
+        let rows = try await client.query("""
+            SELECT seq, event_id, position FROM events
+            WHERE account_id = \(account) AND device_id = \(device) AND seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
+            """, logger: logger)
+        var accepted: [Int64: (id: UUID, position: Int64)] = [:]
+        for try await (seq, id, position) in rows.decode((Int64, UUID, Int64).self) {
+            accepted[seq] = (id, position)
+        }
+        return accepted
+    }
+
+    /// Names the first event of the batch whose id the account already used with another seq.
+    private func idReuse(in events: [Event], account: UUID) async throws -> AppendError {
+        let rows = try await client.query(
+            "SELECT event_id FROM events WHERE account_id = \(account) AND event_id = ANY(\(events.map(\.id)))",
+            logger: logger)
+        let used = try await Set(rows.decode(UUID.self).collectAll())
+        let index = events.firstIndex { used.contains($0.id) } ?? 0
+        return .idReused(index: index, id: events[index].id)
+    }
+
+    public func lastAcceptedSeq(account: UUID, device: UUID) async throws -> Int64 {
+        try await client.query(
+            "SELECT coalesce(max(seq), 0) FROM events WHERE account_id = \(account) AND device_id = \(device)",
+            logger: logger).decode(Int64.self).collectAll().first ?? 0
+    }
+
+    public func streamVersion(account: UUID) async throws -> Int64 {
+        try await client.query(
+            "SELECT coalesce(max(stream_version), 0) FROM events WHERE account_id = \(account)",
+            logger: logger).decode(Int64.self).collectAll().first ?? 0
+    }
+
+    public func readLog(after checkpoint: LogCheckpoint, limit: Int) async throws -> [RecordedEvent] {
+        let rows = try await client.query("""
+            SELECT \(unescaped: EventCoding.columns) FROM events
+            WHERE (tx_id, position) > (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
+              AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY tx_id, position
+            LIMIT \(limit)
+            """, logger: logger)
+        return try await EventCoding.decode(rows)
+    }
+
+    public func readStream(account: UUID, after streamVersion: Int64, limit: Int) async throws -> [RecordedEvent] {
+        let rows = try await client.query("""
+            SELECT \(unescaped: EventCoding.columns) FROM events
+            WHERE account_id = \(account) AND stream_version > \(streamVersion)
+            ORDER BY stream_version
+            LIMIT \(limit)
+            """, logger: logger)
+        return try await EventCoding.decode(rows)
+    }
+}
+
+/// How events travel between Swift and their rows.
+enum EventCoding {
+    /// The columns `decode` reads; the event is reassembled as JSON by the server.
+    static let columns = """
+        position, tx_id::text::int8, account_id, stream_version, device_id, recorded_at,
+        (body || jsonb_build_object('id', event_id, 'seq', seq, 'type', type,
+            'hlc', jsonb_build_object('wallMillis', hlc_wall, 'counter', hlc_counter)))::text
+        """
+
+    static func decode(_ rows: PostgresRowSequence) async throws -> [RecordedEvent] {
+        let decoder = JSONDecoder()
+        var events: [RecordedEvent] = []
+        for try await (position, txid, account, version, device, recordedAt, json) in rows.decode((Int64, Int64, UUID, Int64, UUID, Date, String).self) {
+            let event: Event
+            do {
+                event = try decoder.decode(Event.self, from: Data(json.utf8))
+            } catch {
+                throw StoreError.corruptRow("event at position \(position): \(error)")
+            }
+            events.append(RecordedEvent(position: position, transactionID: UInt64(txid), accountId: account,
+                                        streamVersion: version, deviceId: device, event: event, recordedAt: recordedAt))
+        }
+        return events
+    }
+
+    /// The body's own fields as JSON, without the envelope (which has columns of its own).
+    static func bodyJSON(_ body: EventBody) throws -> String {
+        String(decoding: try encoder.encode(BodyFields(body: body)), as: UTF8.self)
+    }
+
+    private struct BodyFields: Encodable {
+        var body: EventBody
+        func encode(to encoder: any Encoder) throws { try body.encodeFields(to: encoder) }
+    }
+
+    private static let encoder = JSONEncoder()
+}
+
+extension PSQLError {
+    var isUniqueViolation: Bool { serverInfo?[.sqlState] == "23505" }
+    var constraintName: String? { serverInfo?[.constraintName] }
+}

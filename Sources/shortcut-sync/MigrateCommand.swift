@@ -1,0 +1,22 @@
+import ArgumentParser
+import Logging
+import PostgresNIO
+import ShortcutSyncStore
+
+/// `shortcut-sync migrate`: applies the migrations of `Schema/` that the database lacks.
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Apply the schema migrations.")
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = database.logger
+        let location = try await database.resolve()
+        defer { location.close() }
+        let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        let applied = try await client.withRunning {
+            try await Migrator(client: client, logger: logger).migrate()
+        }
+        print(applied.isEmpty ? "The schema is up to date." : "Applied migrations: \(applied.map(String.init).joined(separator: ", ")).")
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import ShortcutSyncDomain
+
+@Suite struct EventValidationTests {
+    static let now: Int64 = 1_763_712_000_000
+    let validator = EventValidator(nowMillis: now)
+
+    func event(_ body: EventBody, seq: Int64 = 1, wall: Int64 = now) -> Event {
+        Event(seq: seq, hlc: HLCTimestamp(wallMillis: wall), body: body)
+    }
+
+    func donation(_ change: (inout Donation) -> Void = { _ in }) -> Event {
+        var donation = Donation(bundleId: "com.example.soup", identifier: "tomato", kind: .userActivity, activityType: "com.example.order", title: "Tomato soup")
+        change(&donation)
+        return event(.donation(donation))
+    }
+
+    func pointers(_ event: Event) -> [String] {
+        validator.violations(of: event).map(\.pointer)
+    }
+
+    @Test func aValidDonationHasNoViolations() {
+        #expect(validator.violations(of: donation()).isEmpty)
+    }
+
+    @Test func everyDonationLimitNamesItsField() {
+        #expect(pointers(donation { $0.bundleId = "" }) == ["/bundleId"])
+        #expect(pointers(donation { $0.bundleId = "soup" }) == ["/bundleId"])
+        #expect(pointers(donation { $0.bundleId = "com..soup" }) == ["/bundleId"])
+        #expect(pointers(donation { $0.bundleId = "com.example." + String(repeating: "a", count: 250) }) == ["/bundleId"])
+        #expect(pointers(donation { $0.identifier = String(repeating: "x", count: 257) }) == ["/identifier"])
+        #expect(pointers(donation { $0.identifier = String(repeating: "x", count: 256) }).isEmpty)
+        #expect(pointers(donation { $0.activityType = nil }) == ["/activityType"])
+        #expect(pointers(donation { $0.kind = .intent }) == ["/intentType"])
+        #expect(pointers(donation { $0.title = "" }) == ["/title"])
+        #expect(pointers(donation { $0.subtitle = String(repeating: "s", count: 201) }) == ["/subtitle"])
+        #expect(pointers(donation { $0.groupIdentifier = "" }) == ["/groupIdentifier"])
+        #expect(pointers(donation { $0.suggestedInvocationPhrase = "   " }) == ["/suggestedInvocationPhrase"])
+        #expect(pointers(donation { $0.keywords = (0..<21).map(String.init) }) == ["/keywords"])
+        #expect(pointers(donation { $0.parameters = ["blob": .string(String(repeating: "p", count: 17_000))] }) == ["/parameters"])
+    }
+
+    @Test func titleLengthCountsCharactersNotBytes() {
+        #expect(pointers(donation { $0.title = String(repeating: "汤", count: 200) }).isEmpty)
+        #expect(pointers(donation { $0.title = String(repeating: "汤", count: 201) }) == ["/title"])
+    }
+
+    @Test func phrasesMustNotBeBlankNorLongerThan100Characters() {
+        let id = UUID()
+        #expect(pointers(event(.voiceShortcutUpdated(.init(voiceShortcutId: id, phrase: " \t ")))) == ["/phrase"])
+        #expect(pointers(event(.voiceShortcutUpdated(.init(voiceShortcutId: id, phrase: "?!")))) == ["/phrase"])
+        #expect(pointers(event(.voiceShortcutUpdated(.init(voiceShortcutId: id, phrase: String(repeating: "a", count: 101))))) == ["/phrase"])
+        #expect(pointers(event(.voiceShortcutUpdated(.init(voiceShortcutId: id, phrase: String(repeating: "a", count: 100))))).isEmpty)
+        let added = VoiceShortcutAdded(voiceShortcutId: id, phrase: "", bundleId: "x", identifier: "", title: "")
+        #expect(pointers(event(.voiceShortcutAdded(added))) == ["/phrase", "/bundleId", "/identifier", "/title"])
+    }
+
+    @Test func deletionsNeedOneToAThousandValidIdentifiers() {
+        #expect(pointers(event(.deletion(.init(bundleId: "com.example.soup", selector: .identifiers([]))))) == ["/identifiers"])
+        let tooMany = (0...1000).map(String.init)
+        #expect(pointers(event(.deletion(.init(bundleId: "com.example.soup", selector: .identifiers(tooMany))))) == ["/identifiers"])
+        #expect(pointers(event(.deletion(.init(bundleId: "com.example.soup", selector: .identifiers(["a", ""]))))) == ["/identifiers/1"])
+        #expect(pointers(event(.deletion(.init(bundleId: "com.example.soup", selector: .all)))).isEmpty)
+    }
+
+    @Test func appsReportedIsLimitedTo2000ValidBundleIds() {
+        #expect(pointers(event(.appsReported(.init(installed: (0...2000).map { "com.example.app\($0)" })))) == ["/installed"])
+        #expect(pointers(event(.appsReported(.init(installed: ["com.example.ok", "not a bundle"])))) == ["/installed/1"])
+    }
+
+    @Test func clocksMoreThanFiveMinutesAheadAreRefused() {
+        #expect(pointers(donation().with(wall: Self.now + 5 * 60 * 1000)).isEmpty)
+        #expect(pointers(donation().with(wall: Self.now + 5 * 60 * 1000 + 1)) == ["/hlc/wallMillis"])
+    }
+
+    @Test func batchesAreLimitedAndMayNotRepeatIdsOrSeqs() {
+        let one = donation()
+        var sameSeq = donation()
+        sameSeq.id = UUID()
+        let errors = validator.violations(ofBatch: [one, one, sameSeq])
+        #expect(errors.map(\.pointer) == ["/events/1/id", "/events/1/seq", "/events/2/seq"])
+        #expect(validator.violations(ofBatch: []).map(\.pointer) == ["/events"])
+        let tooMany = (1...501).map { seq in Event(seq: Int64(seq), hlc: HLCTimestamp(wallMillis: Self.now), body: .voiceShortcutDeleted(.init(voiceShortcutId: UUID()))) }
+        #expect(validator.violations(ofBatch: tooMany).map(\.pointer) == ["/events"])
+        let nested = validator.violations(ofBatch: [one, donation { $0.title = "" }.with(seq: 2)])
+        #expect(nested.map(\.pointer) == ["/events/1/title"])
+    }
+}
+
+extension Event {
+    func with(wall: Int64) -> Event {
+        var copy = self
+        copy.hlc.wallMillis = wall
+        return copy
+    }
+
+    func with(seq: Int64) -> Event {
+        var copy = self
+        copy.id = UUID()
+        copy.seq = seq
+        return copy
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+/// Events of one device, numbered from `from`.
+func events(_ count: Int, from: Int64 = 1, wall: Int64 = 1_763_712_000_000) -> [Event] {
+    (0..<Int64(count)).map { offset in
+        Event(seq: from + offset, hlc: HLCTimestamp(wallMillis: wall + offset),
+              body: .donation(Donation(bundleId: "com.example.soup", identifier: "soup-\(from + offset)", kind: .intent,
+                                       intentType: "OrderSoupIntent", title: "Soup \(from + offset)", keywords: ["soup"],
+                                       parameters: ["size": .string("large")])))
+    }
+}
+
+func eventCount(_ client: PostgresClient) async throws -> Int {
+    try await client.query("SELECT count(*)::int8 FROM events").decode(Int64.self).collectAll().first.map(Int.init) ?? -1
+}
+
+@Suite struct EventStoreTests {
+    let account = UUID()
+    let device = UUID()
+
+    @Test func appendedEventsReadBackUnchanged() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let batch = events(3) + [Event(seq: 4, hlc: HLCTimestamp(wallMillis: 5, counter: 2),
+                                           body: .deletion(Deletion(bundleId: "com.example.soup", selector: .groupIdentifier("g"))))]
+            let result = try await store.append(batch, account: account, device: device)
+            #expect(result.appended == 4)
+            #expect(result.lastAcceptedSeq == 4)
+            #expect(result.streamVersion == 4)
+            let stored = try await store.readStream(account: account, after: 0, limit: 100)
+            #expect(stored.map(\.event) == batch)
+            #expect(stored.map(\.streamVersion) == [1, 2, 3, 4])
+            #expect(stored.allSatisfy { $0.deviceId == device && $0.accountId == account })
+            #expect(result.position == stored.last?.position)
+        }
+    }
+
+    @Test func retriedBatchStoresNothingTwice() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let batch = events(5)
+            let first = try await store.append(batch, account: account, device: device)
+            let retry = try await store.append(batch, account: account, device: device)
+            #expect(retry.appended == 0)
+            #expect(retry.lastAcceptedSeq == 5)
+            #expect(retry.position == first.position)
+            #expect(try await eventCount(client) == 5)
+
+            // A retry that overlaps what was accepted and carries new events stores only the new ones.
+            let overlapping = Array(batch[3...]) + events(2, from: 6)
+            let extended = try await store.append(overlapping, account: account, device: device)
+            #expect(extended.appended == 2)
+            #expect(extended.lastAcceptedSeq == 7)
+            #expect(try await eventCount(client) == 7)
+        }
+    }
+
+    @Test func aSeqGapIsRefusedWithTheExpectedSeqAndStoresNothing() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            try await store.append(events(3), account: account, device: device)
+            await #expect(throws: AppendError.seqNotContiguous(index: 0, expectedSeq: 4, lastAcceptedSeq: 3)) {
+                try await store.append(events(2, from: 5), account: account, device: device)
+            }
+            // A batch with a hole inside it is refused whole, even though it starts right.
+            var holed = events(3, from: 4)
+            holed[2].seq = 7
+            await #expect(throws: AppendError.seqNotContiguous(index: 2, expectedSeq: 6, lastAcceptedSeq: 3)) {
+                try await store.append(holed, account: account, device: device)
+            }
+            // The first device event must be seq 1.
+            await #expect(throws: AppendError.seqNotContiguous(index: 0, expectedSeq: 1, lastAcceptedSeq: 0)) {
+                try await store.append(events(1, from: 2), account: account, device: UUID())
+            }
+            #expect(try await eventCount(client) == 3)
+        }
+    }
+
+    @Test func aReusedSeqOrIdIsRefusedAndStoresNothing() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let accepted = events(3)
+            try await store.append(accepted, account: account, device: device)
+
+            // seq 3 again, with another id, followed by a new event: nothing of it is stored.
+            let reused = [events(1, from: 3)[0]] + events(1, from: 4)
+            await #expect(throws: AppendError.seqReused(index: 0, seq: 3, lastAcceptedSeq: 3)) {
+                try await store.append(reused, account: account, device: device)
+            }
+            // A new seq carrying the id of an accepted event.
+            var sameId = events(1, from: 4)[0]
+            sameId.id = accepted[0].id
+            await #expect(throws: AppendError.idReused(index: 1, id: accepted[0].id)) {
+                try await store.append(events(1, from: 4) + [sameId.renumbered(5)], account: account, device: device)
+            }
+            #expect(try await eventCount(client) == 3)
+            #expect(try await store.lastAcceptedSeq(account: account, device: device) == 3)
+        }
+    }
+
+    @Test func theExpectedVersionOfTheAccountStreamIsEnforced() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let result = try await store.append(events(2), account: account, device: device, expectedVersion: .exactly(0))
+            #expect(result.streamVersion == 2)
+            await #expect(throws: AppendError.wrongExpectedVersion(expected: 0, actual: 2)) {
+                try await store.append(events(1), account: account, device: UUID(), expectedVersion: .exactly(0))
+            }
+            let next = try await store.append(events(1), account: account, device: UUID(), expectedVersion: .exactly(2))
+            #expect(next.streamVersion == 3)
+            #expect(try await eventCount(client) == 3)
+        }
+    }
+
+    @Test func theEventsTableIsAppendOnly() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            try await store.append(events(1), account: account, device: device)
+            await #expect(throws: PSQLError.self) { try await client.query("UPDATE events SET seq = 9") }
+            await #expect(throws: PSQLError.self) { try await client.query("DELETE FROM events") }
+            await #expect(throws: PSQLError.self) { try await client.query("TRUNCATE events") }
+            #expect(try await eventCount(client) == 1)
+        }
+    }
+
+    @Test func concurrentBatchesForOneAccountNeverLoseNorDoubleAnEvent() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let devices = (0..<6).map { _ in UUID() }
+            let batches = 15, size = 8
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for device in devices {
+                    let chunks = (0..<batches).map { events(size, from: Int64($0 * size + 1)) }
+                    // Each device sends every batch twice at once, as a flaky network would.
+                    for _ in 0..<2 {
+                        group.addTask {
+                            for chunk in chunks {
+                                try await appendRetryingOwnRace(store, chunk, account: account, device: device)
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let stored = try await store.readStream(account: account, after: 0, limit: 10_000)
+            #expect(stored.count == devices.count * batches * size)
+            #expect(stored.map(\.streamVersion) == Array(1...Int64(stored.count)))
+            for device in devices {
+                #expect(stored.filter { $0.deviceId == device }.map(\.event.seq).sorted() == Array(1...Int64(batches * size)))
+            }
+        }
+    }
+
+    @Test func migratingTwiceAppliesNothingTheSecondTime() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let migrator = try Migrator(client: client, logger: TestDatabase.shared.logger)
+            #expect(try await migrator.migrate().isEmpty)
+            #expect(try await migrator.isUpToDate())
+        }
+    }
+}
+
+/// Two copies of one device's stream race: a copy that finds its batch's seq not yet reachable
+/// (the other copy is one batch behind) waits and tries again, as a device retrying would.
+func appendRetryingOwnRace(_ store: PostgresEventStore, _ batch: [Event], account: UUID, device: UUID) async throws {
+    while true {
+        do {
+            _ = try await store.append(batch, account: account, device: device)
+            return
+        } catch AppendError.seqNotContiguous {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+}
+
+extension Event {
+    func renumbered(_ seq: Int64) -> Event {
+        var copy = self
+        copy.seq = seq
+        return copy
+    }
+}

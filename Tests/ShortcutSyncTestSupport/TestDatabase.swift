@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncStore
+
+/// Real PostgreSQL for tests: one embedded cluster per test process, a fresh database per test.
+///
+/// Each database is a copy of a migrated template, so a test starts from an empty, current
+/// schema in a few milliseconds. `SHORTCUT_SYNC_TEST_DATABASE_URL` points the tests at an
+/// external server instead (its user must be allowed to create databases).
+public actor TestDatabase {
+    public static let shared = TestDatabase()
+
+    static let template = "shortcut_sync_test_template"
+    private var server: Task<DatabaseURL, any Error>?
+    private var counter = 0
+    public nonisolated let logger: Logger = {
+        var logger = Logger(label: "tests")
+        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .error
+        return logger
+    }()
+
+    /// The URL of a new, migrated, empty database.
+    public func freshDatabase() async throws -> DatabaseURL {
+        let server = try await prepareServer()
+        counter += 1
+        let name = "test_\(ProcessInfo.processInfo.processIdentifier)_\(counter)"
+        try await Self.withAdmin(server, logger: logger) { admin in
+            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(Self.template)"), logger: logger)
+        }
+        return server.with(database: name)
+    }
+
+    /// Starts the server and the template once, however many tests ask at the same moment.
+    private func prepareServer() async throws -> DatabaseURL {
+        if server == nil {
+            let logger = logger
+            server = Task { try await Self.startServer(logger: logger) }
+        }
+        return try await server!.value
+    }
+
+    private static func startServer(logger: Logger) async throws -> DatabaseURL {
+        let url: DatabaseURL
+        if let external = ProcessInfo.processInfo.environment["SHORTCUT_SYNC_TEST_DATABASE_URL"] {
+            url = try DatabaseURL(external)
+        } else {
+            let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("shortcut-sync-tests")
+            let cluster = EmbeddedPostgres(dataDirectory: directory, logger: logger)
+            url = try DatabaseURL(try cluster.start().url(database: "postgres"))
+        }
+        try await withAdmin(url, logger: logger) { admin in
+            // Databases left by earlier runs of this process's tests, and the old template.
+            let leftovers = try await admin.query(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'test\\_%' OR datname = \(Self.template)",
+                logger: logger).decode(String.self).collectAll()
+            for name in leftovers {
+                try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
+            }
+            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(Self.template)"), logger: logger)
+        }
+        let templateURL = url.with(database: Self.template)
+        let client = PostgresClient(configuration: try templateURL.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        try await client.withRunning {
+            _ = try await Migrator(client: client, logger: logger).migrate()
+        }
+        return url
+    }
+
+    private static func withAdmin(
+        _ url: DatabaseURL, logger: Logger, isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresClient) async throws -> Void
+    ) async throws {
+        let admin = PostgresClient(configuration: try url.with(database: "postgres").clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
+        try await admin.withRunning { try await body(admin) }
+    }
+
+    /// Runs `body` with a client of a fresh database.
+    public static func withClient<Result: Sendable>(
+        maximumConnections: Int = 20,
+        _ body: (PostgresClient, DatabaseURL) async throws -> Result
+    ) async throws -> Result {
+        let url = try await shared.freshDatabase()
+        let client = PostgresClient(configuration: try url.clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: shared.logger)
+        return try await client.withRunning { try await body(client, url) }
+    }
+}
