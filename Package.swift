@@ -12,13 +12,22 @@ let package = Package(
     products: [
         .executable(name: "shortcut-sync", targets: ["ShortcutSyncCLI"]),
         .library(name: "ShortcutSyncDomain", targets: ["ShortcutSyncDomain"]),
+        .library(name: "ShortcutSyncAPI", targets: ["ShortcutSyncAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
@@ -27,17 +36,58 @@ let package = Package(
             name: "ShortcutSyncDomain",
             swiftSettings: swiftSettings
         ),
-        // The only module that speaks SQL: migrations, the event log, the embedded cluster.
+        // The only module that speaks SQL: migrations, the event log, projections, the embedded cluster.
         .target(
             name: "ShortcutSyncStore",
             dependencies: [
                 "ShortcutSyncDomain",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // The numbered migrations; the top-level Schema/ is a link to them.
             resources: [.copy("Schema")],
+            swiftSettings: swiftSettings
+        ),
+        // The sync worker: follows the log and keeps the per-device projections.
+        .target(
+            name: "ShortcutSyncWorker",
+            dependencies: [
+                "ShortcutSyncDomain",
+                "ShortcutSyncStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Types, server stubs and client generated from openapi.yaml.
+        .target(
+            name: "ShortcutSyncAPI",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        // The HTTP service: the only module that speaks HTTP.
+        .target(
+            name: "ShortcutSyncServer",
+            dependencies: [
+                "ShortcutSyncDomain",
+                "ShortcutSyncStore",
+                "ShortcutSyncWorker",
+                "ShortcutSyncAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -45,10 +95,12 @@ let package = Package(
             dependencies: [
                 "ShortcutSyncDomain",
                 "ShortcutSyncStore",
+                "ShortcutSyncWorker",
+                "ShortcutSyncServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/shortcut-sync",
             swiftSettings: swiftSettings
@@ -77,6 +129,27 @@ let package = Package(
             dependencies: [
                 "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ShortcutSyncWorkerTests",
+            dependencies: [
+                "ShortcutSyncWorker", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ShortcutSyncServerTests",
+            dependencies: [
+                "ShortcutSyncServer", "ShortcutSyncAPI", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

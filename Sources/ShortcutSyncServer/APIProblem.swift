@@ -1,0 +1,126 @@
+import Foundation
+import ShortcutSyncDomain
+import ShortcutSyncStore
+
+/// An error answer (RFC 9457), thrown by handlers and rendered at the edge by `ProblemMiddleware`.
+public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    public var status: Int
+    public var title: String
+    public var detail: String?
+    public var errors: [FieldError] = []
+    public var expectedSeq: Int64?
+    public var lastAcceptedSeq: Int64?
+
+    public var description: String { "\(status) \(title)" + (detail.map { ": \($0)" } ?? "") }
+
+    /// A stable `type` URI per status, naming the kind of problem.
+    public var type: String {
+        switch status {
+        case 400: "https://shortcut-sync.invalid/problems/malformed-request"
+        case 401: "https://shortcut-sync.invalid/problems/unauthorized"
+        case 404: "https://shortcut-sync.invalid/problems/not-found"
+        case 409: "https://shortcut-sync.invalid/problems/conflict"
+        case 413: "https://shortcut-sync.invalid/problems/too-large"
+        case 422: "https://shortcut-sync.invalid/problems/invalid-input"
+        case 503: "https://shortcut-sync.invalid/problems/unavailable"
+        default: "about:blank"
+        }
+    }
+
+    static let unauthorized = APIProblem(status: 401, title: "Unauthorized",
+                                         detail: "a valid bearer token of the right kind is required")
+
+    static func notFound(_ detail: String) -> APIProblem {
+        APIProblem(status: 404, title: "Not Found", detail: detail)
+    }
+
+    static func malformed(_ detail: String) -> APIProblem {
+        APIProblem(status: 400, title: "Malformed Request", detail: detail)
+    }
+
+    static func invalid(_ errors: [FieldError]) -> APIProblem {
+        APIProblem(status: 422, title: "Invalid Input",
+                   detail: errors.count == 1 ? errors[0].description : "\(errors.count) fields are invalid; see errors",
+                   errors: errors)
+    }
+
+    static func tooLarge(_ detail: String, pointer: String? = nil) -> APIProblem {
+        APIProblem(status: 413, title: "Payload Too Large", detail: detail,
+                   errors: pointer.map { [FieldError(pointer: $0, detail: detail)] } ?? [])
+    }
+
+    /// The store's refusal of a push, as the 409 of DESIGN §4.
+    static func conflict(_ error: AppendError) -> APIProblem {
+        var problem = APIProblem(status: 409, title: "Conflict", detail: error.description)
+        switch error {
+        case .seqNotContiguous(let index, let expected, let last):
+            problem.expectedSeq = expected
+            problem.lastAcceptedSeq = last
+            problem.errors = [FieldError(pointer: "/events/\(index)/seq", detail: "expected seq \(expected)")]
+        case .seqReused(let index, let seq, let last):
+            problem.expectedSeq = last + 1
+            problem.lastAcceptedSeq = last
+            problem.errors = [FieldError(pointer: "/events/\(index)/seq", detail: "seq \(seq) was accepted with another id")]
+        case .idReused(let index, _):
+            problem.errors = [FieldError(pointer: "/events/\(index)/id", detail: "this id was accepted with another seq")]
+        case .wrongExpectedVersion:
+            break
+        }
+        return problem
+    }
+
+    /// The problem+json document.
+    var json: [UInt8] {
+        var object: [String: Any] = ["type": type, "title": title, "status": status]
+        if let detail { object["detail"] = detail }
+        if !errors.isEmpty { object["errors"] = errors.map { ["pointer": $0.pointer, "detail": $0.detail] } }
+        if let expectedSeq { object["expectedSeq"] = expectedSeq }
+        if let lastAcceptedSeq { object["lastAcceptedSeq"] = lastAcceptedSeq }
+        return Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
+    }
+}
+
+extension DecodingError {
+    /// The JSON pointer of the place the decoder failed at, and what was wrong there.
+    var fieldError: FieldError {
+        func pointer(_ path: [any CodingKey]) -> String {
+            path.map { key in
+                "/" + (key.intValue.map(String.init) ?? key.stringValue)
+                    .replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+            }.joined()
+        }
+        switch self {
+        case .keyNotFound(let key, let context):
+            return FieldError(pointer: pointer(context.codingPath + [key]), detail: "is required")
+        case .typeMismatch(let type, let context):
+            return FieldError(pointer: pointer(context.codingPath), detail: "must be \(Self.describe(type))")
+        case .valueNotFound(let type, let context):
+            return FieldError(pointer: pointer(context.codingPath), detail: "must be \(Self.describe(type)), not null")
+        case .dataCorrupted(let context):
+            return FieldError(pointer: pointer(context.codingPath), detail: context.debugDescription)
+        @unknown default:
+            return FieldError(pointer: "", detail: "\(self)")
+        }
+    }
+
+    /// Malformed JSON, as opposed to well-formed JSON of the wrong shape.
+    var isSyntaxError: Bool {
+        if case .dataCorrupted(let context) = self, context.codingPath.isEmpty,
+           context.underlyingError != nil || context.debugDescription.contains("not valid JSON") {
+            return true
+        }
+        return false
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "a boolean"
+        case is Int.Type, is Int32.Type, is Int64.Type: "an integer"
+        case is Double.Type: "a number"
+        case is UUID.Type: "a UUID"
+        default:
+            String(describing: type).hasPrefix("Array") ? "an array" : (String(describing: type).hasPrefix("Dictionary") ? "an object" : "of type \(type)")
+        }
+    }
+}

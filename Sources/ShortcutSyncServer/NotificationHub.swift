@@ -1,0 +1,159 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import ShortcutSyncStore
+import Synchronization
+
+/// What a device's live stream is told.
+public enum StreamMessage: Sendable, Hashable {
+    /// This device's view changed; pull.
+    case changed(position: Int64)
+    /// Nothing happened; a comment line keeps proxies from closing the connection.
+    case keepAlive
+}
+
+/// Listens on the database for the worker's notifications and wakes exactly the streams and
+/// waiting pulls they concern.
+///
+/// It holds one dedicated connection (`LISTEN` cannot share a pooled one) and reconnects after
+/// the database restarts; after a reconnect every subscriber is poked once, since anything
+/// notified while the connection was down is lost. A poke is only a hint: pulls are the truth.
+public final class NotificationHub: Service, Sendable {
+    private struct Subscriber {
+        var account: UUID
+        /// The device whose view matters, or nil for anyone waiting on any change of the account.
+        var device: UUID?
+        var continuation: AsyncStream<StreamMessage>.Continuation
+    }
+
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let keepAliveInterval: Duration
+    private let subscribers = Mutex<[UUID: [Int: Subscriber]]>([:])
+    private let nextID = Atomic<Int>(0)
+    private let connected = Atomic<Bool>(false)
+
+    public init(configuration: PostgresConnection.Configuration, logger: Logger, keepAliveInterval: Duration = .seconds(15)) {
+        self.configuration = configuration
+        self.logger = logger
+        self.keepAliveInterval = keepAliveInterval
+    }
+
+    /// Whether the LISTEN connection is up.
+    public var isListening: Bool { connected.load(ordering: .relaxed) }
+
+    /// How many subscribers are open (streams and waiting pulls).
+    public var subscriberCount: Int {
+        subscribers.withLock { $0.values.reduce(0) { $0 + $1.count } }
+    }
+
+    /// How many device streams are open.
+    public var streamCount: Int {
+        subscribers.withLock { $0.values.reduce(0) { $0 + $1.values.filter { $0.device != nil }.count } }
+    }
+
+    /// Messages for one device's stream, or (device nil) every change of the account.
+    /// With `greeting`, a first keep-alive tells the client the subscription is in place.
+    public func subscribe(account: UUID, device: UUID?, greeting: Bool = false) -> AsyncStream<StreamMessage> {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream<StreamMessage>.makeStream(bufferingPolicy: .bufferingNewest(8))
+        continuation.onTermination = { [weak self] _ in
+            self?.subscribers.withLock { all in
+                all[account]?[id] = nil
+                if all[account]?.isEmpty == true { all[account] = nil }
+            }
+        }
+        subscribers.withLock { $0[account, default: [:]][id] = Subscriber(account: account, device: device, continuation: continuation) }
+        if greeting { continuation.yield(.keepAlive) }
+        return stream
+    }
+
+    /// Returns at the account's next change, or after `timeout`.
+    public func waitForChange(account: UUID, timeout: Duration) async {
+        let changes = subscribe(account: account, device: nil)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { for await _ in changes { return } }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Hands a notification to the subscribers it concerns.
+    func deliver(_ notification: ProjectionNotification) {
+        let targets = subscribers.withLock { all in
+            (all[notification.accountId] ?? [:]).values.filter { subscriber in
+                subscriber.device.map { notification.changes(device: $0) } ?? true
+            }
+        }
+        for target in targets { target.continuation.yield(.changed(position: notification.position)) }
+    }
+
+    private func broadcast(_ message: StreamMessage) {
+        let targets = subscribers.withLock { $0.values.flatMap(\.values) }
+        for target in targets { target.continuation.yield(message) }
+    }
+
+    public func run() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.listenLoop() }
+            group.addTask { try await self.keepAliveLoop() }
+            try await group.next()
+            group.cancelAll()
+        }
+        subscribers.withLock { all in
+            for subscriber in all.values.flatMap(\.values) { subscriber.continuation.finish() }
+            all.removeAll()
+        }
+    }
+
+    private func keepAliveLoop() async throws {
+        try await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: self.keepAliveInterval)
+                self.broadcast(.keepAlive)
+            }
+        }
+    }
+
+    private func listenLoop() async throws {
+        var failures = 0
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                let pokeFirst = failures > 0
+                try await cancelWhenGracefulShutdown { try await self.listenOnce(pokeFirst: pokeFirst) }
+            } catch {
+                if Task.isCancelled || Task.isShuttingDownGracefully { break }
+                logger.warning("the LISTEN connection failed; reconnecting", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            connected.store(false, ordering: .relaxed)
+            failures += 1
+            try? await Task.sleep(for: .milliseconds(min(2000, 100 * failures)))
+        }
+    }
+
+    /// One LISTEN connection, for as long as it lasts.
+    private func listenOnce(pokeFirst: Bool) async throws {
+        let decoder = JSONDecoder()
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        do {
+            try await connection.listen(on: ProjectionNotification.channel) { notifications in
+                self.connected.store(true, ordering: .relaxed)
+                // Whatever was notified while the connection was down is lost: everyone pulls once.
+                if pokeFirst { self.broadcast(.changed(position: 0)) }
+                for try await notification in notifications {
+                    guard let decoded = try? decoder.decode(ProjectionNotification.self, from: Data(notification.payload.utf8)) else {
+                        self.logger.warning("ignoring an unreadable notification", metadata: ["payload": "\(notification.payload)"])
+                        continue
+                    }
+                    self.deliver(decoded)
+                }
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try? await connection.close()
+    }
+}

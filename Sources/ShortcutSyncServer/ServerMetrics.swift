@@ -1,0 +1,26 @@
+import CoreMetrics
+import Metrics
+import Prometheus
+import Synchronization
+
+/// The process's Prometheus registry, bootstrapped into swift-metrics once per process.
+public enum ServerMetrics {
+    private static let bootstrapped = Mutex<PrometheusCollectorRegistry?>(nil)
+
+    /// The registry `/metrics` reads; the first call makes it the process's metrics backend.
+    public static var registry: PrometheusCollectorRegistry {
+        bootstrapped.withLock { registry in
+            if let registry { return registry }
+            let created = PrometheusCollectorRegistry()
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: created))
+            registry = created
+            return created
+        }
+    }
+
+    static let pushes = Counter(label: "shortcut_sync_pushes_total")
+    static let rejectedPushes = Counter(label: "shortcut_sync_pushes_rejected_total")
+    static let eventsAppended = Counter(label: "shortcut_sync_events_appended_total")
+    static let openStreams = Gauge(label: "shortcut_sync_open_streams")
+    static let pulls = Counter(label: "shortcut_sync_pulls_total")
+}

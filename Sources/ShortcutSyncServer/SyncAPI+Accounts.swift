@@ -1,0 +1,39 @@
+import Foundation
+import Logging
+import ShortcutSyncAPI
+import ShortcutSyncDomain
+import ShortcutSyncStore
+
+extension SyncAPI {
+    func createAccount(_ input: Operations.CreateAccount.Input) async throws -> Operations.CreateAccount.Output {
+        try requireAdmin()
+        let token = Tokens.make(.account)
+        let account = try await accounts.createAccount(tokenHash: Tokens.hash(token))
+        logger.info("account created", metadata: ["account": "\(account)"])
+        return .created(.init(body: .json(.init(accountId: account.uuidString, accountToken: token))))
+    }
+
+    func createDevice(_ input: Operations.CreateDevice.Input) async throws -> Operations.CreateDevice.Output {
+        let account = try await requireAccount()
+        guard case .json(let body) = input.body else { throw APIProblem.malformed("expected a JSON body") }
+        let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...200).contains(name.count) else {
+            throw APIProblem.invalid([FieldError(pointer: "/name", detail: "must be 1 to 200 characters and not blank")])
+        }
+        let token = Tokens.make(.device)
+        let device = try await accounts.createDevice(account: account, name: name, platform: body.platform.rawValue, tokenHash: Tokens.hash(token))
+        logger.info("device signed in", metadata: ["account": "\(account)", "device": "\(device)"])
+        return .created(.init(body: .json(.init(deviceId: device.uuidString, deviceToken: token))))
+    }
+
+    func deleteDevice(_ input: Operations.DeleteDevice.Input) async throws -> Operations.DeleteDevice.Output {
+        let account = try await requireAccount()
+        // Another account's device, or no device at all, is not found: ids of others are not confirmed.
+        guard let device = UUID(uuidString: input.path.deviceId),
+              try await accounts.revokeDevice(device, account: account) else {
+            throw APIProblem.notFound("this account has no device \(input.path.deviceId)")
+        }
+        logger.info("device signed out", metadata: ["account": "\(account)", "device": "\(device)"])
+        return .noContent(.init())
+    }
+}

@@ -1,0 +1,41 @@
+import CoreMetrics
+import Foundation
+import Logging
+import OpenAPIRuntime
+import Prometheus
+import ShortcutSyncAPI
+import ShortcutSyncDomain
+import ShortcutSyncStore
+
+extension SyncAPI {
+    func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output {
+        .ok(.init(body: .json(.init(status: "ok"))))
+    }
+
+    /// Ready when the database answers and every migration is applied; reports the worker's lag.
+    func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output {
+        var readiness = Components.Schemas.Readiness(ready: false, database: false, migrations: false)
+        do {
+            readiness.migrations = try await migrator.isUpToDate()
+            readiness.database = true
+            if readiness.migrations {
+                let status = try await projections.status()
+                readiness.workerCheckpoint = status.checkpoint.log.position
+                readiness.headPosition = status.headPosition
+                readiness.workerLag = status.pendingEvents
+            } else {
+                readiness.detail = "the schema is not up to date; run shortcut-sync migrate"
+            }
+        } catch {
+            readiness.detail = "the database is unreachable"
+            logger.warning("readiness check failed", metadata: ["error": "\(String(reflecting: error))"])
+        }
+        readiness.ready = readiness.database && readiness.migrations
+        return readiness.ready ? .ok(.init(body: .json(readiness))) : .serviceUnavailable(.init(body: .json(readiness)))
+    }
+
+    func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output {
+        ServerMetrics.openStreams.record(hub.streamCount)
+        return .ok(.init(body: .plainText(.init(ServerMetrics.registry.emitToString()))))
+    }
+}

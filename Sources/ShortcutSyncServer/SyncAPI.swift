@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncAPI
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncWorker
+
+/// The handlers of the operations in `openapi.yaml`; one extension per area, one file each.
+///
+/// Handlers throw `APIProblem` for anything the caller did wrong; `ProblemMiddleware` renders it.
+struct SyncAPI: APIProtocol {
+    let client: PostgresClient
+    let accounts: AccountStore
+    let events: PostgresEventStore
+    let projections: ProjectionStore
+    let migrator: Migrator
+    let hub: NotificationHub
+    /// The worker of this process, if it runs one: a push nudges it so it folds the events at once.
+    let worker: SyncWorker?
+    let adminTokenHash: [UInt8]
+    let logger: Logger
+    /// Epoch milliseconds now; the clock that `hlc.wallMillis` may not run ahead of.
+    let now: @Sendable () -> Int64
+
+    // MARK: Authentication
+
+    func requireAdmin() throws {
+        guard let token = BearerTokenMiddleware.token, Tokens.matches(token, hash: adminTokenHash) else {
+            throw APIProblem.unauthorized
+        }
+    }
+
+    func requireAccount() async throws -> UUID {
+        guard let token = BearerTokenMiddleware.token, token.hasPrefix(Tokens.Kind.account.rawValue + "_"),
+              let account = try await accounts.account(tokenHash: Tokens.hash(token)) else {
+            throw APIProblem.unauthorized
+        }
+        return account
+    }
+
+    func requireDevice() async throws -> (device: UUID, account: UUID) {
+        guard let token = BearerTokenMiddleware.token, token.hasPrefix(Tokens.Kind.device.rawValue + "_"),
+              let device = try await accounts.device(tokenHash: Tokens.hash(token)) else {
+            throw APIProblem.unauthorized
+        }
+        return device
+    }
+}
+
+/// Converts between the generated API types and the domain's by their shared JSON form, which
+/// the domain types define and `openapi.yaml` describes.
+enum WireFormat {
+    static func convert<Target: Decodable>(_ value: some Encodable, to: Target.Type) throws -> Target {
+        try JSONDecoder().decode(Target.self, from: JSONEncoder().encode(value))
+    }
+}

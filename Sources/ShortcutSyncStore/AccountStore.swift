@@ -1,0 +1,80 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// A device as the service knows it.
+public struct DeviceRecord: Sendable, Hashable {
+    public var deviceId: UUID
+    public var accountId: UUID
+    public var name: String
+    public var platform: String
+    public var createdAt: Date
+    public var revokedAt: Date?
+}
+
+/// Accounts, devices and the hashes of their tokens.
+public struct AccountStore: Sendable {
+    public let client: PostgresClient
+    public let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    public func createAccount(id: UUID = UUID(), tokenHash: [UInt8]) async throws -> UUID {
+        try await client.query("INSERT INTO accounts (account_id, token_hash) VALUES (\(id), \(ByteBuffer(bytes: tokenHash)))", logger: logger)
+        return id
+    }
+
+    public func createDevice(id: UUID = UUID(), account: UUID, name: String, platform: String, tokenHash: [UInt8]) async throws -> UUID {
+        try await client.query("""
+            INSERT INTO devices (device_id, account_id, name, platform, token_hash)
+            VALUES (\(id), \(account), \(name), \(platform), \(ByteBuffer(bytes: tokenHash)))
+            """, logger: logger)
+        return id
+    }
+
+    /// Signs a device out: its token stops working, its events stay. False if the account has no such device.
+    public func revokeDevice(_ device: UUID, account: UUID) async throws -> Bool {
+        let rows = try await client.query("""
+            UPDATE devices SET token_hash = NULL, revoked_at = coalesce(revoked_at, now())
+            WHERE device_id = \(device) AND account_id = \(account)
+            RETURNING device_id
+            """, logger: logger)
+        return try await !rows.decode(UUID.self).collectAll().isEmpty
+    }
+
+    /// The account whose token has this hash.
+    public func account(tokenHash: [UInt8]) async throws -> UUID? {
+        try await client.query("SELECT account_id FROM accounts WHERE token_hash = \(ByteBuffer(bytes: tokenHash))", logger: logger)
+            .decode(UUID.self).collectAll().first
+    }
+
+    /// The signed-in device whose token has this hash, with its account.
+    public func device(tokenHash: [UInt8]) async throws -> (device: UUID, account: UUID)? {
+        let rows = try await client.query(
+            "SELECT device_id, account_id FROM devices WHERE token_hash = \(ByteBuffer(bytes: tokenHash))", logger: logger)
+        return try await rows.decode((UUID, UUID).self).collectAll().first.map { (device: $0.0, account: $0.1) }
+    }
+
+    public func accounts() async throws -> [(id: UUID, createdAt: Date, devices: Int)] {
+        let rows = try await client.query("""
+            SELECT a.account_id, a.created_at, count(d.device_id)::int8
+            FROM accounts a LEFT JOIN devices d ON d.account_id = a.account_id
+            GROUP BY a.account_id, a.created_at ORDER BY a.created_at
+            """, logger: logger)
+        return try await rows.decode((UUID, Date, Int64).self).collectAll().map { ($0.0, $0.1, Int($0.2)) }
+    }
+
+    public func devices(account: UUID) async throws -> [DeviceRecord] {
+        let rows = try await client.query("""
+            SELECT device_id, account_id, name, platform, created_at, revoked_at
+            FROM devices WHERE account_id = \(account) ORDER BY created_at
+            """, logger: logger)
+        return try await rows.decode((UUID, UUID, String, String, Date, Date?).self).collectAll().map {
+            DeviceRecord(deviceId: $0.0, accountId: $0.1, name: $0.2, platform: $0.3, createdAt: $0.4, revokedAt: $0.5)
+        }
+    }
+}

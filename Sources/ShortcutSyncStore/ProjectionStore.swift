@@ -1,0 +1,238 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// How far the projections have folded the log, and which generation of them is live.
+public struct ProjectionCheckpoint: Sendable, Hashable {
+    public var log: LogCheckpoint
+    /// Raised when the projections are replaced by a rebuild; older cursors then get the whole view.
+    public var epoch: Int64
+
+    public init(log: LogCheckpoint, epoch: Int64) {
+        self.log = log
+        self.epoch = epoch
+    }
+}
+
+/// One device's pull (DESIGN §5), read from one consistent snapshot.
+public struct PullSnapshot: Sendable {
+    /// Opaque to devices: the epoch, the viewer and the account version this answer brings the device to.
+    public var cursor: String
+    /// True when `changes` is the whole view, to replace what the device holds.
+    public var reset: Bool
+    public var changes: ViewChanges
+    /// The greatest hlc the account has seen (zero if none), for the device's clock.
+    public var maxHLC: HLCTimestamp
+    /// The device's greatest accepted seq.
+    public var lastAcceptedSeq: Int64
+}
+
+/// Why the projections refused to go on.
+public enum ProjectionError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The checkpoint is not where the batch starts: another writer moved it. Nothing was written.
+    case checkpointMoved(expected: LogCheckpoint, found: LogCheckpoint)
+    /// The live projections did not reach the rebuild's checkpoint in time (is a worker running?).
+    case liveProjectionsBehind(live: LogCheckpoint, rebuilt: LogCheckpoint)
+
+    public var description: String {
+        switch self {
+        case .checkpointMoved(let expected, let found):
+            "the projection checkpoint is at \(found), not at \(expected) where the batch starts: another worker moved it"
+        case .liveProjectionsBehind(let live, let rebuilt):
+            "the live projections stayed at \(live), behind the rebuild at \(rebuilt): is a worker running?"
+        }
+    }
+}
+
+/// The per-device projections in PostgreSQL: folded by the sync worker, read by pulls.
+///
+/// Each account's fold state is stored with its views, so a batch costs reading and writing
+/// only the accounts it touches. Every changed row of a view carries the account version that
+/// changed it and a removed item stays as a tombstone, so a pull with a cursor reads exactly the
+/// rows above the cursor's version.
+public struct ProjectionStore: Sendable {
+    public let client: PostgresClient
+    public let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Where the live projections stand.
+    public func checkpoint() async throws -> ProjectionCheckpoint {
+        try await ProjectionFolder(tables: .live, logger: logger).checkpoint(client)
+    }
+
+    /// Folds one batch read from the log into the live projections in one transaction on
+    /// `connection` (the worker's own, which also holds its advisory lock): loads the affected
+    /// accounts' states (FOR UPDATE), applies the events, diffs old against new views for every
+    /// viewer of each account (a new viewer starts from an empty view), upserts the changed rows
+    /// with the account's new version (a tombstone has view NULL), stores the new states and
+    /// advances the checkpoint — only if it still equals `from`, else it throws
+    /// `ProjectionError.checkpointMoved` and writes nothing. It `pg_notify`s one
+    /// `ProjectionNotification` per account whose views changed and returns them.
+    @discardableResult
+    public func apply(_ events: [RecordedEvent], from: LogCheckpoint, on connection: PostgresConnection) async throws -> [ProjectionNotification] {
+        try await ProjectionFolder(tables: .live, logger: logger).apply(events, from: from, on: connection, notify: true)
+    }
+
+    /// Whether the event at log `position` is folded into the projections (false if no such event is committed yet).
+    public func isProcessed(position: Int64) async throws -> Bool {
+        try await client.query("""
+            SELECT EXISTS (
+                SELECT 1 FROM events e, projection_checkpoint c
+                WHERE e.position = \(position) AND c.name = 'live' AND (e.tx_id, e.position) <= (c.tx_id, c.position))
+            """, logger: logger).decode(Bool.self).collectAll().first ?? false
+    }
+
+    /// Where the worker stands, for `/readyz` and `admin projections status`: the checkpoint, the
+    /// log's greatest position (committed or not) and how many committed events wait to be folded.
+    public func status() async throws -> (checkpoint: ProjectionCheckpoint, headPosition: Int64, pendingEvents: Int64) {
+        let rows = try await client.query("""
+            SELECT c.tx_id::text::int8, c.position, c.epoch,
+                   (SELECT coalesce(max(position), 0) FROM events),
+                   (SELECT count(*) FROM events e WHERE (e.tx_id, e.position) > (c.tx_id, c.position))
+            FROM projection_checkpoint c WHERE c.name = 'live'
+            """, logger: logger)
+        for try await (txid, position, epoch, head, pending) in rows.decode((Int64, Int64, Int64, Int64, Int64).self) {
+            let checkpoint = ProjectionCheckpoint(log: LogCheckpoint(transactionID: UInt64(txid), position: position), epoch: epoch)
+            return (checkpoint: checkpoint, headPosition: head, pendingEvents: pending)
+        }
+        throw StoreError.corruptRow("the live projection checkpoint is missing")
+    }
+
+    /// The greatest log position, committed or not: the head the worker's lag is measured against.
+    public func headPosition() async throws -> Int64 {
+        try await client.query("SELECT coalesce(max(position), 0) FROM events", logger: logger)
+            .decode(Int64.self).collectAll().first ?? 0
+    }
+
+    /// The pull of DESIGN §5 for one device. A cursor that is missing, unparsable, of another
+    /// epoch or of another viewer than the device reads now (it reported its apps since) gets the
+    /// whole view with `reset: true`; any other gets exactly the rows changed after it.
+    public func pull(account: UUID, device: UUID, cursor: String?) async throws -> PullSnapshot {
+        try await client.withConnection { connection in
+            try await connection.inSnapshot(logger: logger) { connection in
+                try await pull(account: account, device: device, cursor: cursor, on: connection)
+            }
+        }
+    }
+
+    private func pull(account: UUID, device: UUID, cursor text: String?, on connection: PostgresConnection) async throws -> PullSnapshot {
+        let head = try await connection.query("""
+            SELECT c.epoch, a.version, a.max_hlc_wall, a.max_hlc_counter, coalesce(\(device) = ANY(a.reported_devices), false)
+            FROM projection_checkpoint c LEFT JOIN projection_accounts a ON a.account_id = \(account)
+            WHERE c.name = 'live'
+            """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, Bool).self).collectAll()
+        guard let (epoch, storedVersion, wall, counter, reported) = head.first else {
+            throw StoreError.corruptRow("the live projection checkpoint is missing")
+        }
+        let version = storedVersion ?? 0
+        let viewer = reported ? device : Viewer.unreportedID
+        let cursor = text.flatMap(PullCursor.init(text:))
+        let since: Int64? = if let cursor, cursor.epoch == epoch, cursor.viewer == viewer, cursor.version <= version {
+            cursor.version
+        } else {
+            nil
+        }
+
+        var changes = ViewChanges()
+        let decoder = JSONDecoder()
+        let shortcuts = try await connection.query("""
+            SELECT bundle_id, identifier, view::text FROM projection_shortcuts
+            WHERE account_id = \(account) AND viewer_id = \(viewer) AND version > \(since ?? -1)
+              AND (view IS NOT NULL OR \(since != nil))
+            """, logger: logger)
+        for try await (bundleId, identifier, json) in shortcuts.decode((String, String, String?).self) {
+            if let json {
+                changes.upsertedShortcuts.append(try decoder.decodeView(ShortcutView.self, json))
+            } else {
+                changes.removedShortcuts.append(ShortcutID(bundleId: bundleId, identifier: identifier))
+            }
+        }
+        let voiceShortcuts = try await connection.query("""
+            SELECT voice_shortcut_id, view::text FROM projection_voice_shortcuts
+            WHERE account_id = \(account) AND viewer_id = \(viewer) AND version > \(since ?? -1)
+              AND (view IS NOT NULL OR \(since != nil))
+            """, logger: logger)
+        for try await (id, json) in voiceShortcuts.decode((UUID, String?).self) {
+            if let json {
+                changes.upsertedVoiceShortcuts.append(try decoder.decodeView(VoiceShortcutView.self, json))
+            } else {
+                changes.removedVoiceShortcuts.append(id)
+            }
+        }
+        let lastAcceptedSeq = try await connection.query(
+            "SELECT coalesce(max(seq), 0) FROM events WHERE account_id = \(account) AND device_id = \(device)",
+            logger: logger).decode(Int64.self).collectAll().first ?? 0
+
+        return PullSnapshot(
+            cursor: PullCursor(epoch: epoch, viewer: viewer, version: version).text,
+            reset: since == nil,
+            changes: changes,
+            maxHLC: HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0)),
+            lastAcceptedSeq: lastAcceptedSeq)
+    }
+}
+
+/// What a pull's cursor says: the view of `viewer` at account `version`, in projection `epoch`.
+struct PullCursor: Sendable, Hashable {
+    var epoch: Int64
+    var viewer: UUID
+    var version: Int64
+
+    /// Base64url of `1:epoch:viewer:version`; opaque to devices, which only hand it back.
+    var text: String {
+        Data("1:\(epoch):\(viewer.uuidString.lowercased()):\(version)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    init(epoch: Int64, viewer: UUID, version: Int64) {
+        self.epoch = epoch
+        self.viewer = viewer
+        self.version = version
+    }
+
+    /// Nil for anything this server did not make.
+    init?(text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard text.count <= 200, let data = Data(base64Encoded: base64), let plain = String(data: data, encoding: .utf8) else { return nil }
+        let parts = plain.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "1", let epoch = Int64(parts[1]), let viewer = UUID(uuidString: String(parts[2])),
+              let version = Int64(parts[3]), version >= 0 else { return nil }
+        self.init(epoch: epoch, viewer: viewer, version: version)
+    }
+}
+
+extension JSONDecoder {
+    /// Decodes a stored view, naming the row kind when it cannot.
+    func decodeView<View: Decodable>(_ type: View.Type, _ json: String) throws -> View {
+        do {
+            return try decode(type, from: Data(json.utf8))
+        } catch {
+            throw StoreError.corruptRow("a stored \(View.self) cannot be decoded: \(error)")
+        }
+    }
+}
+
+extension PostgresConnection {
+    /// Runs `body` in a read-only REPEATABLE READ transaction: every query sees the same snapshot.
+    func inSnapshot<Result: Sendable>(
+        logger: Logger,
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+        do {
+            let result = try await body(self)
+            try await query("COMMIT", logger: logger)
+            return result
+        } catch {
+            _ = try? await query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+}

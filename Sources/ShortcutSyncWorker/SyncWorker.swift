@@ -1,0 +1,186 @@
+import CoreMetrics
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import Synchronization
+
+/// Follows the event log and folds it into the per-device projections (DESIGN §6).
+///
+/// Any number of workers may run against one database; one is active at a time. Each holds a
+/// connection of its own and tries for a session advisory lock on it: the one that gets it folds
+/// batches on that same connection, the others stay on standby and try again every
+/// `standbyPoll`. When the active worker dies, its connection closes, PostgreSQL releases the
+/// lock and a standby worker takes over from the checkpoint. Projections and checkpoint are
+/// written in one transaction, so a crash anywhere neither loses nor doubles an event's effect.
+///
+/// `run()` may be called once per instance; make a new worker to start again.
+public struct SyncWorker: Service {
+    /// What the worker is doing now.
+    public enum Role: String, Sendable, Hashable {
+        case stopped, connecting, standby, active
+    }
+
+    /// The session advisory lock that makes one worker the active one: "SSWORK".
+    public static let advisoryLockKey: Int64 = 0x5353_574F_524B
+
+    public let client: PostgresClient
+    public let connectionConfiguration: PostgresConnection.Configuration
+    public let logger: Logger
+    /// The most events read from the log and folded in one transaction.
+    public let batchSize: Int
+    /// How long an idle worker waits for a `nudge()` before it looks at the log again.
+    public let idlePoll: Duration
+    /// How often a standby worker tries for the lock.
+    public var standbyPoll: Duration = .milliseconds(500)
+    /// The first and the longest pause before reconnecting after a failure.
+    public var reconnectDelay: (first: Duration, longest: Duration) = (.milliseconds(100), .seconds(5))
+
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    private let state = WorkerState()
+
+    public init(
+        client: PostgresClient,
+        connectionConfiguration: PostgresConnection.Configuration,
+        logger: Logger,
+        batchSize: Int = 1000,
+        idlePoll: Duration = .milliseconds(50)
+    ) {
+        self.client = client
+        self.connectionConfiguration = connectionConfiguration
+        self.logger = logger
+        self.batchSize = batchSize
+        self.idlePoll = idlePoll
+        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.wakeups = wakeups
+        self.wake = wake
+    }
+
+    /// A worker whose own connection goes to the database of `databaseURL`.
+    public init(client: PostgresClient, databaseURL: DatabaseURL, logger: Logger, batchSize: Int = 1000,
+                idlePoll: Duration = .milliseconds(50)) throws {
+        self.init(client: client, connectionConfiguration: try databaseURL.connectionConfiguration(), logger: logger,
+                  batchSize: batchSize, idlePoll: idlePoll)
+    }
+
+    /// Wakes an idle worker now: the push handler calls it after an append, so devices do not
+    /// wait for the next poll.
+    public func nudge() {
+        wake.yield()
+    }
+
+    public var role: Role { state.role }
+
+    /// Follows the log until the task is cancelled or a graceful shutdown begins; returns then.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            let metrics = WorkerMetrics()
+            await withTaskGroup(of: Void.self) { group in
+                // The idle poll: a tick into the same stream as the nudges, so the loop waits on one thing.
+                group.addTask { [wake, idlePoll] in
+                    while (try? await Task.sleep(for: idlePoll)) != nil { wake.yield() }
+                }
+                await follow(metrics: metrics)
+                group.cancelAll()
+            }
+            state.role = .stopped
+            metrics.recordActive(false)
+        }
+    }
+
+    /// Connects, and reconnects after every failure, until cancelled.
+    private func follow(metrics: WorkerMetrics) async {
+        var wakeups = wakeups.makeAsyncIterator()
+        var delay = reconnectDelay.first
+        while !Task.isCancelled {
+            state.role = .connecting
+            var connection: PostgresConnection?
+            do {
+                let opened = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 1, logger: logger)
+                connection = opened
+                try await work(on: opened, wakeups: &wakeups, delay: &delay, metrics: metrics)
+            } catch {
+                if !Task.isCancelled {
+                    metrics.recordFailure()
+                    logger.warning("sync worker failed; reconnecting", metadata: [
+                        "error": "\(String(reflecting: error))", "retry_in": "\(delay)",
+                    ])
+                }
+            }
+            metrics.recordActive(false)
+            // Closing the connection releases the advisory lock for a standby worker.
+            try? await connection?.close()
+            guard !Task.isCancelled, (try? await Task.sleep(for: delay)) != nil else { break }
+            delay = min(delay * 2, reconnectDelay.longest)
+        }
+    }
+
+    /// Waits for the lock on `connection`, then folds the log until cancelled or a failure.
+    private func work(
+        on connection: PostgresConnection,
+        wakeups: inout AsyncStream<Void>.Iterator,
+        delay: inout Duration,
+        metrics: WorkerMetrics
+    ) async throws {
+        while try await !tryLock(on: connection) {
+            if state.role != .standby {
+                state.role = .standby
+                logger.info("sync worker on standby: another worker holds the lock")
+            }
+            delay = reconnectDelay.first
+            try await Task.sleep(for: standbyPoll)
+        }
+        state.role = .active
+        metrics.recordActive(true)
+        logger.info("sync worker is active")
+
+        let store = ProjectionStore(client: client, logger: logger)
+        let log = PostgresEventStore(client: client, logger: logger)
+        var checkpoint = try await store.checkpoint().log
+        while !Task.isCancelled {
+            let events = try await log.readLog(after: checkpoint, limit: batchSize)
+            guard let last = events.last else {
+                metrics.record(lag: try await store.headPosition() - checkpoint.position, checkpoint: checkpoint)
+                guard await wakeups.next() != nil else { return }
+                continue
+            }
+            let started = ContinuousClock.now
+            let notifications: [ProjectionNotification]
+            do {
+                notifications = try await store.apply(events, from: checkpoint, on: connection)
+            } catch ProjectionError.checkpointMoved(let expected, let found) {
+                // Something else (a promoted rebuild, a worker that should not be) moved it: follow it.
+                logger.warning("the projection checkpoint moved under the worker", metadata: [
+                    "expected": "\(expected)", "found": "\(found)",
+                ])
+                checkpoint = found
+                continue
+            }
+            checkpoint = last.checkpoint
+            delay = reconnectDelay.first
+            metrics.recordBatch(events: events.count, notifications: notifications.count, duration: ContinuousClock.now - started)
+            metrics.record(lag: try await store.headPosition() - checkpoint.position, checkpoint: checkpoint)
+            logger.debug("folded a batch", metadata: [
+                "events": "\(events.count)", "checkpoint": "\(checkpoint)", "notified_accounts": "\(notifications.count)",
+            ])
+        }
+    }
+
+    private func tryLock(on connection: PostgresConnection) async throws -> Bool {
+        try await connection.query("SELECT pg_try_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
+            .decode(Bool.self).collectAll().first ?? false
+    }
+}
+
+/// The worker's role, shared between its loop and whoever asks.
+private final class WorkerState: Sendable {
+    private let current = Mutex(SyncWorker.Role.stopped)
+
+    var role: SyncWorker.Role {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+}

@@ -1,0 +1,29 @@
+import ArgumentParser
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import UnixSignals
+import ShortcutSyncStore
+import ShortcutSyncWorker
+
+/// `shortcut-sync worker`: the sync worker alone. Several may run; one is active at a time.
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "worker", abstract: "Run the sync worker alone.")
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = database.logger
+        let location = try await database.resolve()
+        defer { location.close() }
+        let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        try await client.withRunning {
+            _ = try await Migrator(client: client, logger: logger).migrate()
+        }
+        let worker = SyncWorker(client: client, connectionConfiguration: try location.url.connectionConfiguration(), logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(services: [.init(service: client), .init(service: worker)],
+                                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}

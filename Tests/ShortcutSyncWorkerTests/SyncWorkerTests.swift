@@ -1,0 +1,194 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import ShortcutSyncWorker
+import Testing
+
+/// The sync worker as a service: following the log, surviving failures, handing over (DESIGN §6).
+@Suite struct SyncWorkerTests {
+    /// Every device's pull equals what the domain fold gives for its account's events.
+    func expectViewsMatchTheDomain(_ store: ProjectionStore, _ log: PushLog, devices: [SimulatedDevice]) async throws {
+        for device in devices {
+            let view = try await store.fullView(account: device.account, device: device.id)
+            #expect(view == log.expectedView(account: device.account, device: device.id), "device \(device.id)")
+        }
+    }
+
+    @Test func theWorkerFoldsEveryAccountIntoTheViewsTheDomainGives() async throws {
+        try await TestDatabase.withClient { client, url in
+            let store = ProjectionStore(client: client, logger: logger)
+            var log = PushLog(client: client)
+            var scenario = Scenario(seed: 1, accounts: 3, devicesPerAccount: 3)
+            let worker = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 17)
+            try await whileRunning(worker) {
+                for round in 0..<60 {
+                    let (device, events) = scenario.push()
+                    try await log.push(device, events)
+                    worker.nudge()
+                    if round % 20 == 0 { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                try await store.waitUntilCaughtUp()
+                #expect(worker.role == .active)
+            }
+            #expect(worker.role == .stopped)
+            let strangers = Set(scenario.devices.map(\.account)).map { SimulatedDevice(account: $0) }
+            try await expectViewsMatchTheDomain(store, log, devices: scenario.devices + strangers)
+        }
+    }
+
+    @Test func aNudgeWakesAnIdleWorkerBeforeItsPoll() async throws {
+        try await TestDatabase.withClient { client, url in
+            let store = ProjectionStore(client: client, logger: logger)
+            var log = PushLog(client: client)
+            var phone = SimulatedDevice(account: UUID())
+            let worker = try SyncWorker(client: client, databaseURL: url, logger: logger, idlePoll: .seconds(3600))
+            try await whileRunning(worker) {
+                try await eventually("the worker is active") { worker.role == .active }
+                try await Task.sleep(for: .milliseconds(50))  // let it go idle
+                let pushed = try await log.push(phone, [phone.donate("soup", at: 1)])
+                // Only nudges wake it: the poll is an hour. (A nudge can find the event not yet
+                // readable while another transaction of the cluster is open, so nudge until done.)
+                try await eventually("the nudged worker folded the push", timeout: .seconds(10)) {
+                    worker.nudge()
+                    return try await store.isProcessed(position: pushed.position)
+                }
+            }
+        }
+    }
+
+    @Test func aWorkerWhoseConnectionIsKilledResumesWithoutLosingOrDoublingAnEvent() async throws {
+        try await TestDatabase.withClient { client, url in
+            let store = ProjectionStore(client: client, logger: logger)
+            var log = PushLog(client: client)
+            var phone = SimulatedDevice(account: UUID())
+            var scenario = Scenario(seed: 3, accounts: 2, devicesPerAccount: 2)
+            let worker = try {
+                var worker = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 5, idlePoll: .milliseconds(5))
+                worker.reconnectDelay = (.milliseconds(10), .milliseconds(50))
+                return worker
+            }()
+            let donations = 120
+            try await whileRunning(worker) {
+                var kills = 0
+                for index in 0..<donations {
+                    try await log.push(phone, [phone.donate("soup", at: Int64(index))])
+                    if index % 10 == 0 {
+                        let (device, events) = scenario.push()
+                        try await log.push(device, events)
+                    }
+                    if index % 30 == 15 {
+                        // Kill the active worker's session, whatever it is doing (often mid-batch).
+                        try await eventually("the worker holds the lock") { try await lockHolder(client) != nil }
+                        try await client.query("SELECT pg_terminate_backend(\(try await lockHolder(client)!))")
+                        kills += 1
+                    }
+                }
+                #expect(kills == 4)
+                try await store.waitUntilCaughtUp()
+            }
+            let view = try await store.fullView(account: phone.account, device: phone.id)
+            #expect(view.shortcuts[ShortcutID(bundleId: "com.example.soup", identifier: "soup")]?.donationCount == donations)
+            try await expectViewsMatchTheDomain(store, log, devices: scenario.devices + [phone])
+            #expect(try await store.verify().differences == [])
+        }
+    }
+
+    @Test func aWorkerStoppedBetweenBatchesAndStartedAgainEndsAsOneUninterruptedRun() async throws {
+        try await TestDatabase.withClient { client, url in
+            let store = ProjectionStore(client: client, logger: logger)
+            var log = PushLog(client: client)
+            var scenario = Scenario(seed: 11, accounts: 2, devicesPerAccount: 3)
+            for _ in 0..<60 {
+                let (device, events) = scenario.push()
+                try await log.push(device, events)
+            }
+            let total = log.accepted.values.map(\.count).reduce(0, +)
+            let first = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 10)
+            try await whileRunning(first) {
+                try await eventually("some batches are folded") { try await store.checkpoint().log.position > 0 }
+            }
+            let stoppedAt = try await store.status()
+            #expect(first.role == .stopped)
+
+            for _ in 0..<30 {
+                let (device, events) = scenario.push()
+                try await log.push(device, events)
+            }
+            let second = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 10)
+            try await whileRunning(second) { try await store.waitUntilCaughtUp() }
+
+            #expect(stoppedAt.pendingEvents < Int64(log.accepted.values.map(\.count).reduce(0, +)))
+            #expect(total > 0)
+            // The rebuild is one uninterrupted run over the same log.
+            #expect(try await store.verify().differences == [])
+            try await expectViewsMatchTheDomain(store, log, devices: scenario.devices)
+        }
+    }
+
+    @Test func onlyOneOfTwoWorkersFoldsAndTheOtherTakesOverWhenItStops() async throws {
+        try await TestDatabase.withClient { client, url in
+            let store = ProjectionStore(client: client, logger: logger)
+            var log = PushLog(client: client)
+            var scenario = Scenario(seed: 5, accounts: 2, devicesPerAccount: 2)
+            let standby = try {
+                var worker = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 7)
+                worker.standbyPoll = .milliseconds(50)
+                return worker
+            }()
+            let active = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 7)
+
+            let (standbyMayStart, startStandby) = AsyncStream<Void>.makeStream()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // The standby worker starts once the other holds the lock.
+                group.addTask {
+                    for await _ in standbyMayStart { break }
+                    try await standby.run()
+                }
+                defer { group.cancelAll() }
+                try await whileRunning(active) {
+                    try await eventually("the first worker is active") { active.role == .active }
+                    startStandby.yield()
+                    try await eventually("the second is on standby") { standby.role == .standby }
+                    for _ in 0..<30 {
+                        let (device, events) = scenario.push()
+                        try await log.push(device, events)
+                    }
+                    try await store.waitUntilCaughtUp()
+                    #expect(standby.role == .standby)
+                    #expect(try await advisoryLockHolders(client) == 1)
+                }
+                #expect(active.role == .stopped)
+                for _ in 0..<30 {
+                    let (device, events) = scenario.push()
+                    try await log.push(device, events)
+                }
+                try await eventually("the standby worker takes over") { standby.role == .active }
+                try await store.waitUntilCaughtUp()
+            }
+            try await expectViewsMatchTheDomain(store, log, devices: scenario.devices)
+            #expect(try await store.verify().differences == [])
+        }
+    }
+}
+
+/// The backend pid of the session holding the worker's advisory lock.
+func lockHolder(_ client: PostgresClient) async throws -> Int32? {
+    try await client.query("""
+        SELECT pid FROM pg_locks
+        WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND ((classid::int8 << 32) | objid::int8) = \(SyncWorker.advisoryLockKey)
+        """).decode(Int32.self).collectAll().first
+}
+
+/// How many sessions hold the worker's advisory lock.
+func advisoryLockHolders(_ client: PostgresClient) async throws -> Int {
+    try await client.query("""
+        SELECT count(*)::int8 FROM pg_locks
+        WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND ((classid::int8 << 32) | objid::int8) = \(SyncWorker.advisoryLockKey)
+        """).decode(Int64.self).collectAll().first.map(Int.init) ?? 0
+}
