@@ -1,0 +1,109 @@
+import AsyncHTTPClient
+import Hummingbird
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import Synchronization
+import Foundation
+import ShortcutSyncAPI
+import ShortcutSyncDomain
+import Testing
+
+/// Collects what arrives on one live stream, so a test can wait for what it expects.
+final class StreamRecorder: Sendable {
+    private let received = Mutex("")
+
+    var text: String { received.withLock { $0 } }
+
+    /// Reads the stream until it ends or the task is cancelled.
+    func record(_ response: HTTPClientResponse) async throws {
+        for try await chunk in response.body {
+            received.withLock { $0 += String(buffer: chunk) }
+        }
+    }
+
+    /// Waits until `condition` holds for the text received so far, at most `timeout`.
+    func wait(timeout: Duration = .seconds(15), until condition: (String) -> Bool) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while !condition(text) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return text
+    }
+}
+
+/// The live stream wakes exactly the devices whose view changed.
+@Suite struct StreamTests {
+    static func open(_ server: TestServer, token: String) async throws -> HTTPClientResponse {
+        var request = HTTPClientRequest(url: server.baseURL.absoluteString + "/v1/sync/stream")
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        return try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+    }
+
+    @Test func aStreamReceivesChangedAfterAnotherDevicesPush() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let mac = try await server.createDevice(accountToken: account.token, name: "Mac", platform: .macOS)
+            let stranger = try await server.createDevice(accountToken: try await server.createAccount().token)
+
+            let macStream = try await Self.open(server, token: mac.token)
+            #expect(macStream.status == .ok)
+            #expect(macStream.headers.first(name: "Content-Type")?.hasPrefix("text/event-stream") == true)
+            let strangerStream = try await Self.open(server, token: stranger.token)
+            let macRecorder = StreamRecorder(), strangerRecorder = StreamRecorder()
+
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await macRecorder.record(macStream) }
+                group.addTask { try await strangerRecorder.record(strangerStream) }
+                // The first comment says the subscription is in place.
+                #expect(try await macRecorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))
+                #expect(try await strangerRecorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))
+
+                phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
+                let position = try await phone.push()
+                let received = try await macRecorder.wait { $0.contains("event: changed") }
+                #expect(received.contains("event: changed\ndata: {\"position\": \(position)}"))
+
+                // The other account's device hears only keep-alives (they come every second in tests).
+                let heard = try await strangerRecorder.wait { $0.components(separatedBy: ": keep-alive").count > 2 }
+                #expect(heard.components(separatedBy: ": keep-alive").count > 2)
+                #expect(!heard.contains("changed"))
+                group.cancelAll()
+            }
+        }
+    }
+
+    @Test func streamsNeedADeviceToken() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            #expect(try await server.raw(.GET, "/v1/sync/stream", token: account.token).status == 401)
+        }
+    }
+}
+
+@Suite struct OperationsTests {
+    @Test func readinessAndMetricsReportTheService() async throws {
+        try await TestServer.with { server in
+            let ready = try await server.raw(.GET, "/readyz", token: nil)
+            #expect(ready.status == 200)
+            #expect(ready.json["ready"] as? Bool == true)
+            #expect(ready.json["migrations"] as? Bool == true)
+            #expect(try await server.raw(.GET, "/healthz", token: nil).status == 200)
+
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
+            try await phone.pull(waitFor: try await phone.push())
+
+            var request = HTTPClientRequest(url: server.baseURL.absoluteString + "/metrics")
+            request.method = .GET
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+            let text = String(buffer: try await response.body.collect(upTo: 1 << 22))
+            for metric in ["shortcut_sync_pushes_total", "shortcut_sync_events_appended_total", "shortcut_sync_open_streams",
+                           "shortcut_sync_worker_lag_events", "http_server_request_duration"] {
+                #expect(text.contains(metric), "\(metric)")
+            }
+        }
+    }
+}

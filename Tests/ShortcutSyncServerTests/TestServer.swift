@@ -1,0 +1,181 @@
+import AsyncHTTPClient
+import Hummingbird
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import Foundation
+import HTTPTypes
+import Logging
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+import PostgresNIO
+import ServiceLifecycle
+import ShortcutSyncAPI
+import ShortcutSyncDomain
+import ShortcutSyncServer
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+
+/// The whole service, started by a test on a free port over a fresh database, and clients of it
+/// generated from `openapi.yaml`.
+struct TestServer {
+    let baseURL: URL
+    let adminToken: String
+    let database: DatabaseURL
+    /// A pool on the service's database, for checking what is stored.
+    let sql: PostgresClient
+
+    /// Runs `body` with a started service; stops it afterwards.
+    static func with(
+        runsWorker: Bool = true,
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        _ body: (TestServer) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+            let adminToken = "admin-\(UUID())"
+            let configuration = ServerConfiguration(
+                host: "127.0.0.1", port: 0, database: url, adminToken: adminToken, runsWorker: runsWorker,
+                maximumConnections: 20, keepAliveInterval: .seconds(1))
+            let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+            let app = try await buildApplication(configuration, logger: TestDatabase.shared.logger, clock: clock) { channel in
+                portContinuation.yield(channel.localAddress?.port ?? 0)
+                portContinuation.finish()
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+                var iterator = ports.makeAsyncIterator()
+                guard let port = await iterator.next() else { throw CancellationError() }
+                let server = TestServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, adminToken: adminToken, database: url, sql: sql)
+                defer { group.cancelAll() }
+                try await body(server)
+            }
+        }
+    }
+
+    /// A generated client that sends `token` as its bearer token.
+    func client(token: String?) -> Client {
+        Client(serverURL: baseURL, transport: AsyncHTTPClientTransport(), middlewares: [BearerToken(token: token)])
+    }
+
+    /// A new account and its token.
+    func createAccount() async throws -> (id: UUID, token: String) {
+        let created = try await client(token: adminToken).createAccount().created.body.json
+        return (UUID(uuidString: created.accountId)!, created.accountToken)
+    }
+
+    /// A new device of the account, and a simulated device to drive it.
+    func createDevice(accountToken: String, name: String = "iPhone", platform: Components.Schemas.Platform = .iOS) async throws -> SimulatedDevice {
+        let created = try await client(token: accountToken).createDevice(body: .json(.init(name: name, platform: platform))).created.body.json
+        return SimulatedDevice(id: UUID(uuidString: created.deviceId)!, token: created.deviceToken, client: client(token: created.deviceToken))
+    }
+
+    func storedEventCount() async throws -> Int {
+        try await sql.query("SELECT count(*)::int8 FROM events").decode(Int64.self).collectAll().first.map(Int.init) ?? -1
+    }
+}
+
+/// Sets the Authorization header of every request.
+struct BearerToken: ClientMiddleware {
+    let token: String?
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        if let token { request.headerFields[.authorization] = "Bearer \(token)" }
+        return try await next(request, body, baseURL)
+    }
+}
+
+/// A device as the tests drive it: its own seq counter and clock, and what it has pulled.
+final class SimulatedDevice: @unchecked Sendable {
+    let id: UUID
+    let token: String
+    let client: Client
+    var seq: Int64 = 0
+    var clock = HybridLogicalClock()
+    /// Events made but not pushed yet (the device is offline).
+    var outbox: [Event] = []
+    /// Everything this device pushed and had accepted.
+    var accepted: [AcceptedEvent] = []
+    var view = DeviceView.empty
+    var cursor: String?
+
+    init(id: UUID, token: String, client: Client) {
+        self.id = id
+        self.token = token
+        self.client = client
+    }
+
+    /// Records an event made at physical time `millis`.
+    @discardableResult
+    func record(_ body: EventBody, at millis: Int64) -> Event {
+        seq += 1
+        let event = Event(seq: seq, hlc: clock.tick(physicalMillis: millis), body: body)
+        outbox.append(event)
+        return event
+    }
+
+    /// Pushes the outbox; returns the position that covers it.
+    @discardableResult
+    func push() async throws -> Int64 {
+        let wire = try WireEvents.encode(outbox)
+        let answer = try await client.push(body: .json(.init(events: wire))).ok.body.json
+        accepted += outbox.map { AcceptedEvent(deviceId: id, event: $0) }
+        outbox = []
+        return answer.position
+    }
+
+    /// Pulls (with the cursor, if any) and applies the answer to the local view.
+    @discardableResult
+    func pull(waitFor position: Int64? = nil, fresh: Bool = false) async throws -> Components.Schemas.PullResponse {
+        let answer = try await client.pull(query: .init(cursor: fresh ? nil : cursor, waitFor: position, timeout: 10_000)).ok.body.json
+        let changes = try WireEvents.changes(answer)
+        view = answer.reset ? DeviceView.empty.applying(changes) : view.applying(changes)
+        cursor = answer.cursor
+        clock.receive(HLCTimestamp(wallMillis: answer.hlc.wallMillis, counter: answer.hlc.counter), physicalMillis: 0)
+        return answer
+    }
+}
+
+/// The wire form of domain values, through their shared JSON.
+enum WireEvents {
+    static func encode(_ events: [Event]) throws -> [Components.Schemas.Event] {
+        try JSONDecoder().decode([Components.Schemas.Event].self, from: JSONEncoder().encode(events))
+    }
+
+    static func changes(_ answer: Components.Schemas.PullResponse) throws -> ViewChanges {
+        let decoder = JSONDecoder(), encoder = JSONEncoder()
+        var changes = ViewChanges()
+        changes.upsertedShortcuts = try decoder.decode([ShortcutView].self, from: encoder.encode(answer.shortcuts.upserted))
+        changes.removedShortcuts = try decoder.decode([ShortcutID].self, from: encoder.encode(answer.shortcuts.removed))
+        changes.upsertedVoiceShortcuts = try decoder.decode([VoiceShortcutView].self, from: encoder.encode(answer.voiceShortcuts.upserted))
+        changes.removedVoiceShortcuts = answer.voiceShortcuts.removed.compactMap(UUID.init(uuidString:))
+        return changes
+    }
+}
+
+extension TestServer {
+    /// A request built by hand, for what the generated client refuses to send (malformed bodies).
+    func raw(_ method: HTTPMethod, _ path: String, token: String?, body: [UInt8]? = nil) async throws -> (status: Int, json: [String: Any]) {
+        var request = HTTPClientRequest(url: baseURL.absoluteString + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(body)
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let data = try await response.body.collect(upTo: 1 << 20)
+        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: data))) as? [String: Any] ?? [:]
+        return (Int(response.status.code), json)
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    /// The pointers of a problem's `errors`.
+    var pointers: [String] {
+        (self["errors"] as? [[String: Any]] ?? []).compactMap { $0["pointer"] as? String }
+    }
+}
