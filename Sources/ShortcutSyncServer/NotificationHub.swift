@@ -96,10 +96,10 @@ public final class NotificationHub: Service, Sendable {
     }
 
     public func run() async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.listenLoop() }
-            group.addTask { try await self.keepAliveLoop() }
-            try await group.next()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listenLoop() }
+            group.addTask { await self.keepAliveLoop() }
+            await group.next()
             group.cancelAll()
         }
         subscribers.withLock { all in
@@ -108,8 +108,9 @@ public final class NotificationHub: Service, Sendable {
         }
     }
 
-    private func keepAliveLoop() async throws {
-        try await cancelWhenGracefulShutdown {
+    /// Ends with graceful shutdown or cancellation, never with an error.
+    private func keepAliveLoop() async {
+        try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try await Task.sleep(for: self.keepAliveInterval)
                 self.broadcast(.keepAlive)
@@ -117,7 +118,7 @@ public final class NotificationHub: Service, Sendable {
         }
     }
 
-    private func listenLoop() async throws {
+    private func listenLoop() async {
         var failures = 0
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
