@@ -100,18 +100,31 @@ public struct Migrator: Sendable {
 }
 
 extension PostgresConnection {
+    /// Whether an error means the session is over (the server ended it, or the connection broke):
+    /// then nothing more may be sent on the connection.
+    static func endsSession(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        guard error.code == .server else { return true }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return state.hasPrefix("57") || state.hasPrefix("08")
+    }
+
     /// Runs `body` in a transaction and rethrows its own error, so callers can match on it.
+    ///
+    /// A query sent on a connection the server has already ended can wait forever (PostgresNIO
+    /// 1.33), so a closed connection is refused up front and never sent a ROLLBACK.
     func inTransaction<Result: Sendable>(
         logger: Logger,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
+        guard !isClosed else { throw StoreError.connectionClosed }
         try await query("BEGIN", logger: logger)
         do {
             let result = try await body(self)
             try await query("COMMIT", logger: logger)
             return result
         } catch {
-            try? await query("ROLLBACK", logger: logger)
+            if !isClosed && !Self.endsSession(error) { try? await query("ROLLBACK", logger: logger) }
             throw error
         }
     }

@@ -111,8 +111,9 @@ public struct SyncWorker: Service {
                 }
             }
             metrics.recordActive(false)
-            // Closing the connection releases the advisory lock for a standby worker.
-            try? await connection?.close()
+            // Closing the connection releases the advisory lock for a standby worker. One the
+            // server already ended is not closed again: that can wait forever (PostgresNIO 1.33).
+            if let connection, !connection.isClosed { try? await connection.close() }
             guard !Task.isCancelled, (try? await Task.sleep(for: delay)) != nil else { break }
             delay = min(delay * 2, reconnectDelay.longest)
         }
@@ -141,6 +142,9 @@ public struct SyncWorker: Service {
         let log = PostgresEventStore(client: client, logger: logger)
         var checkpoint = try await store.checkpoint().log
         while !Task.isCancelled {
+            // A session the server ended while it was idle is only noticed here: a query on it
+            // would not always fail promptly.
+            guard !connection.isClosed else { throw SyncWorkerError.connectionClosed }
             let events = try await log.readLog(after: checkpoint, limit: batchSize)
             guard let last = events.last else {
                 metrics.record(lag: try await store.headPosition() - checkpoint.position, checkpoint: checkpoint)
@@ -172,6 +176,17 @@ public struct SyncWorker: Service {
     private func tryLock(on connection: PostgresConnection) async throws -> Bool {
         try await connection.query("SELECT pg_try_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
             .decode(Bool.self).collectAll().first ?? false
+    }
+}
+
+/// Why the worker dropped its connection and reconnects.
+enum SyncWorkerError: Error, CustomStringConvertible {
+    case connectionClosed
+
+    var description: String {
+        switch self {
+        case .connectionClosed: "the database closed the worker's connection"
+        }
     }
 }
 

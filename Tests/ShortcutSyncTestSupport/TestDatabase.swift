@@ -45,7 +45,10 @@ public actor TestDatabase {
         if let external = ProcessInfo.processInfo.environment["SHORTCUT_SYNC_TEST_DATABASE_URL"] {
             url = try DatabaseURL(external)
         } else {
-            let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("shortcut-sync-tests")
+            // A cluster per test process, so two test runs on one machine never meet.
+            let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
+            removeClustersOfEndedRuns(in: temporary)
+            let directory = temporary.appendingPathComponent("shortcut-sync-tests-\(getpid())")
             let cluster = EmbeddedPostgres(dataDirectory: directory, logger: logger)
             url = try DatabaseURL(try cluster.start().url(database: "postgres"))
         }
@@ -65,6 +68,26 @@ public actor TestDatabase {
             _ = try await Migrator(client: client, logger: logger).migrate()
         }
         return url
+    }
+
+    /// Deletes the clusters that earlier test processes left behind (they stop theirs at exit).
+    private static func removeClustersOfEndedRuns(in directory: URL) {
+        let prefix = "shortcut-sync-tests-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), !isRunning(pid) else { continue }
+            let folder = directory.appendingPathComponent(name)
+            // A run that crashed may have left its server running: leave that one alone.
+            let postmaster = folder.appendingPathComponent("postgres/cluster/postmaster.pid")
+            if let text = try? String(contentsOf: postmaster, encoding: .utf8),
+               let serverPid = text.split(separator: "\n").first.flatMap({ Int32($0) }), isRunning(serverPid) {
+                continue
+            }
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    private static func isRunning(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno != ESRCH
     }
 
     private static func withAdmin(
