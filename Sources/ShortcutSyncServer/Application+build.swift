@@ -25,9 +25,7 @@ public func buildApplication(
     let client = PostgresClient(
         configuration: try database.clientConfiguration(maximumConnections: configuration.maximumConnections),
         backgroundLogger: logger)
-    // A client runs only once, so the migrations get one of their own before the pool starts.
-    let migrationClient = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
-    try await migrationClient.withRunning { _ = try await Migrator(client: migrationClient, logger: logger).migrate() }
+    try await Migrator.migrate(database, logger: logger)
     let migrator = try Migrator(client: client, logger: logger)
 
     let hub = NotificationHub(configuration: try database.connectionConfiguration(), logger: logger,

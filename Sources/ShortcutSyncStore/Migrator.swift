@@ -42,6 +42,14 @@ public struct Migrator: Sendable {
         self.migrations = try migrations ?? Migration.bundled()
     }
 
+    /// Applies what the database at `url` is missing, over a short-lived connection of its own
+    /// (a `PostgresClient` runs only once, so a service's pool cannot be borrowed before it starts).
+    @discardableResult
+    public static func migrate(_ url: DatabaseURL, logger: Logger) async throws -> [Int] {
+        let client = PostgresClient(configuration: try url.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
+        return try await client.withRunning { try await Migrator(client: client, logger: logger).migrate() }
+    }
+
     /// Applies what is missing; returns the versions it applied.
     @discardableResult
     public func migrate() async throws -> [Int] {
@@ -96,36 +104,5 @@ public struct Migrator: Sendable {
     public func isUpToDate() async throws -> Bool {
         let applied = Set(try await appliedVersions() ?? [])
         return migrations.allSatisfy { applied.contains($0.version) }
-    }
-}
-
-extension PostgresConnection {
-    /// Whether an error means the session is over (the server ended it, or the connection broke):
-    /// then nothing more may be sent on the connection.
-    static func endsSession(_ error: any Error) -> Bool {
-        guard let error = error as? PSQLError else { return false }
-        guard error.code == .server else { return true }
-        let state = error.serverInfo?[.sqlState] ?? ""
-        return state.hasPrefix("57") || state.hasPrefix("08")
-    }
-
-    /// Runs `body` in a transaction and rethrows its own error, so callers can match on it.
-    ///
-    /// A query sent on a connection the server has already ended can wait forever (PostgresNIO
-    /// 1.33), so a closed connection is refused up front and never sent a ROLLBACK.
-    func inTransaction<Result: Sendable>(
-        logger: Logger,
-        _ body: (PostgresConnection) async throws -> Result
-    ) async throws -> Result {
-        guard !isClosed else { throw StoreError.connectionClosed }
-        try await query("BEGIN", logger: logger)
-        do {
-            let result = try await body(self)
-            try await query("COMMIT", logger: logger)
-            return result
-        } catch {
-            if !isClosed && !Self.endsSession(error) { try? await query("ROLLBACK", logger: logger) }
-            throw error
-        }
     }
 }

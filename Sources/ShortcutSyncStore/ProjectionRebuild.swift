@@ -105,7 +105,7 @@ extension ProjectionStore {
         let deadline = ContinuousClock.now + timeout
         while true {
             let outcome = try await client.withConnection { connection in
-                try await connection.inSnapshot(logger: logger) { connection -> VerifyStep in
+                try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection -> VerifyStep in
                     let live = try await ProjectionFolder(tables: .live, logger: logger).checkpoint(on: connection).log
                     let rebuilt = try await ProjectionFolder(tables: .rebuild, logger: logger).checkpoint(on: connection).log
                     if live == rebuilt {

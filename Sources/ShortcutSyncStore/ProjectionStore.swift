@@ -114,7 +114,7 @@ public struct ProjectionStore: Sendable {
     /// whole view with `reset: true`; any other gets exactly the rows changed after it.
     public func pull(account: UUID, device: UUID, cursor: String?) async throws -> PullSnapshot {
         try await client.withConnection { connection in
-            try await connection.inSnapshot(logger: logger) { connection in
+            try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
                 try await pull(account: account, device: device, cursor: cursor, on: connection)
             }
         }
@@ -215,24 +215,6 @@ extension JSONDecoder {
             return try decode(type, from: Data(json.utf8))
         } catch {
             throw StoreError.corruptRow("a stored \(View.self) cannot be decoded: \(error)")
-        }
-    }
-}
-
-extension PostgresConnection {
-    /// Runs `body` in a read-only REPEATABLE READ transaction: every query sees the same snapshot.
-    func inSnapshot<Result: Sendable>(
-        logger: Logger,
-        _ body: (PostgresConnection) async throws -> Result
-    ) async throws -> Result {
-        try await query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
-        do {
-            let result = try await body(self)
-            try await query("COMMIT", logger: logger)
-            return result
-        } catch {
-            _ = try? await query("ROLLBACK", logger: logger)
-            throw error
         }
     }
 }

@@ -13,10 +13,7 @@ struct MigrateCommand: AsyncParsableCommand {
         let logger = database.logger
         let location = try await database.resolve()
         defer { location.close() }
-        let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
-        let applied = try await client.withRunning {
-            try await Migrator(client: client, logger: logger).migrate()
-        }
+        let applied = try await Migrator.migrate(location.url, logger: logger)
         print(applied.isEmpty ? "The schema is up to date." : "Applied migrations: \(applied.map(String.init).joined(separator: ", ")).")
     }
 }

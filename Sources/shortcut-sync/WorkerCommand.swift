@@ -16,10 +16,8 @@ struct WorkerCommand: AsyncParsableCommand {
         let logger = database.logger
         let location = try await database.resolve()
         defer { location.close() }
+        try await Migrator.migrate(location.url, logger: logger)
         let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
-        try await client.withRunning {
-            _ = try await Migrator(client: client, logger: logger).migrate()
-        }
         let worker = SyncWorker(client: client, connectionConfiguration: try location.url.connectionConfiguration(), logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [.init(service: client), .init(service: worker)],

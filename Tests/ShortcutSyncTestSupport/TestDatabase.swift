@@ -63,10 +63,7 @@ public actor TestDatabase {
             try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(Self.template)"), logger: logger)
         }
         let templateURL = url.with(database: Self.template)
-        let client = PostgresClient(configuration: try templateURL.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
-        try await client.withRunning {
-            _ = try await Migrator(client: client, logger: logger).migrate()
-        }
+        try await Migrator.migrate(templateURL, logger: logger)
         return url
     }
 

@@ -1,0 +1,41 @@
+import Logging
+import PostgresNIO
+
+extension PostgresConnection {
+    /// How a transaction begins.
+    enum TransactionMode: String {
+        case readWrite = "BEGIN"
+        /// Every query sees one snapshot, and nothing is written: for pulls.
+        case readOnlySnapshot = "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+    }
+
+    /// Whether an error means the session is over (the server ended it, or the connection broke):
+    /// then nothing more may be sent on the connection.
+    static func endsSession(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        guard error.code == .server else { return true }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return state.hasPrefix("57") || state.hasPrefix("08")
+    }
+
+    /// Runs `body` in a transaction and rethrows its own error, so callers can match on it.
+    ///
+    /// A query sent on a connection the server has already ended can wait forever (PostgresNIO
+    /// 1.33), so a closed connection is refused up front and never sent a ROLLBACK.
+    func inTransaction<Result: Sendable>(
+        _ mode: TransactionMode = .readWrite,
+        logger: Logger,
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        guard !isClosed else { throw StoreError.connectionClosed }
+        try await query(PostgresQuery(unsafeSQL: mode.rawValue), logger: logger)
+        do {
+            let result = try await body(self)
+            try await query("COMMIT", logger: logger)
+            return result
+        } catch {
+            if !isClosed && !Self.endsSession(error) { try? await query("ROLLBACK", logger: logger) }
+            throw error
+        }
+    }
+}
