@@ -54,35 +54,35 @@ public struct Migrator: Sendable {
     @discardableResult
     public func migrate() async throws -> [Int] {
         try await client.withConnection { connection in
-            try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
+            try await connection.guardedQuery("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
             do {
                 let applied = try await apply(on: connection)
-                try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                try await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 return applied
             } catch {
-                try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                _ = try? await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 throw error
             }
         }
     }
 
     private func apply(on connection: PostgresConnection) async throws -> [Int] {
-        try await connection.query("""
+        try await connection.guardedQuery("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version integer PRIMARY KEY,
                 name text NOT NULL,
                 applied_at timestamptz NOT NULL DEFAULT now())
             """, logger: logger)
-        let done = try await Set(connection.query("SELECT version FROM schema_migrations", logger: logger)
+        let done = try await Set(connection.guardedQuery("SELECT version FROM schema_migrations", logger: logger)
             .decode(Int.self).collectAll())
         var applied: [Int] = []
         for migration in migrations where !done.contains(migration.version) {
             logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
             try await connection.inTransaction(logger: logger) { connection in
                 for statement in SQLScript.statements(in: migration.sql) {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await connection.query(
+                try await connection.guardedQuery(
                     "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
                     logger: logger)
             }

@@ -20,21 +20,21 @@ extension PostgresConnection {
 
     /// Runs `body` in a transaction and rethrows its own error, so callers can match on it.
     ///
-    /// A query sent on a connection the server has already ended can wait forever (PostgresNIO
-    /// 1.33), so a closed connection is refused up front and never sent a ROLLBACK.
+    /// Every statement races the connection's close (see `guardedQuery`), and nothing more is
+    /// sent on a session that has ended.
     func inTransaction<Result: Sendable>(
         _ mode: TransactionMode = .readWrite,
         logger: Logger,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         guard !isClosed else { throw StoreError.connectionClosed }
-        try await query(PostgresQuery(unsafeSQL: mode.rawValue), logger: logger)
+        try await guardedQuery(PostgresQuery(unsafeSQL: mode.rawValue), logger: logger)
         do {
             let result = try await body(self)
-            try await query("COMMIT", logger: logger)
+            try await guardedQuery("COMMIT", logger: logger)
             return result
         } catch {
-            if !isClosed && !Self.endsSession(error) { try? await query("ROLLBACK", logger: logger) }
+            if !isClosed && !Self.endsSession(error) { _ = try? await guardedQuery("ROLLBACK", logger: logger) }
             throw error
         }
     }

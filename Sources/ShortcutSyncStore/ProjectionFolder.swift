@@ -34,7 +34,7 @@ struct ProjectionFolder: Sendable {
 
     /// The tables' checkpoint, read on `connection`; locked until the transaction ends when `forUpdate`.
     func checkpoint(on connection: PostgresConnection, forUpdate: Bool = false) async throws -> ProjectionCheckpoint {
-        let rows = try await connection.query("""
+        let rows = try await connection.guardedQuery("""
             SELECT tx_id::text::int8, position, epoch FROM \(unescaped: tables.prefix)projection_checkpoint
             WHERE name = 'live' \(unescaped: forUpdate ? "FOR UPDATE" : "")
             """, logger: logger)
@@ -91,7 +91,7 @@ struct ProjectionFolder: Sendable {
             }
 
             try await write(writes, on: connection)
-            try await connection.query("""
+            try await connection.guardedQuery("""
                 UPDATE \(unescaped: tables.prefix)projection_checkpoint
                 SET tx_id = \(String(last.transactionID))::xid8, position = \(last.position), updated_at = now()
                 WHERE name = 'live'
@@ -99,7 +99,7 @@ struct ProjectionFolder: Sendable {
             if notify && !notifications.isEmpty {
                 let encoder = JSONEncoder()
                 let payloads = try notifications.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
-                try await connection.query(
+                try await connection.guardedQuery(
                     "SELECT pg_notify(\(ProjectionNotification.channel), payload) FROM unnest(\(payloads)::text[]) AS payload",
                     logger: logger).drain()
             }
@@ -114,7 +114,7 @@ struct ProjectionFolder: Sendable {
 
     /// The fold states of the accounts, locked for this transaction; missing accounts have none yet.
     private func loadAccounts(_ accounts: [UUID], on connection: PostgresConnection) async throws -> [UUID: StoredAccount] {
-        let rows = try await connection.query("""
+        let rows = try await connection.guardedQuery("""
             SELECT account_id, version, state::text FROM \(unescaped: tables.prefix)projection_accounts
             WHERE account_id = ANY(\(accounts)) FOR UPDATE
             """, logger: logger)
@@ -135,7 +135,7 @@ struct ProjectionFolder: Sendable {
         let p = tables.prefix
         let accounts = writes.accounts
         if !accounts.ids.isEmpty {
-            try await connection.query("""
+            try await connection.guardedQuery("""
                 INSERT INTO \(unescaped: p)projection_accounts
                     (account_id, version, state, max_hlc_wall, max_hlc_counter, reported_devices)
                 SELECT a.account_id, a.version, a.state::jsonb, a.wall, a.counter, a.reported::uuid[]
@@ -149,7 +149,7 @@ struct ProjectionFolder: Sendable {
         }
         let shortcuts = writes.shortcuts
         if !shortcuts.accounts.isEmpty {
-            try await connection.query("""
+            try await connection.guardedQuery("""
                 INSERT INTO \(unescaped: p)projection_shortcuts (account_id, viewer_id, bundle_id, identifier, view, version)
                 SELECT r.account_id, r.viewer_id, r.bundle_id, r.identifier,
                        CASE WHEN r.removed THEN NULL ELSE r.view::jsonb END, r.version
@@ -163,7 +163,7 @@ struct ProjectionFolder: Sendable {
         }
         let voices = writes.voiceShortcuts
         if !voices.accounts.isEmpty {
-            try await connection.query("""
+            try await connection.guardedQuery("""
                 INSERT INTO \(unescaped: p)projection_voice_shortcuts (account_id, viewer_id, voice_shortcut_id, view, version)
                 SELECT r.account_id, r.viewer_id, r.voice_shortcut_id,
                        CASE WHEN r.removed THEN NULL ELSE r.view::jsonb END, r.version

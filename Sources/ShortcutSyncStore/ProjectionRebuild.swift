@@ -140,7 +140,7 @@ extension ProjectionStore {
     /// The rows where live and rebuilt projections disagree, read on `connection` (see `verify`).
     func differences(limit: Int, on connection: PostgresConnection) async throws -> [ProjectionDifference] {
         var differences: [ProjectionDifference] = []
-        let accounts = try await connection.query("""
+        let accounts = try await connection.guardedQuery("""
             SELECT coalesce(l.account_id, r.account_id),
                    CASE WHEN l.account_id IS NULL THEN NULL ELSE concat('hlc ', l.max_hlc_wall, '.', l.max_hlc_counter, ' devices ', l.reported_devices) END,
                    CASE WHEN r.account_id IS NULL THEN NULL ELSE concat('hlc ', r.max_hlc_wall, '.', r.max_hlc_counter, ' devices ', r.reported_devices) END
@@ -152,7 +152,7 @@ extension ProjectionStore {
         for try await (account, live, rebuilt) in accounts.decode((UUID, String?, String?).self) {
             differences.append(ProjectionDifference(kind: .account, accountId: account, viewerId: nil, key: "", live: live, rebuilt: rebuilt))
         }
-        let shortcuts = try await connection.query("""
+        let shortcuts = try await connection.guardedQuery("""
             SELECT coalesce(l.account_id, r.account_id), coalesce(l.viewer_id, r.viewer_id),
                    coalesce(l.bundle_id, r.bundle_id) || '/' || coalesce(l.identifier, r.identifier), l.view::text, r.view::text
             FROM (SELECT * FROM projection_shortcuts WHERE view IS NOT NULL) l
@@ -164,7 +164,7 @@ extension ProjectionStore {
         for try await (account, viewer, key, live, rebuilt) in shortcuts.decode((UUID, UUID, String, String?, String?).self) {
             differences.append(ProjectionDifference(kind: .shortcut, accountId: account, viewerId: viewer, key: key, live: live, rebuilt: rebuilt))
         }
-        let voices = try await connection.query("""
+        let voices = try await connection.guardedQuery("""
             SELECT coalesce(l.account_id, r.account_id), coalesce(l.viewer_id, r.viewer_id),
                    coalesce(l.voice_shortcut_id, r.voice_shortcut_id)::text, l.view::text, r.view::text
             FROM (SELECT * FROM projection_voice_shortcuts WHERE view IS NOT NULL) l
@@ -197,10 +197,10 @@ extension ProjectionStore {
                             throw ProjectionError.liveProjectionsBehind(live: live.log, rebuilt: rebuilt)
                         }
                         for table in ["projection_accounts", "projection_shortcuts", "projection_voice_shortcuts"] {
-                            try await connection.query("DELETE FROM \(unescaped: table)", logger: logger)
-                            try await connection.query("INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table)", logger: logger)
+                            try await connection.guardedQuery("DELETE FROM \(unescaped: table)", logger: logger)
+                            try await connection.guardedQuery("INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table)", logger: logger)
                         }
-                        try await connection.query(
+                        try await connection.guardedQuery(
                             "UPDATE projection_checkpoint SET epoch = epoch + 1, updated_at = now() WHERE name = 'live'", logger: logger)
                     }
                 }

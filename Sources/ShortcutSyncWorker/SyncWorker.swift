@@ -111,9 +111,8 @@ public struct SyncWorker: Service {
                 }
             }
             metrics.recordActive(false)
-            // Closing the connection releases the advisory lock for a standby worker. One the
-            // server already ended is not closed again: that can wait forever (PostgresNIO 1.33).
-            if let connection, !connection.isClosed { try? await connection.close() }
+            // Closing the connection releases the advisory lock for a standby worker.
+            if let connection { try? await connection.untilClosed { try await $0.close() } }
             guard !Task.isCancelled, (try? await Task.sleep(for: delay)) != nil else { break }
             delay = min(delay * 2, reconnectDelay.longest)
         }
@@ -174,7 +173,7 @@ public struct SyncWorker: Service {
     }
 
     private func tryLock(on connection: PostgresConnection) async throws -> Bool {
-        try await connection.query("SELECT pg_try_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
+        try await connection.guardedQuery("SELECT pg_try_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
             .decode(Bool.self).collectAll().first ?? false
     }
 }

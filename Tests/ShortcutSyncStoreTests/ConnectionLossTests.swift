@@ -5,7 +5,7 @@ import PostgresNIO
 import ShortcutSyncTestSupport
 import Testing
 
-/// What the store's transactions do when the server ends the session under them.
+/// What the store's queries do when the server ends the session under them.
 @Suite struct ConnectionLossTests {
     @Test func aTransactionOnATerminatedConnectionFailsInsteadOfHanging() async throws {
         try await TestDatabase.withClient { client, url in
@@ -16,10 +16,46 @@ import Testing
             try await Task.sleep(for: .milliseconds(200))
             await #expect(throws: (any Error).self) {
                 try await connection.inTransaction(logger: logger) { connection in
-                    try await connection.query("SELECT 1", logger: logger)
+                    try await connection.guardedQuery("SELECT 1", logger: logger)
                 }
             }
             try? await connection.close()
         }
     }
+
+    /// PostgresNIO drops a query written just after the server ended the session, and its caller
+    /// waits forever (unguarded, this loop hung in 44 of 150 rounds); a guarded query races the
+    /// connection's close and always answers.
+    @Test func aGuardedQueryRacingTheEndOfItsSessionAlwaysAnswers() async throws {
+        try await TestDatabase.withClient { client, url in
+            let logger = TestDatabase.shared.logger
+            var outcomes: [String: Int] = [:]
+            for _ in 0..<150 {
+                let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 8, logger: logger)
+                let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self).collectAll().first!
+                async let killed = client.query("SELECT pg_terminate_backend(\(pid))")
+                let outcome = await firstOutcome(within: .seconds(3)) {
+                    while true { try await connection.guardedQuery("SELECT 1", logger: logger) }
+                }
+                _ = try await killed
+                outcomes[outcome, default: 0] += 1
+                try? await connection.untilClosed { try await $0.close() }
+            }
+            #expect(outcomes == ["failed": 150], "every round ends in an error, none hangs")
+        }
+    }
+}
+
+/// "failed" or "hung", whichever comes first: the operation runs in a task of its own so that a
+/// hang is reported, not suffered.
+func firstOutcome(within limit: Duration, _ operation: @escaping @Sendable () async throws -> Void) async -> String {
+    let (outcomes, report) = AsyncStream<String>.makeStream()
+    let work = Task { do { try await operation(); report.yield("answered") } catch { report.yield("failed") } }
+    let timer = Task { try? await Task.sleep(for: limit); report.yield("hung") }
+    for await outcome in outcomes {
+        timer.cancel()
+        if outcome != "hung" { work.cancel() }
+        return outcome
+    }
+    return "hung"
 }
