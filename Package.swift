@@ -43,6 +43,8 @@ let package = Package(
             dependencies: [
                 "ShortcutSyncDomain",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Only to recognise the pool's errors as "the database is unavailable".
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The numbered migrations; the top-level Schema/ is a link to them.

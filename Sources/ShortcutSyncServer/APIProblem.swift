@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import ShortcutSyncDomain
 import ShortcutSyncStore
 
@@ -10,6 +11,10 @@ public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
     public var errors: [FieldError] = []
     public var expectedSeq: Int64?
     public var lastAcceptedSeq: Int64?
+    /// Seconds after which the request may be tried again (`Retry-After`), with 503.
+    public var retryAfter: Int?
+    /// The methods the path answers (`Allow`), with 405.
+    public var allowedMethods: [String] = []
 
     public var description: String { "\(status) \(title)" + (detail.map { ": \($0)" } ?? "") }
 
@@ -19,8 +24,10 @@ public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
         case 400: "https://shortcut-sync.invalid/problems/malformed-request"
         case 401: "https://shortcut-sync.invalid/problems/unauthorized"
         case 404: "https://shortcut-sync.invalid/problems/not-found"
+        case 405: "https://shortcut-sync.invalid/problems/method-not-allowed"
         case 409: "https://shortcut-sync.invalid/problems/conflict"
         case 413: "https://shortcut-sync.invalid/problems/too-large"
+        case 415: "https://shortcut-sync.invalid/problems/unsupported-media-type"
         case 422: "https://shortcut-sync.invalid/problems/invalid-input"
         case 503: "https://shortcut-sync.invalid/problems/unavailable"
         default: "about:blank"
@@ -32,6 +39,20 @@ public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
 
     static func notFound(_ detail: String) -> APIProblem {
         APIProblem(status: 404, title: "Not Found", detail: detail)
+    }
+
+    static func methodNotAllowed(_ method: String, path: String, allowed: [String]) -> APIProblem {
+        var problem = APIProblem(status: 405, title: "Method Not Allowed",
+                                 detail: "\(path) answers \(allowed.joined(separator: ", ")), not \(method)")
+        problem.allowedMethods = allowed
+        return problem
+    }
+
+    /// The database cannot serve the request now; the client should try again shortly.
+    static func unavailable(_ detail: String = "the database is unavailable; try again shortly") -> APIProblem {
+        var problem = APIProblem(status: 503, title: "Service Unavailable", detail: detail)
+        problem.retryAfter = 1
+        return problem
     }
 
     static func malformed(_ detail: String) -> APIProblem {
@@ -67,6 +88,16 @@ public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
             break
         }
         return problem
+    }
+
+    /// The header fields that go with the problem: its content type, and `Allow`, `Retry-After`
+    /// or `WWW-Authenticate` where the status calls for one.
+    var headerFields: HTTPFields {
+        var fields: HTTPFields = [.contentType: "application/problem+json"]
+        if status == 401 { fields[.wwwAuthenticate] = "Bearer" }
+        if let retryAfter { fields[.retryAfter] = String(retryAfter) }
+        if !allowedMethods.isEmpty { fields[.allow] = allowedMethods.joined(separator: ", ") }
+        return fields
     }
 
     /// The problem+json document.

@@ -49,7 +49,10 @@ public func buildApplication(
     let router = Router()
     router.middlewares.add(MetricsMiddleware())
     router.middlewares.add(BodyLimitMiddleware())
-    try api.registerHandlers(on: router, middlewares: [ProblemMiddleware(logger: logger), BearerTokenMiddleware()])
+    let problems = ProblemMiddleware(logger: logger, databaseIsReachable: { hub.isDatabaseReachable })
+    try api.registerHandlers(on: router, middlewares: [problems, BearerTokenMiddleware()])
+    // Added last, it wraps no route: only the requests none of them takes.
+    router.middlewares.add(UnmatchedRouteMiddleware(routes: router.routes.map { ($0.path.description, $0.method.rawValue) }))
 
     var services: [any Service] = [client, hub]
     if let worker { services.append(worker) }

@@ -11,21 +11,21 @@ struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
         let limit = request.uri.path == "/v1/sync/push" ? pushLimit : otherLimit
         let tooLarge = APIProblem.tooLarge("the body is larger than \(limit) bytes")
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            return Self.response(tooLarge)
+            return tooLarge.response
         }
         var request = request
         do {
             _ = try await request.collectBody(upTo: limit)
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            return Self.response(tooLarge)
+            return tooLarge.response
         }
         return try await next(request, context)
     }
+}
 
-    static func response(_ problem: APIProblem) -> Response {
-        Response(
-            status: .init(code: problem.status),
-            headers: [.contentType: "application/problem+json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: problem.json)))
+extension APIProblem {
+    /// The problem as a Hummingbird response, for middlewares outside the OpenAPI handlers.
+    var response: Response {
+        Response(status: .init(code: status), headers: headerFields, body: .init(byteBuffer: ByteBuffer(bytes: json)))
     }
 }

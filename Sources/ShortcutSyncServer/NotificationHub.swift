@@ -14,14 +14,14 @@ public enum StreamMessage: Sendable, Hashable {
 }
 
 /// Listens on the database for the worker's notifications and wakes exactly the streams and
-/// waiting pulls they concern.
+/// waiting pulls they concern; ends the streams of a device that was signed out.
 ///
 /// It holds one dedicated connection (`LISTEN` cannot share a pooled one) and reconnects after
 /// the database restarts; after a reconnect every subscriber is poked once, since anything
 /// notified while the connection was down is lost. A poke is only a hint: pulls are the truth.
+/// Whether its last attempt to reach the database failed is what `isDatabaseReachable` says.
 public final class NotificationHub: Service, Sendable {
     private struct Subscriber {
-        var account: UUID
         /// The device whose view matters, or nil for anyone waiting on any change of the account.
         var device: UUID?
         var continuation: AsyncStream<StreamMessage>.Continuation
@@ -33,6 +33,7 @@ public final class NotificationHub: Service, Sendable {
     private let subscribers = Mutex<[UUID: [Int: Subscriber]]>([:])
     private let nextID = Atomic<Int>(0)
     private let connected = Atomic<Bool>(false)
+    private let reachable = Atomic<Bool>(true)
 
     public init(configuration: PostgresConnection.Configuration, logger: Logger, keepAliveInterval: Duration = .seconds(15)) {
         self.configuration = configuration
@@ -42,6 +43,10 @@ public final class NotificationHub: Service, Sendable {
 
     /// Whether the LISTEN connection is up.
     public var isListening: Bool { connected.load(ordering: .relaxed) }
+
+    /// False from a failed attempt to connect to the database until the next one succeeds: the
+    /// database is down or unreachable, and requests that need it are answered 503 at once.
+    public var isDatabaseReachable: Bool { reachable.load(ordering: .relaxed) }
 
     /// How many subscribers are open (streams and waiting pulls).
     public var subscriberCount: Int {
@@ -53,8 +58,9 @@ public final class NotificationHub: Service, Sendable {
         subscribers.withLock { $0.values.reduce(0) { $0 + $1.values.filter { $0.device != nil }.count } }
     }
 
-    /// Messages for one device's stream, or (device nil) every change of the account.
-    /// With `greeting`, a first keep-alive tells the client the subscription is in place.
+    /// Messages for one device's stream, or (device nil) every change of the account. The
+    /// subscription is in place when this returns, so a change right after is not missed. With
+    /// `greeting`, a first keep-alive tells the client the subscription is in place.
     public func subscribe(account: UUID, device: UUID?, greeting: Bool = false) -> AsyncStream<StreamMessage> {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncStream<StreamMessage>.makeStream(bufferingPolicy: .bufferingNewest(8))
@@ -64,20 +70,17 @@ public final class NotificationHub: Service, Sendable {
                 if all[account]?.isEmpty == true { all[account] = nil }
             }
         }
-        subscribers.withLock { $0[account, default: [:]][id] = Subscriber(account: account, device: device, continuation: continuation) }
+        subscribers.withLock { $0[account, default: [:]][id] = Subscriber(device: device, continuation: continuation) }
         if greeting { continuation.yield(.keepAlive) }
         return stream
     }
 
-    /// Returns at the account's next change, or after `timeout`.
-    public func waitForChange(account: UUID, timeout: Duration) async {
-        let changes = subscribe(account: account, device: nil)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { for await _ in changes { return } }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
-            group.cancelAll()
+    /// Ends every open stream of `device` (it was signed out).
+    public func endStreams(device: UUID, account: UUID) {
+        let ended = subscribers.withLock { all in
+            (all[account] ?? [:]).values.filter { $0.device == device }
         }
+        for subscriber in ended { subscriber.continuation.finish() }
     }
 
     /// Hands a notification to the subscribers it concerns.
@@ -134,27 +137,59 @@ public final class NotificationHub: Service, Sendable {
         }
     }
 
-    /// One LISTEN connection, for as long as it lasts.
+    /// One LISTEN connection, for as long as it lasts. Every call on it races its close, so a
+    /// connection the server ends is always noticed (see `PostgresConnection.untilClosed`).
     private func listenOnce(pokeFirst: Bool) async throws {
-        let decoder = JSONDecoder()
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        let connection: PostgresConnection
         do {
-            try await connection.listen(on: ProjectionNotification.channel) { notifications in
-                self.connected.store(true, ordering: .relaxed)
-                // Whatever was notified while the connection was down is lost: everyone pulls once.
-                if pokeFirst { self.broadcast(.changed(position: 0)) }
-                for try await notification in notifications {
-                    guard let decoded = try? decoder.decode(ProjectionNotification.self, from: Data(notification.payload.utf8)) else {
-                        self.logger.warning("ignoring an unreadable notification", metadata: ["payload": "\(notification.payload)"])
-                        continue
-                    }
-                    self.deliver(decoded)
+            connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        } catch {
+            reachable.store(false, ordering: .relaxed)
+            throw error
+        }
+        reachable.store(true, ordering: .relaxed)
+        do {
+            try await connection.untilClosed { connection in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await self.listen(on: connection, pokeFirst: pokeFirst) }
+                    group.addTask { try await self.listenForSignOuts(on: connection) }
+                    try await group.next()
+                    group.cancelAll()
                 }
             }
         } catch {
-            try? await connection.close()
+            try? await connection.untilClosed { try await $0.close() }
             throw error
         }
-        try? await connection.close()
+        try? await connection.untilClosed { try await $0.close() }
+    }
+
+    private func listen(on connection: PostgresConnection, pokeFirst: Bool) async throws {
+        let decoder = JSONDecoder()
+        try await connection.listen(on: ProjectionNotification.channel) { notifications in
+            self.connected.store(true, ordering: .relaxed)
+            // Whatever was notified while the connection was down is lost: everyone pulls once.
+            if pokeFirst { self.broadcast(.changed(position: 0)) }
+            for try await notification in notifications {
+                guard let decoded = try? decoder.decode(ProjectionNotification.self, from: Data(notification.payload.utf8)) else {
+                    self.logger.warning("ignoring an unreadable notification", metadata: ["payload": "\(notification.payload)"])
+                    continue
+                }
+                self.deliver(decoded)
+            }
+        }
+    }
+
+    private func listenForSignOuts(on connection: PostgresConnection) async throws {
+        let decoder = JSONDecoder()
+        try await connection.listen(on: DeviceSignedOut.channel) { notifications in
+            for try await notification in notifications {
+                guard let signedOut = try? decoder.decode(DeviceSignedOut.self, from: Data(notification.payload.utf8)) else {
+                    self.logger.warning("ignoring an unreadable notification", metadata: ["payload": "\(notification.payload)"])
+                    continue
+                }
+                self.endStreams(device: signedOut.deviceId, account: signedOut.accountId)
+            }
+        }
     }
 }

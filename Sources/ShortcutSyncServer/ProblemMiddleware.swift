@@ -2,14 +2,22 @@ import Foundation
 import HTTPTypes
 import Logging
 import OpenAPIRuntime
+import ShortcutSyncStore
 
 /// Turns every error of an operation into an `application/problem+json` answer.
 ///
-/// Handlers throw `APIProblem`; a request the generated code cannot decode becomes 400 (not
-/// JSON at all) or 422 (JSON of the wrong shape) with a pointer to the field at fault; anything
-/// else is a 500 that is logged and not explained to the caller.
+/// Handlers throw `APIProblem`. A request the generated code cannot decode becomes 400 (not
+/// JSON at all) or 422 (JSON of the wrong shape) with a pointer to the field at fault; one the
+/// OpenAPI runtime refused for another reason keeps the status the runtime gave it (415 for a
+/// body that is not JSON, 400 for a missing parameter). A database that is down, restarting or
+/// overloaded is a 503 with `Retry-After`, and while the hub cannot reach it requests are
+/// answered so at once, without waiting on the pool. Anything else is a 500 that is logged and
+/// not explained to the caller. Only 500s are logged as errors: the caller's mistakes are not.
 struct ProblemMiddleware: ServerMiddleware {
     let logger: Logger
+    /// Whether the database was reachable at the last attempt; operations in `withoutDatabase` run regardless.
+    var databaseIsReachable: @Sendable () -> Bool = { true }
+    var withoutDatabase: Set<String> = ["health", "ready", "metrics"]
 
     func intercept(
         _ request: HTTPRequest,
@@ -19,27 +27,37 @@ struct ProblemMiddleware: ServerMiddleware {
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         do {
+            guard withoutDatabase.contains(operationID) || databaseIsReachable() else { throw APIProblem.unavailable() }
             return try await next(request, body, metadata)
         } catch {
             let problem = problem(for: error, operationID: operationID)
             var response = HTTPResponse(status: .init(code: problem.status))
-            response.headerFields[.contentType] = "application/problem+json"
-            if problem.status == 401 { response.headerFields[.wwwAuthenticate] = "Bearer" }
+            response.headerFields = problem.headerFields
             return (response, HTTPBody(problem.json))
         }
     }
 
     func problem(for error: any Error, operationID: String) -> APIProblem {
-        let cause = (error as? ServerError)?.underlyingError ?? error
+        let serverError = error as? ServerError
+        let cause = serverError?.underlyingError ?? error
+        let metadata: Logger.Metadata = ["operation": "\(operationID)", "error": "\(String(reflecting: cause))"]
         switch cause {
         case let problem as APIProblem:
+            logger.debug("request refused", metadata: metadata.merging(["status": "\(problem.status)"]) { $1 })
             return problem
         case let decoding as DecodingError:
-            return decoding.isSyntaxError
-                ? .malformed("the body is not valid JSON")
-                : .invalid([decoding.fieldError])
+            logger.debug("request body refused", metadata: metadata)
+            return decoding.isSyntaxError ? .malformed("the body is not valid JSON") : .invalid([decoding.fieldError])
+        case _ where DatabaseAvailability.isUnavailable(cause):
+            logger.warning("the database could not serve a request", metadata: metadata)
+            return .unavailable()
         default:
-            logger.error("request failed", metadata: ["operation": "\(operationID)", "error": "\(String(reflecting: cause))"])
+            if let serverError, (400..<500).contains(serverError.httpStatus.code) {
+                logger.debug("request refused by the OpenAPI runtime", metadata: metadata)
+                return APIProblem(status: serverError.httpStatus.code, title: serverError.httpStatus.reasonPhrase,
+                                  detail: serverError.causeDescription)
+            }
+            logger.error("request failed", metadata: metadata)
             return APIProblem(status: 500, title: "Internal Server Error", detail: "the request failed; it has been logged")
         }
     }

@@ -33,6 +33,8 @@ extension SyncAPI {
               try await accounts.revokeDevice(device, account: account) else {
             throw APIProblem.notFound("this account has no device \(input.path.deviceId)")
         }
+        // Other servers end theirs when the sign-out's notification reaches them.
+        hub.endStreams(device: device, account: account)
         logger.info("device signed out", metadata: ["account": "\(account)", "device": "\(device)"])
         return .noContent(.init())
     }

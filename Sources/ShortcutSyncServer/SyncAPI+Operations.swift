@@ -13,8 +13,13 @@ extension SyncAPI {
     }
 
     /// Ready when the database answers and every migration is applied; reports the worker's lag.
+    /// While the hub cannot reach the database it answers at once, without waiting on the pool.
     func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output {
         var readiness = Components.Schemas.Readiness(ready: false, database: false, migrations: false)
+        guard hub.isDatabaseReachable else {
+            readiness.detail = "the database is unreachable"
+            return .serviceUnavailable(.init(body: .json(readiness)))
+        }
         do {
             readiness.migrations = try await migrator.isUpToDate()
             readiness.database = true

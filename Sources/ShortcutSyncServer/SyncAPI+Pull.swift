@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Logging
+import ServiceLifecycle
 import ShortcutSyncAPI
 import ShortcutSyncDomain
 import ShortcutSyncStore
@@ -12,31 +13,47 @@ extension SyncAPI {
 
     func pull(_ input: Operations.Pull.Input) async throws -> Operations.Pull.Output {
         let (device, account) = try await requireDevice()
+        var invalid: [FieldError] = []
+        if let waitFor = input.query.waitFor, waitFor < 0 {
+            invalid.append(FieldError(pointer: "/waitFor", detail: "must not be negative"))
+        }
+        if let timeout = input.query.timeout, timeout < 0 {
+            invalid.append(FieldError(pointer: "/timeout", detail: "must not be negative"))
+        }
+        guard invalid.isEmpty else { throw APIProblem.invalid(invalid) }
         if let position = input.query.waitFor {
-            guard input.query.timeout.map({ $0 >= 0 }) ?? true else {
-                throw APIProblem.invalid([FieldError(pointer: "/timeout", detail: "must not be negative")])
-            }
             let timeout = min(Int(input.query.timeout ?? Int32(Self.defaultWait)), Self.maximumWait)
             try await waitUntilProcessed(position, account: account, timeout: .milliseconds(timeout))
         }
-        let snapshot = try await projections.pull(account: account, device: device, cursor: input.query.cursor)
+        let codec = try await cursors.codec { try await accounts.cursorSigningKey() }
+        let snapshot = try await projections.pull(account: account, device: device, cursor: input.query.cursor.flatMap(codec.cursor))
         ServerMetrics.pulls.increment()
         let body = PullBody(
-            cursor: snapshot.cursor, reset: snapshot.reset, lastAcceptedSeq: snapshot.lastAcceptedSeq, hlc: snapshot.maxHLC,
+            cursor: codec.text(snapshot.cursor), reset: snapshot.reset, lastAcceptedSeq: snapshot.lastAcceptedSeq, hlc: snapshot.maxHLC,
             shortcuts: .init(upserted: snapshot.changes.upsertedShortcuts, removed: snapshot.changes.removedShortcuts),
             voiceShortcuts: .init(upserted: snapshot.changes.upsertedVoiceShortcuts, removed: snapshot.changes.removedVoiceShortcuts))
         return .ok(.init(body: .json(try WireFormat.convert(body, to: Components.Schemas.PullResponse.self))))
     }
 
-    /// Read-your-writes: returns once the projections include log `position`, or when `timeout` is over.
-    /// Woken by the worker's notifications for the account; it also looks again every 100 ms, since
-    /// a notification is only a hint.
+    /// Read-your-writes: returns once the account's views include log `position`, when
+    /// `timeout` is over, or when the service begins to shut down (the pull then answers with
+    /// what there is). It subscribes to the account's changes before it first looks, so a change
+    /// between the look and the wait is not missed; each change (a hint) makes it look again.
     func waitUntilProcessed(_ position: Int64, account: UUID, timeout: Duration) async throws {
+        guard position > 0 else { return }
+        let changes = hub.subscribe(account: account, device: nil)
         let deadline = ContinuousClock.now + timeout
-        while try await !projections.isProcessed(position: position) {
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { return }
-            await hub.waitForChange(account: account, timeout: min(remaining, .milliseconds(100)))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [projections] in
+                if try await projections.isProcessed(position: position, account: account) { return }
+                for await _ in changes {
+                    if try await projections.isProcessed(position: position, account: account) { return }
+                }
+            }
+            group.addTask { try? await Task.sleep(until: deadline) }
+            group.addTask { try? await gracefulShutdown() }
+            try await group.next()
+            group.cancelAll()
         }
     }
 }

@@ -36,14 +36,21 @@ public struct AccountStore: Sendable {
         return id
     }
 
-    /// Signs a device out: its token stops working, its events stay. False if the account has no such device.
+    /// Signs a device out: its token stops working, its events stay, and a `DeviceSignedOut`
+    /// notification (sent when the statement commits) ends its open streams on every server.
+    /// False if the account has no such device.
     public func revokeDevice(_ device: UUID, account: UUID) async throws -> Bool {
         let rows = try await client.query("""
-            UPDATE devices SET token_hash = NULL, revoked_at = coalesce(revoked_at, now())
-            WHERE device_id = \(device) AND account_id = \(account)
-            RETURNING device_id
+            WITH revoked AS (
+                UPDATE devices SET token_hash = NULL, revoked_at = coalesce(revoked_at, now())
+                WHERE device_id = \(device) AND account_id = \(account)
+                RETURNING device_id, account_id
+            )
+            SELECT device_id, pg_notify(\(DeviceSignedOut.channel),
+                json_build_object('accountId', account_id, 'deviceId', device_id)::text)::text
+            FROM revoked
             """, logger: logger)
-        return try await !rows.decode(UUID.self).collectAll().isEmpty
+        return try await !rows.decode((UUID, String).self).collectAll().isEmpty
     }
 
     /// The account whose token has this hash.
@@ -76,5 +83,16 @@ public struct AccountStore: Sendable {
         return try await rows.decode((UUID, UUID, String, String, Date, Date?).self).collectAll().map {
             DeviceRecord(deviceId: $0.0, accountId: $0.1, name: $0.2, platform: $0.3, createdAt: $0.4, revokedAt: $0.5)
         }
+    }
+}
+
+extension AccountStore {
+    /// The key that signs pull cursors (migration 0004), shared by every server of the database.
+    public func cursorSigningKey() async throws -> [UInt8] {
+        let rows = try await client.query("SELECT secret FROM service_secrets WHERE name = 'cursor_signing'", logger: logger)
+        guard let secret = try await rows.decode(ByteBuffer.self).collectAll().first, secret.readableBytes >= 16 else {
+            throw StoreError.corruptRow("the cursor signing key is missing; run shortcut-sync migrate")
+        }
+        return Array(buffer: secret)
     }
 }

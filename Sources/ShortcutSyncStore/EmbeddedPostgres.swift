@@ -55,8 +55,10 @@ public final class EmbeddedPostgres: Sendable {
         self.logger = logger
     }
 
-    /// Starts the cluster (creating it the first time) or joins it if it already runs.
-    public func start() throws -> Connection {
+    /// Starts the cluster (creating it the first time) or joins it if it already runs; a cluster
+    /// it starts listens on `preferredPort` if given (to come back where clients expect it), else
+    /// on a free one.
+    public func start(preferredPort: Int? = nil) throws -> Connection {
         if let running = state.withLock({ $0 }) { return running }
         let bin = try Self.binDirectory()
         let asRoot = getuid() == 0
@@ -96,19 +98,30 @@ public final class EmbeddedPostgres: Sendable {
                                       "--auth=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync"], asPostgres: asRoot)
         }
 
+        let ownerFile = home.appendingPathComponent("owner.pid")
         if let port = try runningPort(bin: bin, cluster: cluster, asRoot: asRoot) {
-            logger.info("joining the running embedded PostgreSQL", metadata: ["port": "\(port)"])
             let connection = Connection(host: "127.0.0.1", port: port, username: "postgres", password: password, socketDirectory: socketDirectory)
             state.withLock { $0 = connection }
+            if let owner = Self.livingOwner(ownerFile) {
+                // Another process started it and still runs: share it, and leave it to that process to stop.
+                logger.info("joining the running embedded PostgreSQL", metadata: ["port": "\(port)", "owner_pid": "\(owner)"])
+            } else {
+                // The process that started it ended without stopping it (it was killed): this one takes it over.
+                logger.notice("taking over the embedded PostgreSQL that an ended process left running", metadata: ["port": "\(port)"])
+                try Self.claim(ownerFile)
+                startedHere.withLock { $0 = true }
+                Self.register(self)
+            }
             return connection
         }
 
-        let port = try Self.freeLoopbackPort()
+        let port = try preferredPort ?? Self.freeLoopbackPort()
         let options = "-c port=\(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(socketDirectory) -c max_connections=400"
         try run(bin + "/pg_ctl", ["-D", cluster.path, "-l", home.appendingPathComponent("postgres.log").path,
                                   "-w", "-t", "120", "-o", options, "start"], asPostgres: asRoot)
         let connection = Connection(host: "127.0.0.1", port: port, username: "postgres", password: password, socketDirectory: socketDirectory)
         state.withLock { $0 = connection }
+        try Self.claim(ownerFile)
         startedHere.withLock { $0 = true }
         Self.register(self)
         logger.info("embedded PostgreSQL started", metadata: ["port": "\(port)", "cluster": "\(cluster.path)"])
@@ -127,6 +140,7 @@ public final class EmbeddedPostgres: Sendable {
         let cluster = clusterHome(asRoot: asRoot).appendingPathComponent("cluster")
         do {
             try run(bin + "/pg_ctl", ["-D", cluster.path, "-m", "fast", "-w", "stop"], asPostgres: asRoot)
+            try? FileManager.default.removeItem(at: clusterHome(asRoot: asRoot).appendingPathComponent("owner.pid"))
             logger.info("embedded PostgreSQL stopped")
         } catch {
             logger.error("stopping the embedded PostgreSQL failed", metadata: ["error": "\(error)"])
@@ -189,6 +203,18 @@ public final class EmbeddedPostgres: Sendable {
     }
 
     // MARK: Helpers
+
+    /// The pid in `ownerFile` if that process still runs (and is not this one).
+    static func livingOwner(_ ownerFile: URL) -> pid_t? {
+        guard let text = try? String(contentsOf: ownerFile, encoding: .utf8),
+              let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0, pid != getpid() else { return nil }
+        return kill(pid, 0) == 0 || errno == EPERM ? pid : nil
+    }
+
+    /// Records this process as the one that stops the cluster.
+    static func claim(_ ownerFile: URL) throws {
+        try "\(getpid())\n".write(to: ownerFile, atomically: true, encoding: .utf8)
+    }
 
     /// The newest PostgreSQL `bin` directory: PATH first, then /usr/lib/postgresql/*/bin.
     static func binDirectory() throws -> String {

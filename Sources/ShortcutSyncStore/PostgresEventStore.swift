@@ -40,7 +40,7 @@ public struct PostgresEventStore: EventStore {
             } catch let error as PSQLError where error.isUniqueViolation {
                 switch error.constraintName {
                 case "events_event_id_key":
-                    throw try await idReuse(in: events, account: account)
+                    throw try await idReuse(in: events, account: account, device: device)
                 case "events_stream_version_key" where expectedVersion != .any:
                     let actual = try await streamVersion(account: account)
                     if case .exactly(let expected) = expectedVersion {
@@ -131,13 +131,20 @@ public struct PostgresEventStore: EventStore {
         return accepted
     }
 
-    /// Names the first event of the batch whose id the account already used with another seq.
-    private func idReuse(in events: [Event], account: UUID) async throws -> AppendError {
+    /// Names the first event of the batch whose id the account already used for another event:
+    /// another seq, or another device. Exact retries earlier in the batch (same device, seq and
+    /// id) are not reuses.
+    private func idReuse(in events: [Event], account: UUID, device: UUID) async throws -> AppendError {
         let rows = try await client.query(
-            "SELECT event_id FROM events WHERE account_id = \(account) AND event_id = ANY(\(events.map(\.id)))",
+            "SELECT event_id, device_id, seq FROM events WHERE account_id = \(account) AND event_id = ANY(\(events.map(\.id)))",
             logger: logger)
-        let used = try await Set(rows.decode(UUID.self).collectAll())
-        let index = events.firstIndex { used.contains($0.id) } ?? 0
+        var stored: [UUID: (device: UUID, seq: Int64)] = [:]
+        for try await (id, storedDevice, seq) in rows.decode((UUID, UUID, Int64).self) {
+            stored[id] = (storedDevice, seq)
+        }
+        let index = events.firstIndex { event in
+            stored[event.id].map { $0.device != device || $0.seq != event.seq } ?? false
+        } ?? 0
         return .idReused(index: index, id: events[index].id)
     }
 

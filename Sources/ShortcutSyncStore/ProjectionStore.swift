@@ -17,8 +17,8 @@ public struct ProjectionCheckpoint: Sendable, Hashable {
 
 /// One device's pull (DESIGN §5), read from one consistent snapshot.
 public struct PullSnapshot: Sendable {
-    /// Opaque to devices: the epoch, the viewer and the account version this answer brings the device to.
-    public var cursor: String
+    /// The epoch, the viewer and the account version this answer brings the device to.
+    public var cursor: PullCursor
     /// True when `changes` is the whole view, to replace what the device holds.
     public var reset: Bool
     public var changes: ViewChanges
@@ -78,12 +78,16 @@ public struct ProjectionStore: Sendable {
         try await ProjectionFolder(tables: .live, logger: logger).apply(events, from: from, on: connection, notify: true)
     }
 
-    /// Whether the event at log `position` is folded into the projections (false if no such event is committed yet).
-    public func isProcessed(position: Int64) async throws -> Bool {
-        try await client.query("""
-            SELECT EXISTS (
+    /// Whether the account's views include log `position`: true unless the account has a
+    /// committed event there that the projections have not folded yet. A position of another
+    /// account, or of none, is included: there is nothing of this account to wait for.
+    public func isProcessed(position: Int64, account: UUID) async throws -> Bool {
+        guard position > 0 else { return true }
+        return try await client.query("""
+            SELECT NOT EXISTS (
                 SELECT 1 FROM events e, projection_checkpoint c
-                WHERE e.position = \(position) AND c.name = 'live' AND (e.tx_id, e.position) <= (c.tx_id, c.position))
+                WHERE e.account_id = \(account) AND e.position = \(position) AND c.name = 'live'
+                  AND (e.tx_id, e.position) > (c.tx_id, c.position))
             """, logger: logger).decode(Bool.self).collectAll().first ?? false
     }
 
@@ -109,10 +113,11 @@ public struct ProjectionStore: Sendable {
             .decode(Int64.self).collectAll().first ?? 0
     }
 
-    /// The pull of DESIGN §5 for one device. A cursor that is missing, unparsable, of another
-    /// epoch or of another viewer than the device reads now (it reported its apps since) gets the
-    /// whole view with `reset: true`; any other gets exactly the rows changed after it.
-    public func pull(account: UUID, device: UUID, cursor: String?) async throws -> PullSnapshot {
+    /// The pull of DESIGN §5 for one device. A cursor that is missing, issued to another account
+    /// or device, of another epoch, or of another viewer than the device reads now (it reported
+    /// its apps since) gets the whole view with `reset: true`; any other gets exactly the rows
+    /// changed after it.
+    public func pull(account: UUID, device: UUID, cursor: PullCursor?) async throws -> PullSnapshot {
         try await client.withConnection { connection in
             try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
                 try await pull(account: account, device: device, cursor: cursor, on: connection)
@@ -120,8 +125,8 @@ public struct ProjectionStore: Sendable {
         }
     }
 
-    private func pull(account: UUID, device: UUID, cursor text: String?, on connection: PostgresConnection) async throws -> PullSnapshot {
-        let head = try await connection.query("""
+    private func pull(account: UUID, device: UUID, cursor: PullCursor?, on connection: PostgresConnection) async throws -> PullSnapshot {
+        let head = try await connection.guardedQuery("""
             SELECT c.epoch, a.version, a.max_hlc_wall, a.max_hlc_counter, coalesce(\(device) = ANY(a.reported_devices), false)
             FROM projection_checkpoint c LEFT JOIN projection_accounts a ON a.account_id = \(account)
             WHERE c.name = 'live'
@@ -131,8 +136,8 @@ public struct ProjectionStore: Sendable {
         }
         let version = storedVersion ?? 0
         let viewer = reported ? device : Viewer.unreportedID
-        let cursor = text.flatMap(PullCursor.init(text:))
-        let since: Int64? = if let cursor, cursor.epoch == epoch, cursor.viewer == viewer, cursor.version <= version {
+        let since: Int64? = if let cursor, cursor.account == account, cursor.device == device,
+                                  cursor.epoch == epoch, cursor.viewer == viewer, cursor.version <= version {
             cursor.version
         } else {
             nil
@@ -140,7 +145,7 @@ public struct ProjectionStore: Sendable {
 
         var changes = ViewChanges()
         let decoder = JSONDecoder()
-        let shortcuts = try await connection.query("""
+        let shortcuts = try await connection.guardedQuery("""
             SELECT bundle_id, identifier, view::text FROM projection_shortcuts
             WHERE account_id = \(account) AND viewer_id = \(viewer) AND version > \(since ?? -1)
               AND (view IS NOT NULL OR \(since != nil))
@@ -152,7 +157,7 @@ public struct ProjectionStore: Sendable {
                 changes.removedShortcuts.append(ShortcutID(bundleId: bundleId, identifier: identifier))
             }
         }
-        let voiceShortcuts = try await connection.query("""
+        let voiceShortcuts = try await connection.guardedQuery("""
             SELECT voice_shortcut_id, view::text FROM projection_voice_shortcuts
             WHERE account_id = \(account) AND viewer_id = \(viewer) AND version > \(since ?? -1)
               AND (view IS NOT NULL OR \(since != nil))
@@ -164,12 +169,12 @@ public struct ProjectionStore: Sendable {
                 changes.removedVoiceShortcuts.append(id)
             }
         }
-        let lastAcceptedSeq = try await connection.query(
+        let lastAcceptedSeq = try await connection.guardedQuery(
             "SELECT coalesce(max(seq), 0) FROM events WHERE account_id = \(account) AND device_id = \(device)",
             logger: logger).decode(Int64.self).collectAll().first ?? 0
 
         return PullSnapshot(
-            cursor: PullCursor(epoch: epoch, viewer: viewer, version: version).text,
+            cursor: PullCursor(epoch: epoch, account: account, device: device, viewer: viewer, version: version),
             reset: since == nil,
             changes: changes,
             maxHLC: HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0)),
@@ -177,34 +182,21 @@ public struct ProjectionStore: Sendable {
     }
 }
 
-/// What a pull's cursor says: the view of `viewer` at account `version`, in projection `epoch`.
-struct PullCursor: Sendable, Hashable {
-    var epoch: Int64
-    var viewer: UUID
-    var version: Int64
+/// What a pull's cursor says: the view `device` of `account` read as `viewer` at account
+/// `version`, in projection `epoch`. Devices hold it as opaque text, which the HTTP layer signs.
+public struct PullCursor: Sendable, Hashable {
+    public var epoch: Int64
+    public var account: UUID
+    public var device: UUID
+    public var viewer: UUID
+    public var version: Int64
 
-    /// Base64url of `1:epoch:viewer:version`; opaque to devices, which only hand it back.
-    var text: String {
-        Data("1:\(epoch):\(viewer.uuidString.lowercased()):\(version)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    init(epoch: Int64, viewer: UUID, version: Int64) {
+    public init(epoch: Int64, account: UUID, device: UUID, viewer: UUID, version: Int64) {
         self.epoch = epoch
+        self.account = account
+        self.device = device
         self.viewer = viewer
         self.version = version
-    }
-
-    /// Nil for anything this server did not make.
-    init?(text: String) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard text.count <= 200, let data = Data(base64Encoded: base64), let plain = String(data: data, encoding: .utf8) else { return nil }
-        let parts = plain.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "1", let epoch = Int64(parts[1]), let viewer = UUID(uuidString: String(parts[2])),
-              let version = Int64(parts[3]), version >= 0 else { return nil }
-        self.init(epoch: epoch, viewer: viewer, version: version)
     }
 }
 

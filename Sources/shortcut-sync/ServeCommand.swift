@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import ShortcutSyncServer
 import ShortcutSyncStore
 
@@ -49,6 +50,6 @@ struct ServeCommand: AsyncParsableCommand {
                 """
             FileHandle.standardOutput.write(Data(banner.utf8))
         }
-        try await app.runService()
+        try await ServiceGroup.runUntilSignalled([app], logger: logger)
     }
 }

@@ -2,7 +2,6 @@ import ArgumentParser
 import Logging
 import PostgresNIO
 import ServiceLifecycle
-import UnixSignals
 import ShortcutSyncStore
 import ShortcutSyncWorker
 
@@ -19,9 +18,6 @@ struct WorkerCommand: AsyncParsableCommand {
         try await Migrator.migrate(location.url, logger: logger)
         let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
         let worker = SyncWorker(client: client, connectionConfiguration: try location.url.connectionConfiguration(), logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(services: [.init(service: client), .init(service: worker)],
-                                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        try await ServiceGroup.runUntilSignalled([client, worker], logger: logger)
     }
 }

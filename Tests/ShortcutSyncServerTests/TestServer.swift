@@ -25,30 +25,41 @@ struct TestServer {
     /// A pool on the service's database, for checking what is stored.
     let sql: PostgresClient
 
-    /// Runs `body` with a started service; stops it afterwards.
+    /// Runs `body` with a started service over a fresh database; stops it afterwards.
     static func with(
         runsWorker: Bool = true,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         _ body: (TestServer) async throws -> Void
     ) async throws {
         try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
-            let adminToken = "admin-\(UUID())"
-            let configuration = ServerConfiguration(
-                host: "127.0.0.1", port: 0, database: url, adminToken: adminToken, runsWorker: runsWorker,
-                maximumConnections: 20, keepAliveInterval: .seconds(1))
-            let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-            let app = try await buildApplication(configuration, logger: TestDatabase.shared.logger, clock: clock) { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-                var iterator = ports.makeAsyncIterator()
-                guard let port = await iterator.next() else { throw CancellationError() }
-                let server = TestServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, adminToken: adminToken, database: url, sql: sql)
-                defer { group.cancelAll() }
-                try await body(server)
-            }
+            try await with(database: url, sql: sql, runsWorker: runsWorker, clock: clock, body)
+        }
+    }
+
+    /// Runs `body` with a service started over the database at `database`; stops it afterwards.
+    static func with(
+        database url: DatabaseURL,
+        sql: PostgresClient,
+        runsWorker: Bool = true,
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        _ body: (TestServer) async throws -> Void
+    ) async throws {
+        let adminToken = "admin-\(UUID())"
+        let configuration = ServerConfiguration(
+            host: "127.0.0.1", port: 0, database: url, adminToken: adminToken, runsWorker: runsWorker,
+            maximumConnections: 20, keepAliveInterval: .seconds(1))
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = try await buildApplication(configuration, logger: TestDatabase.shared.logger, clock: clock) { channel in
+            portContinuation.yield(channel.localAddress?.port ?? 0)
+            portContinuation.finish()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw CancellationError() }
+            let server = TestServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, adminToken: adminToken, database: url, sql: sql)
+            defer { group.cancelAll() }
+            try await body(server)
         }
     }
 
@@ -159,17 +170,26 @@ enum WireEvents {
 extension TestServer {
     /// A request built by hand, for what the generated client refuses to send (malformed bodies).
     func raw(_ method: HTTPMethod, _ path: String, token: String?, body: [UInt8]? = nil) async throws -> (status: Int, json: [String: Any]) {
+        let answer = try await request(method, path, token: token, body: body)
+        return (answer.status, answer.json)
+    }
+
+    /// A request built by hand, with its answer's status, headers and JSON body.
+    func request(
+        _ method: HTTPMethod, _ path: String, token: String?, body: [UInt8]? = nil,
+        contentType: String = "application/json", timeout: TimeAmount = .seconds(30)
+    ) async throws -> (status: Int, headers: HTTPHeaders, json: [String: Any]) {
         var request = HTTPClientRequest(url: baseURL.absoluteString + path)
         request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(body)
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
         let data = try await response.body.collect(upTo: 1 << 20)
         let json = (try? JSONSerialization.jsonObject(with: Data(buffer: data))) as? [String: Any] ?? [:]
-        return (Int(response.status.code), json)
+        return (Int(response.status.code), response.headers, json)
     }
 }
 

@@ -49,7 +49,7 @@ import Testing
                 rounds.append((0..<5).map { _ in scenario.push() })
             }
 
-            var held: [UUID: (view: DeviceView, cursor: String?, viewer: Viewer)] = [:]
+            var held: [UUID: (view: DeviceView, cursor: PullCursor?, viewer: Viewer)] = [:]
             let devices = [phone.id, watch.id, quiet.id]
             try await withConnection(url) { connection in
                 for round in rounds {
@@ -100,10 +100,16 @@ import Testing
             let pull = try await store.pull(account: account, device: watch.id, cursor: nil)
             #expect(pull.lastAcceptedSeq == 2)
             #expect(pull.maxHLC == HLCTimestamp(wallMillis: 13, counter: 2))
-            // Garbage and foreign cursors get the whole view.
-            for cursor in ["", "garbage", "MTo5OTpub3Q6MQ"] {
-                #expect(try await store.pull(account: account, device: watch.id, cursor: cursor).reset)
-            }
+            // A cursor is bound to its account and device: the phone's own cursor gives a diff, the
+            // same cursor in the hands of another device of the account (one that reads the same
+            // unfiltered view) or of a device of another account gives the whole view.
+            let phoneCursor = try await store.pull(account: account, device: phone.id, cursor: nil).cursor
+            #expect(try await !store.pull(account: account, device: phone.id, cursor: phoneCursor).reset)
+            let radio = UUID(), stranger = (account: UUID(), device: UUID())
+            let sameViewer = try await store.pull(account: account, device: radio, cursor: phoneCursor)
+            #expect(sameViewer.reset)
+            #expect(DeviceView.empty.applying(sameViewer.changes) == phoneView)
+            #expect(try await store.pull(account: stranger.account, device: stranger.device, cursor: phoneCursor).reset)
         }
     }
 
@@ -128,13 +134,14 @@ import Testing
                 }
                 #expect(try await projectionRowCounts(client) == counts)
                 #expect(try await store.checkpoint() == checkpoint)
-                #expect(try await store.isProcessed(position: firstBatch.last!.position))
-                #expect(try await !store.isProcessed(position: rest.last!.position))
+                #expect(try await store.isProcessed(position: firstBatch.last!.position, account: firstBatch.last!.accountId))
+                #expect(try await !store.isProcessed(position: rest.last!.position, account: rest.last!.accountId))
 
                 // The connection is still usable, and the right batch folds every donation once.
                 try await store.apply(rest, from: checkpoint.log, on: connection)
-                #expect(try await store.isProcessed(position: rest.last!.position))
-                #expect(try await !store.isProcessed(position: rest.last!.position + 1000))
+                #expect(try await store.isProcessed(position: rest.last!.position, account: rest.last!.accountId))
+                // A position where the account has no event leaves nothing to wait for.
+                #expect(try await store.isProcessed(position: rest.last!.position + 1000, account: rest.last!.accountId))
             }
             let view = try await store.fullView(account: phone.account, device: phone.id)
             #expect(view.shortcuts[ShortcutID(bundleId: "com.example.soup", identifier: "soup")]?.donationCount == 4)

@@ -54,7 +54,7 @@ import Testing
                 // readable while another transaction of the cluster is open, so nudge until done.)
                 try await eventually("the nudged worker folded the push", timeout: .seconds(10)) {
                     worker.nudge()
-                    return try await store.isProcessed(position: pushed.position)
+                    return try await store.isProcessed(position: pushed.position, account: phone.account)
                 }
             }
         }

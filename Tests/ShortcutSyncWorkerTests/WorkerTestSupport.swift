@@ -238,22 +238,6 @@ func whileRunning<Result: Sendable>(
     }
 }
 
-/// Waits until `condition` holds, failing the test after `timeout`.
-func eventually(
-    _ what: String, timeout: Duration = .seconds(20),
-    isolation: isolated (any Actor)? = #isolation,
-    _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting until \(what)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}
-
 /// How many rows the projection tables hold, to prove that an aborted batch wrote nothing.
 func projectionRowCounts(_ client: PostgresClient) async throws -> [Int64] {
     try await client.query("""

@@ -1,0 +1,118 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOHTTP1
+import PostgresNIO
+import ShortcutSyncAPI
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+/// The edges every client meets sooner or later (DESIGN §5): honest status codes, all as problem+json.
+@Suite struct HTTPEdgeTests {
+    @Test func aBodyThatIsNotJSONIs415AndStoresNothing() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let push = InputLimitTests.push([InputLimitTests.event(seq: 1)])
+            for contentType in ["text/plain", "application/x-www-form-urlencoded", "application/xml"] {
+                let answer = try await server.request(.POST, "/v1/sync/push", token: device.token, body: push, contentType: contentType)
+                #expect(answer.status == 415, "\(contentType)")
+                #expect(answer.headers.first(name: "Content-Type") == "application/problem+json", "\(contentType)")
+                #expect(answer.json["status"] as? Int == 415, "\(contentType)")
+            }
+            #expect(try await server.storedEventCount() == 0)
+            // The same events as JSON are fine.
+            #expect(try await server.request(.POST, "/v1/sync/push", token: device.token, body: push).status == 200)
+        }
+    }
+
+    @Test func anUnknownPathIs404AndAWrongMethodIs405WithAllow() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let unknown = try await server.request(.GET, "/v1/nothing/here", token: device.token)
+            #expect(unknown.status == 404)
+            #expect(unknown.headers.first(name: "Content-Type") == "application/problem+json")
+            #expect(unknown.json["status"] as? Int == 404)
+
+            let wrong: [(HTTPMethod, String, String)] = [
+                (.GET, "/v1/sync/push", "POST"),
+                (.RAW(value: "TRACE"), "/v1/sync/pull", "GET"),
+                (.DELETE, "/v1/accounts", "POST"),
+                (.PUT, "/v1/devices/\(UUID())", "DELETE"),
+                (.POST, "/healthz", "GET"),
+            ]
+            for (method, path, allowed) in wrong {
+                let answer = try await server.request(method, path, token: device.token)
+                #expect(answer.status == 405, "\(method) \(path)")
+                #expect(answer.headers.first(name: "Allow") == allowed, "\(method) \(path)")
+                #expect(answer.headers.first(name: "Content-Type") == "application/problem+json", "\(method) \(path)")
+                #expect(answer.json["status"] as? Int == 405, "\(method) \(path)")
+            }
+        }
+    }
+
+    /// An id reused after an exact retry in the same batch: the 409 points at the reuse, not the retry.
+    @Test func aReusedIdIsPointedAtTheEventThatReusesIt() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let first = InputLimitTests.event(seq: 1), second = InputLimitTests.event(seq: 2)
+            #expect(try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([first, second])).status == 200)
+            let firstId = try #require(first.firstMatch(of: /"id":"([^"]+)"/)?.output.1)
+            let reuse = InputLimitTests.event(seq: 3).replacing(/"id":"[^"]+"/, with: #""id":"\#(firstId)""#)
+            let answer = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([second, reuse]))
+            #expect(answer.status == 409)
+            #expect(answer.json.pointers == ["/events/1/id"])
+            #expect(try await server.storedEventCount() == 2)
+        }
+    }
+
+    /// With the database stopped, requests that need it are refused at once with 503 and
+    /// `Retry-After`; the ones that do not still answer; when it is back, everything works again.
+    @Test func whileTheDatabaseIsDownRequestsAre503AndTheServiceRecovers() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-outage-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cluster = EmbeddedPostgres(dataDirectory: directory, logger: TestDatabase.shared.logger)
+        defer { cluster.stop() }
+        let connection = try cluster.start()
+        let url = try DatabaseURL(connection.url(database: "outage"))
+        try await url.createDatabaseIfMissing(logger: TestDatabase.shared.logger)
+        let sql = PostgresClient(configuration: try url.clientConfiguration(maximumConnections: 2), backgroundLogger: TestDatabase.shared.logger)
+        try await sql.withRunning {
+            try await TestServer.with(database: url, sql: sql) { server in
+                let account = try await server.createAccount()
+                let device = try await server.createDevice(accountToken: account.token)
+                #expect(try await server.raw(.GET, "/v1/sync/pull", token: device.token).status == 200)
+
+                cluster.stop()
+                var down: (status: Int, headers: HTTPHeaders, json: [String: Any]) = (0, [:], [:])
+                // A request that reached the pool in the moment before the service noticed waits for
+                // the pool to give up on connecting; the ones after are refused at once.
+                try await eventually("requests are refused with 503", timeout: .seconds(30)) {
+                    guard let answer = try? await server.request(.GET, "/v1/sync/pull", token: device.token, timeout: .seconds(2)) else {
+                        return false
+                    }
+                    down = answer
+                    return down.status == 503
+                }
+                #expect(down.headers.first(name: "Retry-After") == "1")
+                #expect(down.headers.first(name: "Content-Type") == "application/problem+json")
+                #expect(down.json["status"] as? Int == 503)
+                let push = InputLimitTests.push([InputLimitTests.event(seq: 1)])
+                #expect(try await server.request(.POST, "/v1/sync/push", token: device.token, body: push, timeout: .seconds(2)).status == 503)
+                #expect(try await server.raw(.GET, "/healthz", token: nil).status == 200)
+                #expect(try await server.raw(.GET, "/readyz", token: nil).status == 503)
+
+                _ = try cluster.start(preferredPort: connection.port)
+                try await eventually("the service serves again", timeout: .seconds(90)) {
+                    (try? await server.request(.GET, "/v1/sync/pull", token: device.token, timeout: .seconds(2)))?.status == 200
+                }
+                #expect(try await server.request(.POST, "/v1/sync/push", token: device.token, body: push).status == 200)
+                #expect(try await server.raw(.GET, "/readyz", token: nil).status == 200)
+            }
+        }
+    }
+}

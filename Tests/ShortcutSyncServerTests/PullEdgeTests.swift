@@ -1,0 +1,114 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+import ShortcutSyncAPI
+import ShortcutSyncDomain
+import ShortcutSyncTestSupport
+import Testing
+
+/// The edges of pulls and streams (DESIGN §5): waits that need not wait, cursors bound to their
+/// device, streams that end when their device is signed out.
+@Suite struct PullEdgeTests {
+    /// A pull waiting for a position the view already includes answers at once, whatever its timeout.
+    @Test func waitForAtOrBelowWhatTheViewIncludesAnswersAtOnce() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let started = ContinuousClock.now
+            #expect(try await server.raw(.GET, "/v1/sync/pull?waitFor=0&timeout=20000", token: phone.token).status == 200)
+            let empty = ContinuousClock.now - started
+            #expect(empty < .seconds(5), "waitFor=0 waited \(empty) of its 20 s")
+
+            phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
+            let position = try await phone.push()
+            try await phone.pull(waitFor: position)
+            #expect(phone.view.shortcuts.count == 1)
+            for waitFor in [position, position - 1, 0] {
+                let again = ContinuousClock.now
+                #expect(try await server.raw(.GET, "/v1/sync/pull?waitFor=\(waitFor)&timeout=20000", token: phone.token).status == 200)
+                #expect(ContinuousClock.now - again < .seconds(5), "waitFor=\(waitFor) waited more than 5 s of its 20 s")
+            }
+        }
+    }
+
+    @Test func aNegativeWaitForOrTimeoutIs422() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let cases = [("waitFor=-1", ["/waitFor"]), ("waitFor=1&timeout=-5", ["/timeout"]), ("waitFor=-1&timeout=-1", ["/waitFor", "/timeout"])]
+            for (query, pointers) in cases {
+                let answer = try await server.raw(.GET, "/v1/sync/pull?\(query)", token: phone.token)
+                #expect(answer.status == 422, "\(query)")
+                #expect(answer.json.pointers == pointers, "\(query)")
+            }
+        }
+    }
+
+    /// A cursor is bound to the account and device it was issued to: another device of the same
+    /// account (reading the same unfiltered view), a device of another account, and a cursor
+    /// changed by hand all get the whole view with `reset: true`, never a diff.
+    @Test func aCursorOfAnotherDeviceOrAccountOrAForgedOneGetsTheWholeView() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let pad = try await server.createDevice(accountToken: account.token, name: "iPad", platform: .iPadOS)
+            let stranger = try await server.createDevice(accountToken: try await server.createAccount().token)
+            phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
+            try await phone.pull(waitFor: try await phone.push())
+            let cursor = try #require(phone.cursor)
+
+            // Its own device gets a diff (nothing changed).
+            let own = try await phone.client.pull(query: .init(cursor: cursor)).ok.body.json
+            #expect(!own.reset)
+            #expect(own.shortcuts.upserted.isEmpty)
+
+            for device in [pad, stranger] {
+                let answer = try await device.client.pull(query: .init(cursor: cursor)).ok.body.json
+                #expect(answer.reset, "device \(device.id)")
+            }
+            let padView = try await pad.client.pull(query: .init(cursor: cursor)).ok.body.json
+            #expect(padView.shortcuts.upserted.map(\.value1.identifier) == ["tomato"])
+            #expect(try await stranger.client.pull(query: .init(cursor: cursor)).ok.body.json.shortcuts.upserted.isEmpty)
+
+            // A cursor changed by hand, made up, or of another format is unknown.
+            var tampered = Array(cursor)
+            let index = tampered.index(tampered.startIndex, offsetBy: 5)
+            tampered[index] = tampered[index] == "A" ? "B" : "A"
+            for forged in [String(tampered), "2.\(cursor.split(separator: ".")[1]).AAAAAAAAAAAAAAAAAAAAAA", "garbage", ""] {
+                #expect(try await phone.client.pull(query: .init(cursor: forged)).ok.body.json.reset, "\(forged)")
+            }
+        }
+    }
+
+    @Test func signingADeviceOutEndsItsOpenStreamsAtOnce() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let mac = try await server.createDevice(accountToken: account.token, name: "Mac", platform: .macOS)
+            let phoneStream = try await StreamTests.open(server, token: phone.token)
+            let macStream = try await StreamTests.open(server, token: mac.token)
+            let phoneRecorder = StreamRecorder(), macRecorder = StreamRecorder()
+            let (ended, endedContinuation) = AsyncStream<Void>.makeStream()
+            try await withThrowingTaskGroup(of: Void.self) { (group: inout ThrowingTaskGroup<Void, any Error>) async throws -> Void in
+                group.addTask {
+                    try await phoneRecorder.record(phoneStream)
+                    endedContinuation.yield()
+                }
+                group.addTask { try await macRecorder.record(macStream) }
+                #expect(try await phoneRecorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))
+                #expect(try await server.raw(.DELETE, "/v1/devices/\(phone.id)", token: account.token).status == 204)
+
+                // The phone's stream ends well before its next keep-alives would have kept it going.
+                var iterator = ended.makeAsyncIterator()
+                let signedOut = ContinuousClock.now
+                _ = await iterator.next()
+                #expect(ContinuousClock.now - signedOut < .seconds(5))
+                // The Mac's stream goes on.
+                let before = macRecorder.text.components(separatedBy: ": keep-alive").count
+                #expect(try await macRecorder.wait { $0.components(separatedBy: ": keep-alive").count > before }
+                    .components(separatedBy: ": keep-alive").count > before)
+                group.cancelAll()
+            }
+        }
+    }
+}
