@@ -147,6 +147,11 @@ public final class EmbeddedPostgres: Sendable {
         }
     }
 
+    /// The cluster's own directory (PostgreSQL's data directory, with its `postmaster.pid`).
+    public var clusterDirectory: URL {
+        clusterHome(asRoot: getuid() == 0).appendingPathComponent("cluster")
+    }
+
     /// Where the cluster lives: under the data directory, unless that is out of the `postgres`
     /// user's reach (a checkout under /root), in which case it lives in /var/tmp.
     func clusterHome(asRoot: Bool) -> URL {
@@ -208,7 +213,17 @@ public final class EmbeddedPostgres: Sendable {
     static func livingOwner(_ ownerFile: URL) -> pid_t? {
         guard let text = try? String(contentsOf: ownerFile, encoding: .utf8),
               let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0, pid != getpid() else { return nil }
-        return kill(pid, 0) == 0 || errno == EPERM ? pid : nil
+        return isRunning(pid) ? pid : nil
+    }
+
+    /// Whether `pid` runs: it exists and, where /proc tells, is not a zombie (a killed process
+    /// its parent has not reaped yet is no owner).
+    public static func isRunning(_ pid: pid_t) -> Bool {
+        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") {
+            let state = stat[stat.index(after: close)...].split(separator: " ").first ?? ""
+            return state != "Z" && state != "X"
+        }
+        return kill(pid, 0) == 0 || errno == EPERM
     }
 
     /// Records this process as the one that stops the cluster.
@@ -248,7 +263,7 @@ public final class EmbeddedPostgres: Sendable {
         return true
     }
 
-    static func freeLoopbackPort() throws -> Int {
+    public static func freeLoopbackPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure.commandFailed("socket()", status: errno, output: "") }
         defer { close(fd) }

@@ -67,24 +67,21 @@ public actor TestDatabase {
         return url
     }
 
-    /// Deletes the clusters that earlier test processes left behind (they stop theirs at exit).
+    /// Stops and deletes the clusters that earlier test processes left behind: they stop theirs
+    /// at exit, but one that was killed (a timeout, Ctrl-C twice) leaves its server running.
     private static func removeClustersOfEndedRuns(in directory: URL) {
         let prefix = "shortcut-sync-tests-"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix(prefix) {
-            guard let pid = Int32(name.dropFirst(prefix.count)), !isRunning(pid) else { continue }
+            guard let pid = Int32(name.dropFirst(prefix.count)), !EmbeddedPostgres.isRunning(pid) else { continue }
             let folder = directory.appendingPathComponent(name)
-            // A run that crashed may have left its server running: leave that one alone.
-            let postmaster = folder.appendingPathComponent("postgres/cluster/postmaster.pid")
-            if let text = try? String(contentsOf: postmaster, encoding: .utf8),
-               let serverPid = text.split(separator: "\n").first.flatMap({ Int32($0) }), isRunning(serverPid) {
-                continue
+            let cluster = EmbeddedPostgres(dataDirectory: folder, logger: Logger(label: "tests")).clusterDirectory
+            if let text = try? String(contentsOf: cluster.appendingPathComponent("postmaster.pid"), encoding: .utf8),
+               let serverPid = text.split(separator: "\n").first.flatMap({ Int32($0) }), EmbeddedPostgres.isRunning(serverPid) {
+                kill(serverPid, SIGQUIT)  // PostgreSQL's immediate shutdown: nothing in it is worth keeping
+                for _ in 0..<100 where EmbeddedPostgres.isRunning(serverPid) { usleep(50_000) }
             }
             try? FileManager.default.removeItem(at: folder)
         }
-    }
-
-    private static func isRunning(_ pid: Int32) -> Bool {
-        kill(pid, 0) == 0 || errno != ESRCH
     }
 
     private static func withAdmin(

@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import ShortcutSyncStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `shortcut-sync serve`, started as a child process on a data directory of its own
+/// (with its embedded PostgreSQL), for tests of what happens to the process and its cluster.
+///
+/// `forceStop()` kills whatever is left — the child and the cluster's postmaster — so a failing
+/// test leaves nothing running; call it in a `defer`.
+public final class ServeProcess: @unchecked Sendable {
+    public let port: Int
+    public let dataDirectory: URL
+    public let adminToken: String
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    private let process = Process()
+    private let outputPath: String
+
+    /// Starts `shortcut-sync serve` with the embedded PostgreSQL under `dataDirectory`.
+    public init(dataDirectory: URL, arguments: [String] = []) throws {
+        self.dataDirectory = dataDirectory
+        port = try EmbeddedPostgres.freeLoopbackPort()
+        adminToken = "admin-\(UUID())"
+        outputPath = dataDirectory.path + ".log"
+        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        process.executableURL = try Self.executable()
+        process.arguments = ["serve", "--port", "\(port)", "--data-dir", dataDirectory.path, "--admin-token", adminToken,
+                             "--log-level", "info"] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = nil
+        environment["SHORTCUT_SYNC_ADMIN_TOKEN"] = nil
+        process.environment = environment
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The `shortcut-sync` executable built beside the test bundle.
+    static func executable() throws -> URL {
+        let buildDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [buildDirectory, buildDirectory.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("shortcut-sync")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        throw ServeProcessError("the shortcut-sync executable is not beside the tests in \(buildDirectory.path); build it with `swift build`")
+    }
+
+    public var processIdentifier: pid_t { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
+    /// The exit status, once the process has ended and been reaped.
+    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
+    public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    /// The pid of the postmaster of this data directory's cluster, if one runs.
+    public var postmaster: pid_t? {
+        let cluster = EmbeddedPostgres(dataDirectory: dataDirectory, logger: Logger(label: "tests")).clusterDirectory
+        guard let text = try? String(contentsOf: cluster.appendingPathComponent("postmaster.pid"), encoding: .utf8),
+              let pid = text.split(separator: "\n").first.flatMap({ pid_t($0) }), Self.isAlive(pid) else { return nil }
+        return pid
+    }
+
+    /// Whether `pid` runs: it exists and is not a zombie waiting to be reaped.
+    public static func isAlive(_ pid: pid_t) -> Bool {
+        EmbeddedPostgres.isRunning(pid)
+    }
+
+    /// Waits up to `timeout` for `pid` to end; whether it did.
+    public static func waitUntilEnded(_ pid: pid_t, timeout: Duration = .seconds(5)) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while isAlive(pid) {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
+    public func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits for the process to end; returns how long it took, or nil if it still runs after `timeout`.
+    public func waitForExit(timeout: Duration) async throws -> Duration? {
+        let started = ContinuousClock.now
+        guard try await Self.waitUntilEnded(process.processIdentifier, timeout: timeout) else { return nil }
+        let took = ContinuousClock.now - started
+        // Foundation reaps the child and records its status a moment later.
+        for _ in 0..<100 where process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        return took
+    }
+
+    /// Kills the child and the cluster's postmaster if they still run, and removes the data directory.
+    public func forceStop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        if let postmaster {
+            kill(postmaster, SIGQUIT)  // PostgreSQL's immediate shutdown
+            for _ in 0..<100 where Self.isAlive(postmaster) { usleep(50_000) }
+        }
+        try? FileManager.default.removeItem(at: dataDirectory)
+        try? FileManager.default.removeItem(atPath: outputPath)
+    }
+}
+
+public struct ServeProcessError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
