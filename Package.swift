@@ -108,29 +108,40 @@ let package = Package(
             path: "Sources/shortcut-sync",
             swiftSettings: swiftSettings
         ),
-        .testTarget(
-            name: "ShortcutSyncDomainTests",
-            dependencies: [
-                "ShortcutSyncDomain",
-                .product(name: "PropertyBased", package: "swift-property-based"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        // Shared by the test targets: a real PostgreSQL per test.
+        // Shared by the test targets, the domain's included: devices that script events, a seeded
+        // generator, scenarios, event factories, "eventually". Domain only, no database.
         .target(
             name: "ShortcutSyncTestSupport",
+            dependencies: ["ShortcutSyncDomain"],
+            path: "Tests/ShortcutSyncTestSupport/Domain",
+            swiftSettings: swiftSettings
+        ),
+        // Shared by the test targets that need PostgreSQL: a real database per test, the real
+        // serve as a child process, the log read past the horizon, row counts.
+        .target(
+            name: "ShortcutSyncDatabaseTestSupport",
             dependencies: [
+                "ShortcutSyncTestSupport",
+                "ShortcutSyncDomain",
                 "ShortcutSyncStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Tests/ShortcutSyncTestSupport",
+            path: "Tests/ShortcutSyncTestSupport/Database",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ShortcutSyncDomainTests",
+            dependencies: [
+                "ShortcutSyncDomain", "ShortcutSyncTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ShortcutSyncStoreTests",
             dependencies: [
-                "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport",
+                "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
@@ -138,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "ShortcutSyncWorkerTests",
             dependencies: [
-                "ShortcutSyncWorker", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport",
+                "ShortcutSyncWorker", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -147,7 +158,7 @@ let package = Package(
         .testTarget(
             name: "ShortcutSyncServerTests",
             dependencies: [
-                "ShortcutSyncServer", "ShortcutSyncAPI", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport",
+                "ShortcutSyncServer", "ShortcutSyncAPI", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

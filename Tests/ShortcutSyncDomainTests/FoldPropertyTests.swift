@@ -2,6 +2,7 @@ import Foundation
 import PropertyBased
 import Testing
 @testable import ShortcutSyncDomain
+import ShortcutSyncTestSupport
 
 /// The merge rules as properties: the views depend on the set of accepted events only.
 @Suite struct FoldPropertyTests {
@@ -18,7 +19,7 @@ import Testing
     static func history(from choices: [Int]) -> [AcceptedEvent] {
         var seqs = [Int64](repeating: 0, count: devices.count)
         return choices.map { choice in
-            var rng = SplitMix64(seed: UInt64(choice))
+            var rng = SeededGenerator(seed: UInt64(choice))
             let device = Int.random(in: 0..<devices.count, using: &rng)
             seqs[device] += 1
             let bundle = bundles.randomElement(using: &rng)!
@@ -61,7 +62,7 @@ import Testing
     @Test func shuffledAndDuplicatedDeliveryGivesIdenticalViews() async {
         await propertyCheck(count: 300, input: Self.choices, Self.seeds) { choices, seed in
             let events = Self.history(from: choices)
-            var rng = SplitMix64(seed: UInt64(seed))
+            var rng = SeededGenerator(seed: UInt64(seed))
             var delivered = events + events.filter { _ in Bool.random(using: &rng) }
             delivered.shuffle(using: &rng)
             #expect(Self.views(AccountState(folding: delivered)) == Self.views(AccountState(folding: events)))
@@ -81,7 +82,7 @@ import Testing
     @Test func incrementalBatchesEqualOneFullFold() async {
         await propertyCheck(count: 200, input: Self.choices, Self.seeds) { choices, seed in
             let events = Self.history(from: choices)
-            var rng = SplitMix64(seed: UInt64(seed))
+            var rng = SeededGenerator(seed: UInt64(seed))
             var state = AccountState()
             var remaining = events[...]
             while !remaining.isEmpty {

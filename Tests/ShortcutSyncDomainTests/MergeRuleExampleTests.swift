@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ShortcutSyncDomain
+import ShortcutSyncTestSupport
 
 /// One worked example per rule of DESIGN §3.
 @Suite struct MergeRuleExampleTests {

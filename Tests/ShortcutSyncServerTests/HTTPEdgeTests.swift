@@ -5,6 +5,7 @@ import NIOHTTP1
 import PostgresNIO
 import ShortcutSyncAPI
 import ShortcutSyncDomain
+import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
 import Testing
@@ -22,7 +23,7 @@ import Testing
                 #expect(answer.headers.first(name: "Content-Type") == "application/problem+json", "\(contentType)")
                 #expect(answer.json["status"] as? Int == 415, "\(contentType)")
             }
-            #expect(try await server.storedEventCount() == 0)
+            #expect(try await eventCount(server.sql) == 0)
             // The same events as JSON are fine.
             #expect(try await server.request(.POST, "/v1/sync/push", token: device.token, body: push).status == 200)
         }
@@ -66,7 +67,7 @@ import Testing
             let answer = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([second, reuse]))
             #expect(answer.status == 409)
             #expect(answer.json.pointers == ["/events/1/id"])
-            #expect(try await server.storedEventCount() == 2)
+            #expect(try await eventCount(server.sql) == 2)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import ShortcutSyncAPI
+import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import Testing
 
@@ -48,7 +49,7 @@ import Testing
             let gap = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: Self.push([Self.event(seq: 3)]))
             #expect(gap.json["expectedSeq"] as? Int == 2)
             #expect(gap.json["lastAcceptedSeq"] as? Int == 1)
-            #expect(try await server.storedEventCount() == 1)
+            #expect(try await eventCount(server.sql) == 1)
         }
     }
 
@@ -62,7 +63,7 @@ import Testing
             #expect(first.status == 200 && again.status == 200)
             #expect(again.json["lastAcceptedSeq"] as? Int == 2)
             #expect(again.json["position"] as? Int == first.json["position"] as? Int)
-            #expect(try await server.storedEventCount() == 2)
+            #expect(try await eventCount(server.sql) == 2)
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncTestSupport
 import Testing
 #if canImport(Glibc)

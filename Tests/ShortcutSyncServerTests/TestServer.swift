@@ -11,10 +11,10 @@ import OpenAPIRuntime
 import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncAPI
+import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncServer
 import ShortcutSyncStore
-import ShortcutSyncTestSupport
 
 /// The whole service, started by a test on a free port over a fresh database, and clients of it
 /// generated from `openapi.yaml`.
@@ -78,10 +78,6 @@ struct TestServer {
     func createDevice(accountToken: String, name: String = "iPhone", platform: Components.Schemas.Platform = .iOS) async throws -> SimulatedDevice {
         let created = try await client(token: accountToken).createDevice(body: .json(.init(name: name, platform: platform))).created.body.json
         return SimulatedDevice(id: UUID(uuidString: created.deviceId)!, token: created.deviceToken, client: client(token: created.deviceToken))
-    }
-
-    func storedEventCount() async throws -> Int {
-        try await sql.query("SELECT count(*)::int8 FROM events").decode(Int64.self).collectAll().first.map(Int.init) ?? -1
     }
 }
 

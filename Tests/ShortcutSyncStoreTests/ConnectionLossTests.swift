@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 @testable import ShortcutSyncStore
-import ShortcutSyncTestSupport
+import ShortcutSyncDatabaseTestSupport
 import Testing
 
 /// What the store's queries do when the server ends the session under them.

@@ -1,24 +1,11 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
 import Testing
-
-/// Events of one device, numbered from `from`.
-func events(_ count: Int, from: Int64 = 1, wall: Int64 = 1_763_712_000_000) -> [Event] {
-    (0..<Int64(count)).map { offset in
-        Event(seq: from + offset, hlc: HLCTimestamp(wallMillis: wall + offset),
-              body: .donation(Donation(bundleId: "com.example.soup", identifier: "soup-\(from + offset)", kind: .intent,
-                                       intentType: "OrderSoupIntent", title: "Soup \(from + offset)", keywords: ["soup"],
-                                       parameters: ["size": .string("large")])))
-    }
-}
-
-func eventCount(_ client: PostgresClient) async throws -> Int {
-    try await client.query("SELECT count(*)::int8 FROM events").decode(Int64.self).collectAll().first.map(Int.init) ?? -1
-}
 
 @Suite struct EventStoreTests {
     let account = UUID()

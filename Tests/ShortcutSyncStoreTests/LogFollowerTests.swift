@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDomain
 @testable import ShortcutSyncStore
+import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncTestSupport
 import Synchronization
 import Testing
@@ -44,7 +45,7 @@ import Testing
             let heldPosition = try await held
             #expect(heldPosition < later.position)
             // Transactions of other tests in the cluster can hold the horizon back a moment longer.
-            let read = try await readEventually(store, after: .start, count: 2)
+            let read = try await store.readLogEventually(after: .start, count: 2)
             #expect(read.map(\.position) == [heldPosition, later.position])
         }
     }
@@ -65,7 +66,7 @@ import Testing
                         // Once every writer is done, the rest must come within the deadline (other
                         // tests' transactions in the cluster can hold the horizon back a moment).
                         if done.load(ordering: .acquiring) {
-                            seen += try await readEventually(store, after: checkpoint, count: total - seen.count)
+                            seen += try await store.readLogEventually(after: checkpoint, count: total - seen.count)
                             break
                         }
                         try await Task.sleep(for: .milliseconds(2))
@@ -102,37 +103,5 @@ import Testing
                 #expect(deviceEvents.map(\.event.seq) == Array(1...Int64(batches * size)))
             }
         }
-    }
-}
-
-/// Reads from the log until `count` events came after `checkpoint`, or 30 seconds passed.
-func readEventually(_ store: PostgresEventStore, after checkpoint: LogCheckpoint, count: Int) async throws -> [RecordedEvent] {
-    let deadline = ContinuousClock.now + .seconds(30)
-    var events: [RecordedEvent] = []
-    var position = checkpoint
-    while events.count < count && ContinuousClock.now < deadline {
-        let page = try await store.readLog(after: position, limit: count - events.count)
-        if let last = page.last {
-            events += page
-            position = last.checkpoint
-        } else {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
-    return events
-}
-
-@Suite struct SQLScriptTests {
-    @Test func splitsOnSemicolonsOutsideQuotesCommentsAndDollarBodies() {
-        let script = """
-            -- a comment; with a semicolon
-            CREATE TABLE a (x text DEFAULT ';');
-            CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END; $$;
-            /* block; comment */ SELECT 'it''s;' ;
-            """
-        let statements = SQLScript.statements(in: script)
-        #expect(statements.count == 3)
-        #expect(statements[1].hasSuffix("END; $$"))
-        #expect(statements[2] == "SELECT 'it''s;'")
     }
 }

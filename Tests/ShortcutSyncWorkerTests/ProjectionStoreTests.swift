@@ -1,10 +1,13 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
 import Testing
+
+private let logger = TestDatabase.shared.logger
 
 /// The projections folded batch by batch, and the pulls read from them (DESIGN §5, §6).
 @Suite struct ProjectionStoreTests {
@@ -13,15 +16,15 @@ import Testing
             let store = ProjectionStore(client: client, logger: logger)
             var log = PushLog(client: client)
             let account = UUID()
-            var phone = SimulatedDevice(account: account)
-            var watch = SimulatedDevice(account: account)
-            let quiet = SimulatedDevice(account: account)  // pulls, never pushes
+            var phone = DeviceScript(account: account, detail: .full)
+            var watch = DeviceScript(account: account, detail: .full)
+            let quiet = DeviceScript(account: account, detail: .full)  // pulls, never pushes
             let (first, second) = (UUID(), UUID())
             var wall: Int64 = 1_763_712_000_000
             func tick() -> Int64 { wall += 10; return wall }
 
             // Each round is pushed, folded in small batches, then pulled by every device.
-            var rounds: [[(SimulatedDevice, [Event])]] = []
+            var rounds: [[(DeviceScript, [AcceptedEvent])]] = []
             rounds.append([
                 (phone, [phone.donate("soup-1", at: tick()), phone.donate("soup-2", group: "lunch", at: tick()),
                          phone.addVoice(first, phrase: "Order soup", to: "soup-1", at: tick())]),
@@ -50,7 +53,7 @@ import Testing
             }
 
             var held: [UUID: (view: DeviceView, cursor: PullCursor?, viewer: Viewer)] = [:]
-            let devices = [phone.id, watch.id, quiet.id]
+            let devices = [phone.deviceId, watch.deviceId, quiet.deviceId]
             try await withConnection(url) { connection in
                 for round in rounds {
                     for (device, events) in round { try await log.push(device, events) }
@@ -70,9 +73,9 @@ import Testing
                 }
             }
             // What the fold says about the scripted rounds, seen through the projections.
-            #expect(held[phone.id]!.cursor != nil)
-            #expect(try await store.pull(account: account, device: phone.id, cursor: held[phone.id]!.cursor).changes.isEmpty)
-            #expect(try await store.pull(account: account, device: phone.id, cursor: nil).lastAcceptedSeq == scenario.devices[0].seq)
+            #expect(held[phone.deviceId]!.cursor != nil)
+            #expect(try await store.pull(account: account, device: phone.deviceId, cursor: held[phone.deviceId]!.cursor).changes.isEmpty)
+            #expect(try await store.pull(account: account, device: phone.deviceId, cursor: nil).lastAcceptedSeq == scenario.devices[0].seq)
         }
     }
 
@@ -81,30 +84,30 @@ import Testing
             let store = ProjectionStore(client: client, logger: logger)
             var log = PushLog(client: client)
             let account = UUID()
-            var phone = SimulatedDevice(account: account)
-            var watch = SimulatedDevice(account: account)
+            var phone = DeviceScript(account: account, detail: .full)
+            var watch = DeviceScript(account: account, detail: .full)
             let (first, second) = (UUID(), UUID())
             try await log.push(phone, [phone.donate("soup-1", at: 10), phone.addVoice(first, phrase: "Order soup", to: "soup-1", at: 11)])
             try await log.push(watch, [watch.report(["com.example.tea"], at: 12), watch.addVoice(second, phrase: "order  SOUP!", to: "soup-1", at: 13)])
             try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
 
-            let phoneView = try await store.fullView(account: account, device: phone.id)
+            let phoneView = try await store.fullView(account: account, device: phone.deviceId)
             #expect(phoneView.shortcuts[ShortcutID(bundleId: "com.example.soup", identifier: "soup-1")]?.donationCount == 1)
             #expect(phoneView.voiceShortcuts[first]?.status == .active)
             #expect(phoneView.voiceShortcuts[second]?.status == .phraseConflict)
             #expect(phoneView.voiceShortcuts[second]?.conflictsWith == first)
-            let watchView = try await store.fullView(account: account, device: watch.id)
+            let watchView = try await store.fullView(account: account, device: watch.deviceId)
             #expect(watchView.shortcuts.isEmpty)  // soup is not installed on the watch
             #expect(watchView.voiceShortcuts[first]?.appInstalled == false)
             #expect(watchView.voiceShortcuts[first]?.targetAvailable == true)
-            let pull = try await store.pull(account: account, device: watch.id, cursor: nil)
+            let pull = try await store.pull(account: account, device: watch.deviceId, cursor: nil)
             #expect(pull.lastAcceptedSeq == 2)
             #expect(pull.maxHLC == HLCTimestamp(wallMillis: 13, counter: 2))
             // A cursor is bound to its account and device: the phone's own cursor gives a diff, the
             // same cursor in the hands of another device of the account (one that reads the same
             // unfiltered view) or of a device of another account gives the whole view.
-            let phoneCursor = try await store.pull(account: account, device: phone.id, cursor: nil).cursor
-            #expect(try await !store.pull(account: account, device: phone.id, cursor: phoneCursor).reset)
+            let phoneCursor = try await store.pull(account: account, device: phone.deviceId, cursor: nil).cursor
+            #expect(try await !store.pull(account: account, device: phone.deviceId, cursor: phoneCursor).reset)
             let radio = UUID(), stranger = (account: UUID(), device: UUID())
             let sameViewer = try await store.pull(account: account, device: radio, cursor: phoneCursor)
             #expect(sameViewer.reset)
@@ -118,17 +121,17 @@ import Testing
             let store = ProjectionStore(client: client, logger: logger)
             let events = PostgresEventStore(client: client, logger: logger)
             var log = PushLog(client: client)
-            var phone = SimulatedDevice(account: UUID())
+            var phone = DeviceScript(account: UUID(), detail: .full)
             try await log.push(phone, (0..<4).map { phone.donate("soup", at: 100 + Int64($0)) })
             try await withConnection(url) { connection in
-                let firstBatch = try await events.readLog(after: .start, count: 2)
+                let firstBatch = try await events.readLogEventually(after: .start, count: 2)
                 try await store.apply(firstBatch, from: .start, on: connection)
                 let counts = try await projectionRowCounts(client)
                 let checkpoint = try await store.checkpoint()
                 #expect(checkpoint.log == firstBatch.last!.checkpoint)
 
                 // A batch that does not start where the checkpoint is: refused whole.
-                let rest = try await events.readLog(after: firstBatch.last!.checkpoint, count: 2)
+                let rest = try await events.readLogEventually(after: firstBatch.last!.checkpoint, count: 2)
                 await #expect(throws: ProjectionError.checkpointMoved(expected: .start, found: checkpoint.log)) {
                     try await store.apply(rest, from: .start, on: connection)
                 }
@@ -143,7 +146,7 @@ import Testing
                 // A position where the account has no event leaves nothing to wait for.
                 #expect(try await store.isProcessed(position: rest.last!.position + 1000, account: rest.last!.accountId))
             }
-            let view = try await store.fullView(account: phone.account, device: phone.id)
+            let view = try await store.fullView(account: phone.account, device: phone.deviceId)
             #expect(view.shortcuts[ShortcutID(bundleId: "com.example.soup", identifier: "soup")]?.donationCount == 4)
             let status = try await store.status()
             #expect(status.pendingEvents == 0)
@@ -156,9 +159,9 @@ import Testing
             let store = ProjectionStore(client: client, logger: logger)
             var log = PushLog(client: client)
             let account = UUID()
-            var phone = SimulatedDevice(account: account)
-            var watch = SimulatedDevice(account: account)
-            var other = SimulatedDevice(account: UUID())
+            var phone = DeviceScript(account: account, detail: .full)
+            var watch = DeviceScript(account: account, detail: .full)
+            var other = DeviceScript(account: UUID(), detail: .full)
             try await withConnection(url) { listener in
                 try await listener.listen(on: ProjectionNotification.channel) { notifications in
                     var received = notifications.makeAsyncIterator()
@@ -182,11 +185,11 @@ import Testing
                         try await log.push(watch, [watch.report(["com.example.soup"], at: 20)])
                         _ = try await store.foldAll(on: connection)
                         let second = try await next()
-                        #expect(second.changedViewers == [watch.id])
-                        #expect(second.reportedDevices == [watch.id])
+                        #expect(second.changedViewers == [watch.deviceId])
+                        #expect(second.reportedDevices == [watch.deviceId])
                         #expect(second.version == first.version + 1)
-                        #expect(second.changes(device: watch.id))
-                        #expect(!second.changes(device: phone.id))
+                        #expect(second.changes(device: watch.deviceId))
+                        #expect(!second.changes(device: phone.deviceId))
 
                         // 3: a donation of an app the watch lacks changes only the shared view;
                         // another account's unchanged view sends nothing for it.
@@ -196,8 +199,8 @@ import Testing
                         #expect(third.map(\.accountId) == [account])
                         let delivered = try await next()
                         #expect(delivered.changedViewers == [Viewer.unreportedID])
-                        #expect(delivered.changes(device: phone.id))
-                        #expect(!delivered.changes(device: watch.id))
+                        #expect(delivered.changes(device: phone.deviceId))
+                        #expect(!delivered.changes(device: watch.deviceId))
                     }
                 }
             }
@@ -232,13 +235,13 @@ import Testing
 
             // Promoting the rebuild repairs it and starts a new epoch: old cursors get the whole view.
             let device = scenario.devices[0]
-            let before = try await store.pull(account: device.account, device: device.id, cursor: nil)
+            let before = try await store.pull(account: device.account, device: device.deviceId, cursor: nil)
             try await store.promoteRebuild()
             #expect(try await store.verify().differences == [])
             #expect(try await store.checkpoint().epoch == 2)
-            let after = try await store.pull(account: device.account, device: device.id, cursor: before.cursor)
+            let after = try await store.pull(account: device.account, device: device.deviceId, cursor: before.cursor)
             #expect(after.reset)
-            #expect(DeviceView.empty.applying(after.changes) == log.expectedView(account: device.account, device: device.id))
+            #expect(DeviceView.empty.applying(after.changes) == log.expectedView(account: device.account, device: device.deviceId))
         }
     }
 }

@@ -2,19 +2,22 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
 import ShortcutSyncWorker
 import Testing
 
+private let logger = TestDatabase.shared.logger
+
 /// The sync worker as a service: following the log, surviving failures, handing over (DESIGN §6).
 @Suite struct SyncWorkerTests {
     /// Every device's pull equals what the domain fold gives for its account's events.
-    func expectViewsMatchTheDomain(_ store: ProjectionStore, _ log: PushLog, devices: [SimulatedDevice]) async throws {
+    func expectViewsMatchTheDomain(_ store: ProjectionStore, _ log: PushLog, devices: [DeviceScript]) async throws {
         for device in devices {
-            let view = try await store.fullView(account: device.account, device: device.id)
-            #expect(view == log.expectedView(account: device.account, device: device.id), "device \(device.id)")
+            let view = try await store.fullView(account: device.account, device: device.deviceId)
+            #expect(view == log.expectedView(account: device.account, device: device.deviceId), "device \(device.deviceId)")
         }
     }
 
@@ -35,7 +38,7 @@ import Testing
                 #expect(worker.role == .active)
             }
             #expect(worker.role == .stopped)
-            let strangers = Set(scenario.devices.map(\.account)).map { SimulatedDevice(account: $0) }
+            let strangers = Set(scenario.devices.map(\.account)).map { DeviceScript(account: $0, detail: .full) }
             try await expectViewsMatchTheDomain(store, log, devices: scenario.devices + strangers)
         }
     }
@@ -44,7 +47,7 @@ import Testing
         try await TestDatabase.withClient { client, url in
             let store = ProjectionStore(client: client, logger: logger)
             var log = PushLog(client: client)
-            var phone = SimulatedDevice(account: UUID())
+            var phone = DeviceScript(account: UUID(), detail: .full)
             let worker = try SyncWorker(client: client, databaseURL: url, logger: logger, idlePoll: .seconds(3600))
             try await whileRunning(worker) {
                 try await eventually("the worker is active") { worker.role == .active }
@@ -64,7 +67,7 @@ import Testing
         try await TestDatabase.withClient { client, url in
             let store = ProjectionStore(client: client, logger: logger)
             var log = PushLog(client: client)
-            var phone = SimulatedDevice(account: UUID())
+            var phone = DeviceScript(account: UUID(), detail: .full)
             var scenario = Scenario(seed: 3, accounts: 2, devicesPerAccount: 2)
             let worker = try {
                 var worker = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 5, idlePoll: .milliseconds(5))
@@ -90,7 +93,7 @@ import Testing
                 #expect(kills == 4)
                 try await store.waitUntilCaughtUp()
             }
-            let view = try await store.fullView(account: phone.account, device: phone.id)
+            let view = try await store.fullView(account: phone.account, device: phone.deviceId)
             #expect(view.shortcuts[ShortcutID(bundleId: "com.example.soup", identifier: "soup")]?.donationCount == donations)
             try await expectViewsMatchTheDomain(store, log, devices: scenario.devices + [phone])
             #expect(try await store.verify().differences == [])
@@ -172,6 +175,19 @@ import Testing
             try await expectViewsMatchTheDomain(store, log, devices: scenario.devices)
             #expect(try await store.verify().differences == [])
         }
+    }
+}
+
+/// Runs `worker` while `body` runs, then cancels it and waits for it to stop.
+func whileRunning<Result: Sendable>(
+    _ worker: SyncWorker,
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: () async throws -> Result
+) async throws -> Result {
+    try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
+        group.addTask { try await worker.run() }
+        defer { group.cancelAll() }
+        return try await body()
     }
 }
 

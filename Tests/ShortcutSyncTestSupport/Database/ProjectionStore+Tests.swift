@@ -1,0 +1,46 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import Testing
+
+extension ProjectionStore {
+    /// The device's whole view, as a fresh pull gives it.
+    public func fullView(account: UUID, device: UUID) async throws -> DeviceView {
+        let pull = try await pull(account: account, device: device, cursor: nil)
+        #expect(pull.reset)
+        return DeviceView.empty.applying(pull.changes)
+    }
+
+    /// Waits until every committed event is folded in.
+    public func waitUntilCaughtUp(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let status = try await status()
+            if status.pendingEvents == 0 { return }
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the worker did not catch up: \(status.pendingEvents) events pending at \(status.checkpoint.log)")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Folds everything committed, batch by batch, on `connection` (as the worker does, without one).
+    public func foldAll(on connection: PostgresConnection, batchSize: Int = 1000) async throws -> [ProjectionNotification] {
+        let log = PostgresEventStore(client: client, logger: logger)
+        var notifications: [ProjectionNotification] = []
+        var checkpoint = try await checkpoint().log
+        while true {
+            let events = try await log.readLog(after: checkpoint, limit: batchSize)
+            guard let last = events.last else {
+                // Other tests' transactions in the same cluster can hold the log's horizon back a moment.
+                if try await status().pendingEvents == 0 { return notifications }
+                try await Task.sleep(for: .milliseconds(5))
+                continue
+            }
+            notifications += try await apply(events, from: checkpoint, on: connection)
+            checkpoint = last.checkpoint
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import ShortcutSyncDomain
+
+/// One device of one account, scripting the events it would push: its own seq counter, and the
+/// wall clock the test names for each event.
+public struct DeviceScript: Sendable {
+    /// How much an event carries beyond what the test names.
+    public enum Detail: Sendable {
+        /// HLC counter 0, so an event's clock is exactly the wall given, and bare user-activity
+        /// donations titled "Order <identifier>": for worked examples that name clocks and titles.
+        case minimal
+        /// Counters that cycle with the seq and intent donations with keywords, parameters and a
+        /// title that changes with the wall: for stored forms, which must carry every field.
+        case full
+    }
+
+    public let account: UUID
+    public let deviceId: UUID
+    public let detail: Detail
+    /// The seq of the last event made; the next one gets `seq + 1`.
+    public var seq: Int64 = 0
+
+    public init(_ deviceId: UUID = UUID(), account: UUID = UUID(), detail: Detail = .minimal) {
+        self.deviceId = deviceId
+        self.account = account
+        self.detail = detail
+    }
+
+    /// The next event of this device at `wall`; `counter` overrides the HLC counter `detail` gives.
+    public mutating func event(at wall: Int64, counter: Int? = nil, _ body: EventBody) -> AcceptedEvent {
+        seq += 1
+        let counter = counter ?? (detail == .full ? Int(seq % 3) : 0)
+        return AcceptedEvent(deviceId: deviceId, event: Event(seq: seq, hlc: HLCTimestamp(wallMillis: wall, counter: counter), body: body))
+    }
+
+    public mutating func donate(_ identifier: String, bundle: String = "com.example.soup", group: String? = nil, title: String? = nil, at wall: Int64) -> AcceptedEvent {
+        let donation = switch detail {
+        case .minimal:
+            Donation(
+                bundleId: bundle, identifier: identifier, kind: .userActivity, activityType: "com.example.soup.order",
+                title: title ?? "Order \(identifier)", groupIdentifier: group)
+        case .full:
+            Donation(
+                bundleId: bundle, identifier: identifier, kind: .intent, intentType: "OrderIntent",
+                title: title ?? "Order \(identifier) at \(wall)", groupIdentifier: group, keywords: ["order"],
+                parameters: ["size": .string("large"), "count": .number(2)])
+        }
+        return event(at: wall, .donation(donation))
+    }
+
+    public mutating func delete(_ selector: DeletionSelector, bundle: String = "com.example.soup", at wall: Int64) -> AcceptedEvent {
+        event(at: wall, .deletion(Deletion(bundleId: bundle, selector: selector)))
+    }
+
+    public mutating func addVoice(_ id: UUID, phrase: String, to identifier: String, bundle: String = "com.example.soup", at wall: Int64) -> AcceptedEvent {
+        event(at: wall, .voiceShortcutAdded(VoiceShortcutAdded(
+            voiceShortcutId: id, phrase: phrase, bundleId: bundle, identifier: identifier, title: "Order \(identifier)")))
+    }
+
+    public mutating func updateVoice(_ id: UUID, phrase: String, at wall: Int64) -> AcceptedEvent {
+        event(at: wall, .voiceShortcutUpdated(VoiceShortcutUpdated(voiceShortcutId: id, phrase: phrase)))
+    }
+
+    public mutating func deleteVoice(_ id: UUID, at wall: Int64) -> AcceptedEvent {
+        event(at: wall, .voiceShortcutDeleted(VoiceShortcutDeleted(voiceShortcutId: id)))
+    }
+
+    public mutating func report(_ installed: [String], at wall: Int64) -> AcceptedEvent {
+        event(at: wall, .appsReported(AppsReported(installed: installed)))
+    }
+}

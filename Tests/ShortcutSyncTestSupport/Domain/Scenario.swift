@@ -1,0 +1,66 @@
+import Foundation
+import ShortcutSyncDomain
+
+/// Random pushes of several accounts and devices, with few identifiers, groups and phrases so
+/// that deletions cover donations, phrases collide and devices switch to views of their own.
+public struct Scenario {
+    private var random: SeededGenerator
+    public var devices: [DeviceScript]
+    public var voiceIds: [UUID: [UUID]] = [:]
+    private var wall: Int64 = 1_763_712_000_000
+
+    static let bundles = ["com.example.soup", "com.example.tea", "com.example.maps"]
+
+    public init(seed: UInt64, accounts: Int, devicesPerAccount: Int) {
+        random = SeededGenerator(seed: seed)
+        devices = (0..<accounts).flatMap { _ in
+            let account = UUID()
+            return (0..<devicesPerAccount).map { _ in DeviceScript(account: account, detail: .full) }
+        }
+        for account in Set(devices.map(\.account)) {
+            voiceIds[account] = (0..<4).map { _ in UUID() }
+        }
+    }
+
+    /// One push: a device and a few of its events.
+    public mutating func push(maxEvents: Int = 6) -> (device: DeviceScript, events: [AcceptedEvent]) {
+        let index = Int.random(in: devices.indices, using: &random)
+        var device = devices[index]
+        let count = Int.random(in: 1...maxEvents, using: &random)
+        var events: [AcceptedEvent] = []
+        for _ in 0..<count {
+            // Clocks go back and forth a little, as offline devices' do.
+            wall += Int64.random(in: -3...5, using: &random)
+            events.append(randomEvent(&device))
+        }
+        devices[index] = device
+        return (device, events)
+    }
+
+    private mutating func randomEvent(_ device: inout DeviceScript) -> AcceptedEvent {
+        let bundle = Self.bundles.randomElement(using: &random)!
+        let identifier = "item-\(Int.random(in: 0..<5, using: &random))"
+        let voice = voiceIds[device.account]!.randomElement(using: &random)!
+        let phrase = ["Order soup", "order  soup!", "Tea time", "Go home", "ＯＲＤＥＲ ＳＯＵＰ"].randomElement(using: &random)!
+        switch Int.random(in: 0..<20, using: &random) {
+        case 0..<9:
+            let group = Bool.random(using: &random) ? "group-\(Int.random(in: 0..<2, using: &random))" : nil
+            return device.donate(identifier, bundle: bundle, group: group, at: wall)
+        case 9:
+            return device.delete(.identifiers([identifier, "item-\(Int.random(in: 0..<5, using: &random))"]), bundle: bundle, at: wall)
+        case 10:
+            return device.delete(.groupIdentifier("group-\(Int.random(in: 0..<2, using: &random))"), bundle: bundle, at: wall)
+        case 11:
+            return device.delete(.all, bundle: bundle, at: wall)
+        case 12..<15:
+            return device.addVoice(voice, phrase: phrase, to: identifier, bundle: bundle, at: wall)
+        case 15, 16:
+            return device.updateVoice(voice, phrase: phrase, at: wall)
+        case 17:
+            return device.deleteVoice(voice, at: wall)
+        default:
+            let installed = Self.bundles.filter { _ in Bool.random(using: &random) }
+            return device.report(installed, at: wall)
+        }
+    }
+}
