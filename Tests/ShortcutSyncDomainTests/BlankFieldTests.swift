@@ -107,4 +107,15 @@ import Testing
             #expect(violations(.voiceShortcutUpdated(.init(voiceShortcutId: UUID(), phrase: phrase))).map(\.detail) == ["must not be blank"], "\(phrase.unicodeScalars.map { String($0.value, radix: 16) })")
         }
     }
+
+    /// `openapi.yaml` gives every plain text field this very pattern, so spec and code agree.
+    @Test func theSpecUsesTheSamePattern() throws {
+        let spec = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/ShortcutSyncAPI/openapi.yaml")
+        let text = try String(contentsOf: spec, encoding: .utf8)
+        let declaration = "pattern: '\(BlankText.nonBlankPattern)'"
+        // Identifier, Title, Keyword and the device name.
+        #expect(text.components(separatedBy: declaration).count - 1 == 4)
+    }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import NIOHTTP1
+import PostgresNIO
+import ShortcutSyncStore
 import Testing
 
 /// A push with any blank text field is refused with 422 and the field's pointer, and stores nothing.
@@ -55,6 +57,24 @@ import Testing
             let fine = InputLimitTests.push([InputLimitTests.event(seq: 1, type: "donation", fields: Self.donation("title", #"" soup ""#))])
             #expect(try await server.raw(.POST, "/v1/sync/push", token: device.token, body: fine).status == 200)
             #expect(try await server.storedEventCount() == 1)
+        }
+    }
+
+    @Test func aBlankDeviceNameIsRefusedAndANameIsKeptWithoutItsBlanks() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            for name in [#"" \u3000 ""#, #""\ufeff""#, #""""#] {
+                let answer = try await server.raw(.POST, "/v1/devices", token: account.token, body: Array(#"{"name":\#(name),"platform":"iOS"}"#.utf8))
+                #expect(answer.status == 422, "\(name)")
+                #expect(answer.json.pointers == ["/name"], "\(name)")
+            }
+            let long = try await server.raw(.POST, "/v1/devices", token: account.token,
+                                            body: Array(#"{"name":"\#(String(repeating: "e\\u0301", count: 101))","platform":"iOS"}"#.utf8))
+            #expect(long.status == 422, "202 code points, though 101 characters")
+            let padded = try await server.raw(.POST, "/v1/devices", token: account.token, body: Array(#"{"name":"\u3000 Kitchen iPad\t","platform":"iPadOS"}"#.utf8))
+            #expect(padded.status == 201)
+            let names = try await server.sql.query("SELECT name FROM devices").decode(String.self).collectAll()
+            #expect(names == ["Kitchen iPad"])
         }
     }
 }
