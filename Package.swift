@@ -62,12 +62,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Types, server stubs and client generated from openapi.yaml.
+        // Types, server stubs and client generated from openapi.yaml; the document itself ships
+        // as a resource too, for `GET /openapi.yaml`.
         .target(
             name: "ShortcutSyncAPI",
             dependencies: [
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
+            resources: [.copy("openapi.yaml")],
             swiftSettings: swiftSettings,
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),

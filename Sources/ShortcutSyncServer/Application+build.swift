@@ -50,6 +50,7 @@ public func buildApplication(
     router.middlewares.add(MetricsMiddleware())
     router.middlewares.add(BodyLimitMiddleware())
     try api.registerHandlers(on: router, middlewares: [ProblemMiddleware(logger: logger), BearerTokenMiddleware()])
+    try addOpenAPIDocumentRoute(to: router)
 
     var services: [any Service] = [client, hub]
     if let worker { services.append(worker) }
