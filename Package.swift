@@ -101,6 +101,10 @@ let package = Package(
                 "ShortcutSyncWorker",
                 "ShortcutSyncServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `health` asks a running service for /readyz.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
