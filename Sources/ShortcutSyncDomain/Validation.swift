@@ -101,6 +101,8 @@ public struct EventValidator: Sendable {
             let size = Self.encodedSize(donation.parameters)
             if size > Limits.maxParametersBytes {
                 check.fail("/parameters", "is \(size) bytes encoded; at most \(Limits.maxParametersBytes) are allowed")
+            } else if BlankText.containsNull(.object(donation.parameters)) {
+                check.fail("/parameters", "must not contain U+0000 in any key or string")
             }
         case .deletion(let deletion):
             check.bundleId(deletion.bundleId)
@@ -177,18 +179,19 @@ public struct EventValidator: Sendable {
     }
 }
 
-/// Blank text: a string of nothing but the characters of ECMA-262's `\s`, the set JSON Schema's
-/// `pattern` uses (DESIGN §2: no text field may be blank).
+/// What every text field must be: not blank (DESIGN §2) and free of U+0000, which PostgreSQL
+/// cannot store in `text` or `jsonb` (it was a 500 before).
 ///
-/// The set is written out rather than taken from `Character.isWhitespace` or Foundation's
-/// `.whitespacesAndNewlines`, which differ from it (U+0085 is whitespace there and not in `\s`;
-/// U+FEFF is in `\s` and not there), so that a string is blank here exactly when the pattern
-/// `openapi.yaml` gives every text field, `nonBlankPattern`, finds no match in it. The empty
-/// string is blank too (the length limits name it first).
+/// "Blank" is a string of nothing but the characters of ECMA-262's `\s`, the set JSON Schema's
+/// `pattern` uses. The set is written out rather than taken from `Character.isWhitespace` or
+/// Foundation's `.whitespacesAndNewlines`, which differ from it (U+0085 is whitespace there and
+/// not in `\s`; U+FEFF is in `\s` and not there), so that a string passes here exactly when it
+/// matches `pattern`, which `openapi.yaml` gives every text field. The empty string is blank
+/// too (the length limits name it first).
 public enum BlankText {
-    /// "Contains at least one character outside `\s`", unanchored, with `\s` spelled out because
+    /// No U+0000 anywhere, and at least one character outside `\s`, with `\s` spelled out because
     /// regex dialects disagree on it (Python's `re` counts U+001C–U+001F and U+0085, ECMA does not).
-    public static let nonBlankPattern = #"[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"#
+    public static let pattern = #"^[^\u0000]*[^\u0000\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff][^\u0000]*$"#
 
     /// Whether `value` holds no character outside ECMA-262's `\s`.
     public static func isBlank(_ value: some StringProtocol) -> Bool {
@@ -205,6 +208,21 @@ public enum BlankText {
             false
         }
     }
+
+    /// Whether `value` holds U+0000, which PostgreSQL refuses in `text` and `jsonb`.
+    public static func containsNull(_ value: some StringProtocol) -> Bool {
+        value.unicodeScalars.contains("\u{0}")
+    }
+
+    /// Whether any key or string anywhere in `value` holds U+0000.
+    public static func containsNull(_ value: JSONValue) -> Bool {
+        switch value {
+        case .null, .bool, .number: false
+        case .string(let string): containsNull(string)
+        case .array(let values): values.contains(where: containsNull)
+        case .object(let members): members.contains { containsNull($0.key) || containsNull($0.value) }
+        }
+    }
 }
 
 /// Accumulates violations so that one answer names every field at fault.
@@ -215,13 +233,15 @@ private struct Checker {
         errors.append(FieldError(pointer: pointer, detail: detail))
     }
 
-    /// A text field: within `range` code points and not blank; one error for it at most.
+    /// A text field: within `range` code points, not blank, no U+0000; one error for it at most.
     mutating func text(_ value: String, _ range: ClosedRange<Int>, at pointer: String) {
         let count = value.unicodeScalars.count
         if count < range.lowerBound {
             fail(pointer, "must not be empty")
         } else if BlankText.isBlank(value) {
             fail(pointer, "must not be blank")
+        } else if BlankText.containsNull(value) {
+            fail(pointer, "must not contain U+0000")
         } else if count > range.upperBound {
             fail(pointer, "is \(count) code points long; at most \(range.upperBound) are allowed")
         }

@@ -60,6 +60,28 @@ import Testing
         }
     }
 
+    /// PostgreSQL cannot store U+0000; it used to be a 500.
+    @Test func u0000InATextFieldOrParametersIsRefusedNotA500() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let cases: [(fields: String, pointer: String)] = [
+                (Self.donation("title", #""Tomato\u0000soup""#), "/events/0/title"),
+                (Self.donation("title", #""Tomato soup","parameters":{"size\u0000":"large"}"#), "/events/0/parameters"),
+            ]
+            for bad in cases {
+                let body = InputLimitTests.push([InputLimitTests.event(seq: 1, type: "donation", fields: bad.fields)])
+                let answer = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: body)
+                #expect(answer.status == 422, "\(bad.pointer)")
+                #expect(answer.json.pointers == [bad.pointer])
+            }
+            let name = try await server.raw(.POST, "/v1/devices", token: account.token, body: Array(#"{"name":"iPad\u0000","platform":"iPadOS"}"#.utf8))
+            #expect(name.status == 422)
+            #expect(name.json.pointers == ["/name"])
+            #expect(try await server.storedEventCount() == 0)
+        }
+    }
+
     @Test func aBlankDeviceNameIsRefusedAndANameIsKeptWithoutItsBlanks() async throws {
         try await TestServer.with { server in
             let account = try await server.createAccount()
