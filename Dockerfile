@@ -7,7 +7,7 @@ COPY Tests ./Tests
 RUN swift build -c release --product shortcut-sync --static-swift-stdlib \
     && mkdir /out \
     && cp "$(swift build -c release --show-bin-path)/shortcut-sync" /out/ \
-    && cp -R "$(swift build -c release --show-bin-path)/shortcut-sync_ShortcutSyncStore.resources" /out/
+    && cp -R "$(swift build -c release --show-bin-path)"/shortcut-sync_*.resources /out/
 
 FROM debian:bookworm-slim
 RUN apt-get update \
@@ -18,5 +18,8 @@ WORKDIR /app
 COPY --from=build /out/ /app/
 USER shortcut-sync
 EXPOSE 8080
+# The image has no curl and its /bin/sh is dash: the service's own executable asks GET /readyz.
+HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=10 \
+    CMD ["/app/shortcut-sync", "health", "--url", "http://127.0.0.1:8080", "--timeout", "2"]
 ENTRYPOINT ["/app/shortcut-sync"]
 CMD ["serve", "--host", "0.0.0.0", "--port", "8080"]

@@ -64,12 +64,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Types, server stubs and client generated from openapi.yaml.
+        // Types, server stubs and client generated from openapi.yaml; the document itself ships
+        // as a resource too, for `GET /openapi.yaml`.
         .target(
             name: "ShortcutSyncAPI",
             dependencies: [
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
+            resources: [.copy("openapi.yaml")],
             swiftSettings: swiftSettings,
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
@@ -101,6 +103,10 @@ let package = Package(
                 "ShortcutSyncWorker",
                 "ShortcutSyncServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `health` asks a running service for /readyz.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -31,13 +31,19 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
     }
 }
 
-/// The limits of DESIGN §2.
+/// The limits of DESIGN §2, as `openapi.yaml` declares them.
+///
+/// Lengths count Unicode code points (`unicodeScalars`), as JSON Schema's `minLength` and
+/// `maxLength` do, so that the spec and the code refuse the same strings: "é" written as `e` and a
+/// combining accent is two, a flag emoji two, "汤" one. (Before, lengths counted grapheme clusters.)
 public enum Limits {
     public static let bundleIdLength = 1...255
     public static let identifierLength = 1...256
     public static let titleLength = 1...200
     public static let phraseLength = 1...100
     public static let maxKeywords = 20
+    /// Each keyword: not in DESIGN §2, chosen here as the length of a title (1–200 code points).
+    public static let keywordLength = 1...200
     public static let identifiersCount = 1...1000
     public static let maxInstalled = 2000
     public static let maxParametersBytes = 16 * 1024
@@ -73,14 +79,14 @@ public struct EventValidator: Sendable {
         switch event.body {
         case .donation(let donation):
             check.bundleId(donation.bundleId)
-            check.length(donation.identifier, Limits.identifierLength, at: "/identifier")
+            check.text(donation.identifier, Limits.identifierLength, at: "/identifier")
             switch donation.kind {
             case .userActivity:
                 check.required(donation.activityType, Limits.identifierLength, at: "/activityType", because: "kind userActivity")
             case .intent:
                 check.required(donation.intentType, Limits.identifierLength, at: "/intentType", because: "kind intent")
             }
-            check.length(donation.title, Limits.titleLength, at: "/title")
+            check.text(donation.title, Limits.titleLength, at: "/title")
             check.optional(donation.subtitle, Limits.titleLength, at: "/subtitle")
             check.optional(donation.groupIdentifier, Limits.identifierLength, at: "/groupIdentifier")
             if let phrase = donation.suggestedInvocationPhrase {
@@ -89,9 +95,14 @@ public struct EventValidator: Sendable {
             if donation.keywords.count > Limits.maxKeywords {
                 check.fail("/keywords", "has \(donation.keywords.count) keywords; at most \(Limits.maxKeywords) are allowed")
             }
+            for (index, keyword) in donation.keywords.enumerated() {
+                check.text(keyword, Limits.keywordLength, at: "/keywords/\(index)")
+            }
             let size = Self.encodedSize(donation.parameters)
             if size > Limits.maxParametersBytes {
                 check.fail("/parameters", "is \(size) bytes encoded; at most \(Limits.maxParametersBytes) are allowed")
+            } else if BlankText.containsNull(.object(donation.parameters)) {
+                check.fail("/parameters", "must not contain U+0000 in any key or string")
             }
         case .deletion(let deletion):
             check.bundleId(deletion.bundleId)
@@ -101,18 +112,18 @@ public struct EventValidator: Sendable {
                     check.fail("/identifiers", "must list 1 to \(Limits.identifiersCount.upperBound) identifiers, not \(identifiers.count)")
                 }
                 for (index, identifier) in identifiers.enumerated() {
-                    check.length(identifier, Limits.identifierLength, at: "/identifiers/\(index)")
+                    check.text(identifier, Limits.identifierLength, at: "/identifiers/\(index)")
                 }
             case .groupIdentifier(let group):
-                check.length(group, Limits.identifierLength, at: "/groupIdentifier")
+                check.text(group, Limits.identifierLength, at: "/groupIdentifier")
             case .all:
                 break
             }
         case .voiceShortcutAdded(let added):
             check.phrase(added.phrase, at: "/phrase")
             check.bundleId(added.bundleId)
-            check.length(added.identifier, Limits.identifierLength, at: "/identifier")
-            check.length(added.title, Limits.titleLength, at: "/title")
+            check.text(added.identifier, Limits.identifierLength, at: "/identifier")
+            check.text(added.title, Limits.titleLength, at: "/title")
         case .voiceShortcutUpdated(let updated):
             check.phrase(updated.phrase, at: "/phrase")
         case .voiceShortcutDeleted:
@@ -168,6 +179,52 @@ public struct EventValidator: Sendable {
     }
 }
 
+/// What every text field must be: not blank (DESIGN §2) and free of U+0000, which PostgreSQL
+/// cannot store in `text` or `jsonb` (it was a 500 before).
+///
+/// "Blank" is a string of nothing but the characters of ECMA-262's `\s`, the set JSON Schema's
+/// `pattern` uses. The set is written out rather than taken from `Character.isWhitespace` or
+/// Foundation's `.whitespacesAndNewlines`, which differ from it (U+0085 is whitespace there and
+/// not in `\s`; U+FEFF is in `\s` and not there), so that a string passes here exactly when it
+/// matches `pattern`, which `openapi.yaml` gives every text field. The empty string is blank
+/// too (the length limits name it first).
+public enum BlankText {
+    /// No U+0000 anywhere, and at least one character outside `\s`, with `\s` spelled out because
+    /// regex dialects disagree on it (Python's `re` counts U+001C–U+001F and U+0085, ECMA does not).
+    public static let pattern = #"^[^\u0000]*[^\u0000\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff][^\u0000]*$"#
+
+    /// Whether `value` holds no character outside ECMA-262's `\s`.
+    public static func isBlank(_ value: some StringProtocol) -> Bool {
+        value.unicodeScalars.allSatisfy(isBlank)
+    }
+
+    /// ECMA-262 `WhiteSpace` (TAB, VT, FF, ZWNBSP and the `Zs` category) and `LineTerminator`
+    /// (LF, CR, LS, PS).
+    public static func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09...0x0D, 0x20, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+            true
+        default:
+            false
+        }
+    }
+
+    /// Whether `value` holds U+0000, which PostgreSQL refuses in `text` and `jsonb`.
+    public static func containsNull(_ value: some StringProtocol) -> Bool {
+        value.unicodeScalars.contains("\u{0}")
+    }
+
+    /// Whether any key or string anywhere in `value` holds U+0000.
+    public static func containsNull(_ value: JSONValue) -> Bool {
+        switch value {
+        case .null, .bool, .number: false
+        case .string(let string): containsNull(string)
+        case .array(let values): values.contains(where: containsNull)
+        case .object(let members): members.contains { containsNull($0.key) || containsNull($0.value) }
+        }
+    }
+}
+
 /// Accumulates violations so that one answer names every field at fault.
 private struct Checker {
     var errors: [FieldError] = []
@@ -176,17 +233,22 @@ private struct Checker {
         errors.append(FieldError(pointer: pointer, detail: detail))
     }
 
-    mutating func length(_ value: String, _ range: ClosedRange<Int>, at pointer: String) {
-        let count = value.count
+    /// A text field: within `range` code points, not blank, no U+0000; one error for it at most.
+    mutating func text(_ value: String, _ range: ClosedRange<Int>, at pointer: String) {
+        let count = value.unicodeScalars.count
         if count < range.lowerBound {
             fail(pointer, "must not be empty")
+        } else if BlankText.isBlank(value) {
+            fail(pointer, "must not be blank")
+        } else if BlankText.containsNull(value) {
+            fail(pointer, "must not contain U+0000")
         } else if count > range.upperBound {
-            fail(pointer, "is \(count) characters long; at most \(range.upperBound) are allowed")
+            fail(pointer, "is \(count) code points long; at most \(range.upperBound) are allowed")
         }
     }
 
     mutating func optional(_ value: String?, _ range: ClosedRange<Int>, at pointer: String) {
-        if let value { length(value, range, at: pointer) }
+        if let value { text(value, range, at: pointer) }
     }
 
     mutating func required(_ value: String?, _ range: ClosedRange<Int>, at pointer: String, because reason: String) {
@@ -194,22 +256,25 @@ private struct Checker {
             fail(pointer, "is required for \(reason)")
             return
         }
-        length(value, range, at: pointer)
+        text(value, range, at: pointer)
     }
 
     mutating func bundleId(_ value: String, at pointer: String = "/bundleId") {
-        length(value, Limits.bundleIdLength, at: pointer)
-        if !value.isEmpty, value.count <= Limits.bundleIdLength.upperBound,
-           !EventValidator.isReverseDNS(value) {
+        let before = errors.count
+        text(value, Limits.bundleIdLength, at: pointer)
+        if errors.count == before, !EventValidator.isReverseDNS(value) {
             fail(pointer, "must be a reverse-DNS name such as com.example.app (letters, digits, hyphens, dot-separated)")
         }
     }
 
+    /// A phrase is blank when it is blank text or when it normalizes to nothing ("?!", " … ").
     mutating func phrase(_ value: String, at pointer: String) {
-        if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || PhraseNormalizer.normalize(value).isEmpty {
+        if BlankText.isBlank(value)
+            || value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+            || PhraseNormalizer.normalize(value).isEmpty {
             fail(pointer, "must not be blank")
         } else {
-            length(value, Limits.phraseLength, at: pointer)
+            text(value, Limits.phraseLength, at: pointer)
         }
     }
 }

@@ -16,10 +16,15 @@ extension SyncAPI {
     func createDevice(_ input: Operations.CreateDevice.Input) async throws -> Operations.CreateDevice.Output {
         let account = try await requireAccount()
         guard case .json(let body) = input.body else { throw APIProblem.malformed("expected a JSON body") }
-        let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(name.count) else {
-            throw APIProblem.invalid([FieldError(pointer: "/name", detail: "must be 1 to 200 characters and not blank")])
+        // As openapi.yaml says: 1 to 200 code points as sent, not blank, no U+0000; kept without
+        // the blanks around it.
+        let scalars = body.name.unicodeScalars
+        guard (1...200).contains(scalars.count), !BlankText.containsNull(body.name),
+              let first = scalars.firstIndex(where: { !BlankText.isBlank($0) }),
+              let last = scalars.lastIndex(where: { !BlankText.isBlank($0) }) else {
+            throw APIProblem.invalid([FieldError(pointer: "/name", detail: "must be 1 to 200 characters, not blank, without U+0000")])
         }
+        let name = String(scalars[first...last])
         let token = Tokens.make(.device)
         let device = try await accounts.createDevice(account: account, name: name, platform: body.platform.rawValue, tokenHash: Tokens.hash(token))
         logger.info("device signed in", metadata: ["account": "\(account)", "device": "\(device)"])
