@@ -7,14 +7,14 @@ import Synchronization
 
 /// What a device's live stream is told.
 public enum StreamMessage: Sendable, Hashable {
-    /// This device's view changed; pull.
+    /// The views of this device's account changed (perhaps not this device's); pull.
     case changed(position: Int64)
     /// Nothing happened; a comment line keeps proxies from closing the connection.
     case keepAlive
 }
 
-/// Listens on the database for the worker's notifications and wakes exactly the streams and
-/// waiting pulls they concern; ends the streams of a device that was signed out.
+/// Listens on the database for the worker's notifications and wakes the streams and waiting
+/// pulls of the account each one names; ends the streams of a device that was signed out.
 ///
 /// It holds one dedicated connection (`LISTEN` cannot share a pooled one) and reconnects after
 /// the database restarts; after a reconnect every subscriber is poked once, since anything
@@ -22,7 +22,7 @@ public enum StreamMessage: Sendable, Hashable {
 /// Whether its last attempt to reach the database failed is what `isDatabaseReachable` says.
 public final class NotificationHub: Service, Sendable {
     private struct Subscriber {
-        /// The device whose view matters, or nil for anyone waiting on any change of the account.
+        /// The device of a stream (whose streams end when it is signed out), or nil for a waiting pull.
         var device: UUID?
         var continuation: AsyncStream<StreamMessage>.Continuation
     }
@@ -83,13 +83,9 @@ public final class NotificationHub: Service, Sendable {
         for subscriber in ended { subscriber.continuation.finish() }
     }
 
-    /// Hands a notification to the subscribers it concerns.
+    /// Pokes every stream and waiting pull of the notification's account.
     func deliver(_ notification: ProjectionNotification) {
-        let targets = subscribers.withLock { all in
-            (all[notification.accountId] ?? [:]).values.filter { subscriber in
-                subscriber.device.map { notification.changes(device: $0) } ?? true
-            }
-        }
+        let targets = subscribers.withLock { all in (all[notification.accountId] ?? [:]).values }
         for target in targets { target.continuation.yield(.changed(position: notification.position)) }
     }
 

@@ -85,8 +85,7 @@ struct ProjectionFolder: Sendable {
                 try writes.add(account: account, version: newVersion, state: state, reportedDevices: reportedDevices)
                 if !changedViewers.isEmpty {
                     notifications.append(ProjectionNotification(
-                        accountId: account, version: newVersion, position: accountEvents.map(\.position).max()!,
-                        changedViewers: changedViewers, reportedDevices: reportedDevices))
+                        accountId: account, version: newVersion, position: accountEvents.map(\.position).max()!))
                 }
             }
 

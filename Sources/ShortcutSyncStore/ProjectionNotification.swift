@@ -1,9 +1,11 @@
 import Foundation
-import ShortcutSyncDomain
 
-/// What the worker announces with `NOTIFY` after committing a batch: which views of one
-/// account changed. Every server instance `LISTEN`s and wakes the streams and waiting pulls
-/// of exactly those devices. A poke is only a hint; correctness comes from pull.
+/// What the worker announces with `NOTIFY` after committing a batch: one account's views
+/// changed. Every server instance `LISTEN`s and pokes every stream and waiting pull of that
+/// account; a poke is only a hint, correctness comes from pull.
+///
+/// Its size is fixed whatever the number of the account's devices: PostgreSQL refuses payloads
+/// of 8000 bytes, and a refused `NOTIFY` would roll the whole batch back.
 public struct ProjectionNotification: Sendable, Hashable, Codable {
     /// The channel every worker notifies on and every server instance listens to.
     public static let channel = "shortcut_sync_projection"
@@ -13,23 +15,10 @@ public struct ProjectionNotification: Sendable, Hashable, Codable {
     public var version: Int64
     /// The greatest log position of the account's events in the batch.
     public var position: Int64
-    /// The viewers whose view changed (`Viewer.unreportedID` for devices that never reported apps).
-    public var changedViewers: [UUID]
-    /// Every device of the account that has a view of its own (it reported its apps); any other
-    /// device reads the unreported view.
-    public var reportedDevices: [UUID]
 
-    public init(accountId: UUID, version: Int64, position: Int64, changedViewers: [UUID], reportedDevices: [UUID]) {
+    public init(accountId: UUID, version: Int64, position: Int64) {
         self.accountId = accountId
         self.version = version
         self.position = position
-        self.changedViewers = changedViewers
-        self.reportedDevices = reportedDevices
-    }
-
-    /// Whether the view that `deviceId` reads changed.
-    public func changes(device deviceId: UUID) -> Bool {
-        let viewer = reportedDevices.contains(deviceId) ? deviceId : Viewer.unreportedID
-        return changedViewers.contains(viewer)
     }
 }

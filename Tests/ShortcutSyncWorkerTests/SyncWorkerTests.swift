@@ -43,6 +43,39 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// An account whose 300 devices reported their apps, each with a view of its own: a voice
+    /// shortcut reaches every one of them, and the other accounts keep syncing meanwhile. (The
+    /// notification names only the account: one that listed the devices passed PostgreSQL's
+    /// 8000-byte limit, and the worker retried that batch forever, for every account.)
+    @Test func threeHundredDevicesThatReportedTheirAppsAllSeeANewVoiceShortcut() async throws {
+        try await TestDatabase.withClient { client, url in
+            let store = ProjectionStore(client: client, logger: logger)
+            var log = PushLog(client: client)
+            let account = UUID()
+            var devices = (0..<300).map { _ in DeviceScript(account: account, detail: .full) }
+            var other = DeviceScript(account: UUID(), detail: .full)
+            let voice = UUID()
+            let worker = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 1000)
+            try await whileRunning(worker) {
+                for index in devices.indices {
+                    try await log.push(devices[index], [devices[index].report(["com.example.soup"], at: 10)])
+                }
+                try await log.push(devices[0], [devices[0].donate("soup", at: 20), devices[0].addVoice(voice, phrase: "Order soup", to: "soup", at: 21)])
+                try await log.push(other, [other.donate("tea", bundle: "com.example.tea", at: 22)])
+                try await store.waitUntilCaughtUp()
+                try await log.push(other, [other.donate("more-tea", bundle: "com.example.tea", at: 23)])
+                try await store.waitUntilCaughtUp()
+            }
+            for device in devices {
+                let view = try await store.fullView(account: account, device: device.deviceId)
+                #expect(view.voiceShortcuts[voice]?.status == .active, "device \(device.deviceId)")
+                #expect(view.voiceShortcuts[voice]?.appInstalled == true, "device \(device.deviceId)")
+            }
+            #expect(try await store.fullView(account: other.account, device: other.deviceId).shortcuts.count == 2)
+            try await expectViewsMatchTheDomain(store, log, devices: [devices[0], devices[299], other])
+        }
+    }
+
     @Test func aNudgeWakesAnIdleWorkerBeforeItsPoll() async throws {
         try await TestDatabase.withClient { client, url in
             let store = ProjectionStore(client: client, logger: logger)
