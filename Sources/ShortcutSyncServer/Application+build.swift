@@ -42,6 +42,7 @@ public func buildApplication(
         hub: hub,
         worker: worker,
         adminTokenHash: Tokens.hash(configuration.adminToken),
+        degradedLag: configuration.degradedLag,
         logger: logger,
         now: clock)
     _ = ServerMetrics.registry

@@ -13,10 +13,13 @@ public struct ServerConfiguration: Sendable {
     public var maximumConnections: Int
     /// How often a live stream sends a keep-alive comment.
     public var keepAliveInterval: Duration
+    /// `/readyz` reports `degraded` while more events than this wait to be folded.
+    public var degradedLag: Int64
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseURL, adminToken: String,
-        runsWorker: Bool = true, maximumConnections: Int = 40, keepAliveInterval: Duration = .seconds(15)
+        runsWorker: Bool = true, maximumConnections: Int = 40, keepAliveInterval: Duration = .seconds(15),
+        degradedLag: Int64 = 10_000
     ) {
         self.host = host
         self.port = port
@@ -25,5 +28,6 @@ public struct ServerConfiguration: Sendable {
         self.runsWorker = runsWorker
         self.maximumConnections = maximumConnections
         self.keepAliveInterval = keepAliveInterval
+        self.degradedLag = degradedLag
     }
 }

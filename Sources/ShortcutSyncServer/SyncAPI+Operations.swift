@@ -12,7 +12,8 @@ extension SyncAPI {
         .ok(.init(body: .json(.init(status: "ok"))))
     }
 
-    /// Ready when the database answers and every migration is applied; reports the worker's lag.
+    /// Ready when the database answers and every migration is applied; reports the worker's lag,
+    /// and `degraded` (still 200: the service answers, its views are behind) past the threshold.
     /// While the hub cannot reach the database it answers at once, without waiting on the pool.
     func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output {
         var readiness = Components.Schemas.Readiness(ready: false, database: false, migrations: false)
@@ -28,6 +29,10 @@ extension SyncAPI {
                 readiness.workerCheckpoint = status.checkpoint.log.position
                 readiness.headPosition = status.headPosition
                 readiness.workerLag = status.pendingEvents
+                readiness.degraded = status.pendingEvents > degradedLag
+                if status.pendingEvents > degradedLag {
+                    readiness.detail = "the sync worker is \(status.pendingEvents) events behind the log (degraded above \(degradedLag))"
+                }
             } else {
                 readiness.detail = "the schema is not up to date; run shortcut-sync migrate"
             }

@@ -19,6 +19,8 @@ struct SyncAPI: APIProtocol {
     /// The worker of this process, if it runs one: a push nudges it so it folds the events at once.
     let worker: SyncWorker?
     let adminTokenHash: [UInt8]
+    /// `/readyz` reports `degraded` while more events than this wait to be folded.
+    let degradedLag: Int64
     /// Signs and checks pull cursors with the database's key, read on first use.
     let cursors = CursorCodecCache()
     let logger: Logger

@@ -161,6 +161,15 @@ public struct SyncWorker: Service {
                 ])
                 checkpoint = found
                 continue
+            } catch where !DatabaseAvailability.isUnavailable(error) {
+                // Not the database going away: something in these events. The batch is retried
+                // after a backoff; say which one, so an operator can look at it.
+                metrics.recordFailure()
+                logger.error("a batch of the log could not be folded; retrying it after a pause", metadata: [
+                    "first_position": "\(events.first!.position)", "last_position": "\(last.position)",
+                    "events": "\(events.count)", "error": "\(String(reflecting: error))",
+                ])
+                throw error
             }
             checkpoint = last.checkpoint
             delay = reconnectDelay.first

@@ -22,6 +22,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Do not run the sync worker in this process (run `shortcut-sync worker` elsewhere).")
     var noWorker = false
 
+    @Option(help: "/readyz reports degraded while more events than this wait to be folded.")
+    var degradedLag: Int64 = 10_000
+
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
@@ -39,7 +42,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
 
         let configuration = ServerConfiguration(
-            host: host, port: port, database: location.url, adminToken: token!, runsWorker: !noWorker)
+            host: host, port: port, database: location.url, adminToken: token!, runsWorker: !noWorker,
+            degradedLag: degradedLag)
         let app = try await buildApplication(configuration, logger: logger)
         if location.embedded != nil {
             let banner = """

@@ -2,10 +2,47 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncTestSupport
+import ShortcutSyncWorker
 import Testing
 
 /// What operators look at: readiness, health and metrics.
 @Suite struct OperationsTests {
+    /// Past the lag threshold readiness says `degraded` (still 200: the service answers), and
+    /// goes back once the worker has caught up.
+    @Test func readinessReportsDegradedWhileTheWorkerLagsPastTheThreshold() async throws {
+        try await TestServer.with(runsWorker: false, degradedLag: 2) { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            for identifier in ["tomato", "leek"] { phone.record(EndToEndTests.donation(identifier), at: now) }
+            try await phone.push()
+            let atThreshold = try await server.raw(.GET, "/readyz", token: nil)
+            #expect(atThreshold.status == 200)
+            #expect(atThreshold.json["degraded"] as? Bool == false)
+
+            phone.record(EndToEndTests.donation("onion"), at: now)
+            try await phone.push()
+            let behind = try await server.raw(.GET, "/readyz", token: nil)
+            #expect(behind.status == 200)
+            #expect(behind.json["ready"] as? Bool == true)
+            #expect(behind.json["degraded"] as? Bool == true)
+            #expect(behind.json["workerLag"] as? Int == 3)
+            #expect((behind.json["detail"] as? String)?.contains("3 events behind") == true)
+
+            // A worker elsewhere (this server runs none) catches up, and readiness is whole again.
+            let worker = try SyncWorker(client: server.sql, databaseURL: server.database, logger: TestDatabase.shared.logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await worker.run() }
+                try await eventually("readiness is no longer degraded") {
+                    try await server.raw(.GET, "/readyz", token: nil).json["degraded"] as? Bool == false
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test func readinessAndMetricsReportTheService() async throws {
         try await TestServer.with { server in
             let ready = try await server.raw(.GET, "/readyz", token: nil)

@@ -28,11 +28,12 @@ struct TestServer {
     /// Runs `body` with a started service over a fresh database; stops it afterwards.
     static func with(
         runsWorker: Bool = true,
+        degradedLag: Int64 = 10_000,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         _ body: (TestServer) async throws -> Void
     ) async throws {
         try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
-            try await with(database: url, sql: sql, runsWorker: runsWorker, clock: clock, body)
+            try await with(database: url, sql: sql, runsWorker: runsWorker, degradedLag: degradedLag, clock: clock, body)
         }
     }
 
@@ -41,13 +42,14 @@ struct TestServer {
         database url: DatabaseURL,
         sql: PostgresClient,
         runsWorker: Bool = true,
+        degradedLag: Int64 = 10_000,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         _ body: (TestServer) async throws -> Void
     ) async throws {
         let adminToken = "admin-\(UUID())"
         let configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, database: url, adminToken: adminToken, runsWorker: runsWorker,
-            maximumConnections: 20, keepAliveInterval: .seconds(1))
+            maximumConnections: 20, keepAliveInterval: .seconds(1), degradedLag: degradedLag)
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let app = try await buildApplication(configuration, logger: TestDatabase.shared.logger, clock: clock) { channel in
             portContinuation.yield(channel.localAddress?.port ?? 0)
