@@ -161,7 +161,7 @@ public struct SyncWorker: Service {
                 ])
                 checkpoint = found
                 continue
-            } catch where !DatabaseAvailability.isUnavailable(error) {
+            } catch where !Task.isCancelled && !(error is CancellationError) && !DatabaseAvailability.isUnavailable(error) {
                 // Not the database going away: something in these events. The batch is retried
                 // after a backoff; say which one, so an operator can look at it.
                 metrics.recordFailure()

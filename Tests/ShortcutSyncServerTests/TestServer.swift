@@ -55,13 +55,24 @@ struct TestServer {
             portContinuation.yield(channel.localAddress?.port ?? 0)
             portContinuation.finish()
         }
+        // Stopped as SIGTERM stops `serve`: a graceful shutdown, bounded, then cancellation.
+        var groupConfiguration = ServiceGroupConfiguration(services: [app], logger: TestDatabase.shared.logger)
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
+        groupConfiguration.maximumCancellationDuration = .seconds(2)
+        let services = ServiceGroup(configuration: groupConfiguration)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            group.addTask { try await services.run() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw CancellationError() }
             let server = TestServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, adminToken: adminToken, database: url, sql: sql)
-            defer { group.cancelAll() }
-            try await body(server)
+            do {
+                try await body(server)
+            } catch {
+                await services.triggerGracefulShutdown()
+                throw error
+            }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
         }
     }
 
