@@ -201,30 +201,25 @@ public struct AccountState: Sendable, Hashable, Codable {
 
     // MARK: Views
 
-    /// The viewer whose view a device reads.
-    public func viewer(forDevice deviceId: UUID) -> Viewer {
-        appsReported[deviceId] == nil ? .unreported : .device(deviceId)
-    }
-
-    /// Every distinct view of the account: the unfiltered one and one per device that reported its apps.
-    public var viewers: [Viewer] {
-        [.unreported] + appsReported.keys.sorted { $0.isOrdered(before: $1) }.map(Viewer.device)
-    }
-
-    /// What one device sees.
+    /// What one device sees: the account's whole view, made visible to the apps it reported.
     public func view(forDevice deviceId: UUID) -> DeviceView {
-        view(for: viewer(forDevice: deviceId))
+        accountView.visible(toDeviceWith: installedApps(ofDevice: deviceId))
     }
 
-    /// What one viewer sees.
-    public func view(for viewer: Viewer) -> DeviceView {
-        AccountView(self).view(for: viewer)
+    /// The account's whole view: every existing shortcut and voice shortcut, `appInstalled` true.
+    /// A device's view is this, made `visible(toDeviceWith:)` its installed apps.
+    public var accountView: DeviceView {
+        AccountView(self).whole
     }
 
-    /// The views of several viewers, sharing the work that does not depend on the viewer.
-    public func views(for viewers: [Viewer]) -> [Viewer: DeviceView] {
-        let accountView = AccountView(self)
-        return Dictionary(uniqueKeysWithValues: viewers.map { ($0, accountView.view(for: $0)) })
+    /// The apps `deviceId` reported last (latest by key), or nil if it never reported any.
+    public func installedApps(ofDevice deviceId: UUID) -> Set<String>? {
+        appsReported[deviceId]?.value
+    }
+
+    /// Every device that reported its apps, with the apps it reported last.
+    public var reportedApps: [UUID: Set<String>] {
+        appsReported.mapValues(\.value)
     }
 }
 
@@ -238,11 +233,11 @@ extension AccountState.VoiceShortcutState {
     }
 }
 
-/// The account-wide part of every view, computed once and then filtered per viewer.
+/// The account's whole view, computed from the fold's state; each device sees it filtered by its apps.
 struct AccountView {
     let state: AccountState
     let shortcuts: [ShortcutID: ShortcutView]
-    /// Existing voice shortcuts with status and owner resolved; `appInstalled` is filled per viewer.
+    /// Existing voice shortcuts with status and owner resolved; `appInstalled` is filled per device.
     let voiceShortcuts: [UUID: VoiceShortcutView]
 
     init(_ state: AccountState) {
@@ -273,15 +268,9 @@ struct AccountView {
         voiceShortcuts = views
     }
 
-    func view(for viewer: Viewer) -> DeviceView {
-        guard case .device(let deviceId) = viewer, let installed = state.appsReported[deviceId]?.value else {
-            return DeviceView(shortcuts: shortcuts, voiceShortcuts: voiceShortcuts)
-        }
-        var voices = voiceShortcuts
-        for (id, voice) in voices where !installed.contains(voice.bundleId) {
-            voices[id]?.appInstalled = false
-        }
-        return DeviceView(shortcuts: shortcuts.filter { installed.contains($0.key.bundleId) }, voiceShortcuts: voices)
+    /// The account's whole view.
+    var whole: DeviceView {
+        DeviceView(shortcuts: shortcuts, voiceShortcuts: voiceShortcuts)
     }
 }
 

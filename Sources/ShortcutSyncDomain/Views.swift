@@ -98,38 +98,6 @@ public struct VoiceShortcutView: Sendable, Hashable, Codable {
     }
 }
 
-/// Whose eyes a view is for. Devices that never reported their apps all see the same,
-/// unfiltered view; a device that did sees its own.
-public enum Viewer: Sendable, Hashable, Comparable, CustomStringConvertible {
-    case unreported
-    case device(UUID)
-
-    /// The nil UUID stands for `unreported` where a viewer is stored as a UUID.
-    public static let unreportedID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-
-    public init(storedID: UUID) {
-        self = storedID == Self.unreportedID ? .unreported : .device(storedID)
-    }
-
-    public var storedID: UUID {
-        switch self {
-        case .unreported: Self.unreportedID
-        case .device(let id): id
-        }
-    }
-
-    public static func < (lhs: Viewer, rhs: Viewer) -> Bool {
-        lhs.storedID.isOrdered(before: rhs.storedID)
-    }
-
-    public var description: String {
-        switch self {
-        case .unreported: "unreported"
-        case .device(let id): id.uuidString.lowercased()
-        }
-    }
-}
-
 /// Everything one device sees.
 public struct DeviceView: Sendable, Hashable {
     public var shortcuts: [ShortcutID: ShortcutView]
@@ -182,5 +150,38 @@ public struct ViewChanges: Sendable, Hashable {
 
     public var isEmpty: Bool {
         upsertedShortcuts.isEmpty && removedShortcuts.isEmpty && upsertedVoiceShortcuts.isEmpty && removedVoiceShortcuts.isEmpty
+    }
+}
+
+extension DeviceView {
+    /// What a device sees of the account's whole view (DESIGN §3): with `installed` nil (it never
+    /// reported its apps) everything; otherwise only the shortcuts of apps it has, and every voice
+    /// shortcut with `appInstalled` saying whether it has the target's app.
+    ///
+    /// The projections keep one row per item and account, and pulls apply this per device.
+    public func visible(toDeviceWith installed: Set<String>?) -> DeviceView {
+        guard let installed else { return self }
+        var voices = voiceShortcuts
+        for (id, voice) in voices { voices[id]?.appInstalled = installed.contains(voice.bundleId) }
+        return DeviceView(shortcuts: shortcuts.filter { installed.contains($0.key.bundleId) }, voiceShortcuts: voices)
+    }
+}
+
+extension ViewChanges {
+    /// The same changes of the account's whole view, as a device with `installed` apps (nil:
+    /// never reported) sees them: applied to its view before, they give its view after, as long
+    /// as its apps did not change in between (a cursor carries the device's app-set version).
+    public func visible(toDeviceWith installed: Set<String>?) -> ViewChanges {
+        guard let installed else { return self }
+        var visible = ViewChanges()
+        visible.upsertedShortcuts = upsertedShortcuts.filter { installed.contains($0.bundleId) }
+        visible.removedShortcuts = removedShortcuts.filter { installed.contains($0.bundleId) }
+        visible.upsertedVoiceShortcuts = upsertedVoiceShortcuts.map { voice in
+            var voice = voice
+            voice.appInstalled = installed.contains(voice.bundleId)
+            return voice
+        }
+        visible.removedVoiceShortcuts = removedVoiceShortcuts
+        return visible
     }
 }

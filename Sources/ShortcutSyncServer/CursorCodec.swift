@@ -6,14 +6,14 @@ import Synchronization
 /// Turns pull cursors into the opaque text devices hand back, and refuses any text it did not make.
 ///
 /// The text is `2.<payload>.<mac>` in base64url: the payload names the epoch, account, device,
-/// viewer and version; the mac is the first 16 bytes of its HMAC-SHA256 under the database's
+/// the device's apps version and the account version; the mac is the first 16 bytes of its HMAC-SHA256 under the database's
 /// `cursor_signing` key. A cursor of another account or device is refused by the store, a
 /// changed or made-up one here: either way the device gets the whole view (`reset: true`).
 struct CursorCodec: Sendable {
     let key: [UInt8]
 
     func text(_ cursor: PullCursor) -> String {
-        let payload = Array("\(cursor.epoch):\(cursor.account.uuidString.lowercased()):\(cursor.device.uuidString.lowercased()):\(cursor.viewer.uuidString.lowercased()):\(cursor.version)".utf8)
+        let payload = Array("\(cursor.epoch):\(cursor.account.uuidString.lowercased()):\(cursor.device.uuidString.lowercased()):\(cursor.appsVersion):\(cursor.version)".utf8)
         return "2." + Tokens.base64URL(payload) + "." + Tokens.base64URL(mac(payload))
     }
 
@@ -26,8 +26,8 @@ struct CursorCodec: Sendable {
         let fields = String(decoding: payload, as: UTF8.self).split(separator: ":", omittingEmptySubsequences: false)
         guard fields.count == 5, let epoch = Int64(fields[0]),
               let account = UUID(uuidString: String(fields[1])), let device = UUID(uuidString: String(fields[2])),
-              let viewer = UUID(uuidString: String(fields[3])), let version = Int64(fields[4]), version >= 0 else { return nil }
-        return PullCursor(epoch: epoch, account: account, device: device, viewer: viewer, version: version)
+              let appsVersion = Int64(fields[3]), let version = Int64(fields[4]), version >= 0 else { return nil }
+        return PullCursor(epoch: epoch, account: account, device: device, appsVersion: appsVersion, version: version)
     }
 
     private func mac(_ payload: [UInt8]) -> [UInt8] {

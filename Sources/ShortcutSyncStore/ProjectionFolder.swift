@@ -67,25 +67,20 @@ struct ProjectionFolder: Sendable {
                 for event in accountEvents { state.apply(event.accepted) }
                 guard state != before.state else { continue }
 
-                let oldViews = before.state.views(for: before.state.viewers)
-                let viewers = state.viewers
-                let newViews = state.views(for: viewers)
-                let version = before.version + 1
-                var changedViewers: [UUID] = []
-                for viewer in viewers {
-                    let changes = newViews[viewer]!.changes(since: oldViews[viewer] ?? .empty)
-                    guard !changes.isEmpty else { continue }
-                    changedViewers.append(viewer.storedID)
-                    try writes.add(changes, account: account, viewer: viewer.storedID, version: version)
+                // One row per item and account: the changes of the account's whole view. Each
+                // device's installed apps filter it when the device pulls.
+                let changes = state.accountView.changes(since: before.state.accountView)
+                let version = changes.isEmpty ? before.version : before.version + 1
+                try writes.add(changes, account: account, version: version)
+                let appsBefore = before.state.reportedApps
+                let appsChanged = state.reportedApps.filter { appsBefore[$0.key] != $0.value }
+                for (device, installed) in appsChanged {
+                    writes.add(device: device, account: account, installed: installed)
                 }
-                let newVersion = changedViewers.isEmpty ? before.version : version
-                let reportedDevices = viewers.compactMap { viewer -> UUID? in
-                    if case .device(let id) = viewer { id } else { nil }
-                }
-                try writes.add(account: account, version: newVersion, state: state, reportedDevices: reportedDevices)
-                if !changedViewers.isEmpty {
+                try writes.add(account: account, version: version, state: state)
+                if !changes.isEmpty || !appsChanged.isEmpty {
                     notifications.append(ProjectionNotification(
-                        accountId: account, version: newVersion, position: accountEvents.map(\.position).max()!))
+                        accountId: account, version: version, position: accountEvents.map(\.position).max()!))
                 }
             }
 
@@ -135,41 +130,48 @@ struct ProjectionFolder: Sendable {
         let accounts = writes.accounts
         if !accounts.ids.isEmpty {
             try await connection.guardedQuery("""
-                INSERT INTO \(unescaped: p)projection_accounts
-                    (account_id, version, state, max_hlc_wall, max_hlc_counter, reported_devices)
-                SELECT a.account_id, a.version, a.state::jsonb, a.wall, a.counter, a.reported::uuid[]
+                INSERT INTO \(unescaped: p)projection_accounts (account_id, version, state, max_hlc_wall, max_hlc_counter)
+                SELECT a.account_id, a.version, a.state::jsonb, a.wall, a.counter
                 FROM unnest(\(accounts.ids)::uuid[], \(accounts.versions)::int8[], \(accounts.states)::text[],
-                            \(accounts.walls)::int8[], \(accounts.counters)::int8[], \(accounts.reportedDevices)::text[])
-                     AS a(account_id, version, state, wall, counter, reported)
+                            \(accounts.walls)::int8[], \(accounts.counters)::int8[])
+                     AS a(account_id, version, state, wall, counter)
                 ON CONFLICT (account_id) DO UPDATE SET
                     version = excluded.version, state = excluded.state, max_hlc_wall = excluded.max_hlc_wall,
-                    max_hlc_counter = excluded.max_hlc_counter, reported_devices = excluded.reported_devices
+                    max_hlc_counter = excluded.max_hlc_counter
+                """, logger: logger)
+        }
+        let devices = writes.devices
+        if !devices.ids.isEmpty {
+            try await connection.guardedQuery("""
+                INSERT INTO \(unescaped: p)projection_devices (account_id, device_id, installed, apps_version)
+                SELECT d.account_id, d.device_id, d.installed::text[], 1
+                FROM unnest(\(devices.accounts)::uuid[], \(devices.ids)::uuid[], \(devices.installed)::text[])
+                     AS d(account_id, device_id, installed)
+                ON CONFLICT (account_id, device_id) DO UPDATE SET
+                    installed = excluded.installed, apps_version = \(unescaped: p)projection_devices.apps_version + 1
                 """, logger: logger)
         }
         let shortcuts = writes.shortcuts
         if !shortcuts.accounts.isEmpty {
             try await connection.guardedQuery("""
-                INSERT INTO \(unescaped: p)projection_shortcuts (account_id, viewer_id, bundle_id, identifier, view, version)
-                SELECT r.account_id, r.viewer_id, r.bundle_id, r.identifier,
-                       CASE WHEN r.removed THEN NULL ELSE r.view::jsonb END, r.version
-                FROM unnest(\(shortcuts.accounts)::uuid[], \(shortcuts.viewers)::uuid[], \(shortcuts.bundleIds)::text[],
-                            \(shortcuts.identifiers)::text[], \(shortcuts.views)::text[], \(shortcuts.removed)::bool[],
-                            \(shortcuts.versions)::int8[])
-                     AS r(account_id, viewer_id, bundle_id, identifier, view, removed, version)
-                ON CONFLICT (account_id, viewer_id, bundle_id, identifier) DO UPDATE SET
+                INSERT INTO \(unescaped: p)projection_shortcuts (account_id, bundle_id, identifier, view, version)
+                SELECT r.account_id, r.bundle_id, r.identifier, CASE WHEN r.removed THEN NULL ELSE r.view::jsonb END, r.version
+                FROM unnest(\(shortcuts.accounts)::uuid[], \(shortcuts.bundleIds)::text[], \(shortcuts.identifiers)::text[],
+                            \(shortcuts.views)::text[], \(shortcuts.removed)::bool[], \(shortcuts.versions)::int8[])
+                     AS r(account_id, bundle_id, identifier, view, removed, version)
+                ON CONFLICT (account_id, bundle_id, identifier) DO UPDATE SET
                     view = excluded.view, version = excluded.version
                 """, logger: logger)
         }
         let voices = writes.voiceShortcuts
         if !voices.accounts.isEmpty {
             try await connection.guardedQuery("""
-                INSERT INTO \(unescaped: p)projection_voice_shortcuts (account_id, viewer_id, voice_shortcut_id, view, version)
-                SELECT r.account_id, r.viewer_id, r.voice_shortcut_id,
-                       CASE WHEN r.removed THEN NULL ELSE r.view::jsonb END, r.version
-                FROM unnest(\(voices.accounts)::uuid[], \(voices.viewers)::uuid[], \(voices.ids)::uuid[],
-                            \(voices.views)::text[], \(voices.removed)::bool[], \(voices.versions)::int8[])
-                     AS r(account_id, viewer_id, voice_shortcut_id, view, removed, version)
-                ON CONFLICT (account_id, viewer_id, voice_shortcut_id) DO UPDATE SET
+                INSERT INTO \(unescaped: p)projection_voice_shortcuts (account_id, voice_shortcut_id, view, version)
+                SELECT r.account_id, r.voice_shortcut_id, CASE WHEN r.removed THEN NULL ELSE r.view::jsonb END, r.version
+                FROM unnest(\(voices.accounts)::uuid[], \(voices.ids)::uuid[], \(voices.views)::text[],
+                            \(voices.removed)::bool[], \(voices.versions)::int8[])
+                     AS r(account_id, voice_shortcut_id, view, removed, version)
+                ON CONFLICT (account_id, voice_shortcut_id) DO UPDATE SET
                     view = excluded.view, version = excluded.version
                 """, logger: logger)
         }
@@ -181,21 +183,26 @@ struct ProjectionWrites {
     struct Accounts {
         var ids: [UUID] = [], versions: [Int64] = [], states: [String] = []
         var walls: [Int64] = [], counters: [Int64] = []
-        /// Array literals (`{uuid,uuid}`), cast to uuid[] per row: unnest cannot take an array of arrays.
-        var reportedDevices: [String] = []
+    }
+
+    struct Devices {
+        var accounts: [UUID] = [], ids: [UUID] = []
+        /// Array literals (`{"a","b"}`), cast to text[] per row: unnest cannot take an array of arrays.
+        var installed: [String] = []
     }
 
     struct Shortcuts {
-        var accounts: [UUID] = [], viewers: [UUID] = [], bundleIds: [String] = [], identifiers: [String] = []
+        var accounts: [UUID] = [], bundleIds: [String] = [], identifiers: [String] = []
         var views: [String] = [], removed: [Bool] = [], versions: [Int64] = []
     }
 
     struct VoiceShortcuts {
-        var accounts: [UUID] = [], viewers: [UUID] = [], ids: [UUID] = []
+        var accounts: [UUID] = [], ids: [UUID] = []
         var views: [String] = [], removed: [Bool] = [], versions: [Int64] = []
     }
 
     var accounts = Accounts()
+    var devices = Devices()
     var shortcuts = Shortcuts()
     var voiceShortcuts = VoiceShortcuts()
     private let encoder: JSONEncoder = {
@@ -204,33 +211,39 @@ struct ProjectionWrites {
         return encoder
     }()
 
-    mutating func add(account: UUID, version: Int64, state: AccountState, reportedDevices: [UUID]) throws {
+    mutating func add(account: UUID, version: Int64, state: AccountState) throws {
         accounts.ids.append(account)
         accounts.versions.append(version)
         accounts.states.append(try json(state))
         accounts.walls.append(state.maxHLC.wallMillis)
         accounts.counters.append(Int64(state.maxHLC.counter))
-        accounts.reportedDevices.append("{" + reportedDevices.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}")
     }
 
-    mutating func add(_ changes: ViewChanges, account: UUID, viewer: UUID, version: Int64) throws {
+    /// A device's new set of installed apps.
+    mutating func add(device: UUID, account: UUID, installed: Set<String>) {
+        devices.accounts.append(account)
+        devices.ids.append(device)
+        let quoted = installed.sorted().map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        devices.installed.append("{" + quoted.joined(separator: ",") + "}")
+    }
+
+    mutating func add(_ changes: ViewChanges, account: UUID, version: Int64) throws {
         for view in changes.upsertedShortcuts {
-            try addShortcut(account: account, viewer: viewer, id: view.shortcutID, view: view, version: version)
+            try addShortcut(account: account, id: view.shortcutID, view: view, version: version)
         }
         for id in changes.removedShortcuts {
-            try addShortcut(account: account, viewer: viewer, id: id, view: nil, version: version)
+            try addShortcut(account: account, id: id, view: nil, version: version)
         }
         for view in changes.upsertedVoiceShortcuts {
-            try addVoiceShortcut(account: account, viewer: viewer, id: view.voiceShortcutId, view: view, version: version)
+            try addVoiceShortcut(account: account, id: view.voiceShortcutId, view: view, version: version)
         }
         for id in changes.removedVoiceShortcuts {
-            try addVoiceShortcut(account: account, viewer: viewer, id: id, view: nil, version: version)
+            try addVoiceShortcut(account: account, id: id, view: nil, version: version)
         }
     }
 
-    private mutating func addShortcut(account: UUID, viewer: UUID, id: ShortcutID, view: ShortcutView?, version: Int64) throws {
+    private mutating func addShortcut(account: UUID, id: ShortcutID, view: ShortcutView?, version: Int64) throws {
         shortcuts.accounts.append(account)
-        shortcuts.viewers.append(viewer)
         shortcuts.bundleIds.append(id.bundleId)
         shortcuts.identifiers.append(id.identifier)
         shortcuts.views.append(try view.map { try json($0) } ?? "")
@@ -238,9 +251,8 @@ struct ProjectionWrites {
         shortcuts.versions.append(version)
     }
 
-    private mutating func addVoiceShortcut(account: UUID, viewer: UUID, id: UUID, view: VoiceShortcutView?, version: Int64) throws {
+    private mutating func addVoiceShortcut(account: UUID, id: UUID, view: VoiceShortcutView?, version: Int64) throws {
         voiceShortcuts.accounts.append(account)
-        voiceShortcuts.viewers.append(viewer)
         voiceShortcuts.ids.append(id)
         voiceShortcuts.views.append(try view.map { try json($0) } ?? "")
         voiceShortcuts.removed.append(view == nil)

@@ -15,22 +15,19 @@ public struct RebuildProgress: Sendable, Hashable {
 /// One row on which the rebuilt projections and the live ones disagree.
 public struct ProjectionDifference: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
-        case account, shortcut, voiceShortcut
+        case account, device, shortcut, voiceShortcut
     }
 
     public var kind: Kind
     public var accountId: UUID
-    /// Nil for account rows.
-    public var viewerId: UUID?
-    /// `bundleId/identifier` for shortcuts, the id for voice shortcuts, "" for accounts.
+    /// `bundleId/identifier` for shortcuts, the id for voice shortcuts and devices, "" for accounts.
     public var key: String
     /// The row's content on each side (JSON for views), nil where that side has no such row.
     public var live: String?
     public var rebuilt: String?
 
     public var description: String {
-        let viewer = viewerId.map { " viewer \($0.uuidString.lowercased())" } ?? ""
-        return "\(kind.rawValue) \(accountId.uuidString.lowercased())\(viewer) \(key): live \(live ?? "absent"), rebuilt \(rebuilt ?? "absent")"
+        "\(kind.rawValue) \(accountId.uuidString.lowercased()) \(key): live \(live ?? "absent"), rebuilt \(rebuilt ?? "absent")"
     }
 }
 
@@ -52,7 +49,7 @@ extension ProjectionStore {
         progress: @Sendable (RebuildProgress) async -> Void = { _ in }
     ) async throws -> LogCheckpoint {
         try await client.query("""
-            TRUNCATE rebuild.projection_accounts, rebuild.projection_shortcuts, rebuild.projection_voice_shortcuts
+            TRUNCATE rebuild.projection_accounts, rebuild.projection_devices, rebuild.projection_shortcuts, rebuild.projection_voice_shortcuts
             """, logger: logger)
         try await client.query("""
             UPDATE rebuild.projection_checkpoint SET tx_id = '0', position = 0, updated_at = now() WHERE name = 'live'
@@ -90,11 +87,11 @@ extension ProjectionStore {
     ///
     /// The live side moves while this runs, so the rebuild is brought to exactly the live
     /// checkpoint (or waits, up to `timeout`, for the worker to reach the rebuild's) and both are
-    /// read in one snapshot. Rows are compared on `(account_id, viewer_id, key, view)` for items
-    /// present in a view only: versions and tombstones depend on where batches happened to
-    /// begin and end (a shortcut donated and deleted within one batch leaves no row at all), so
-    /// they differ between two correct runs. Accounts are compared on their greatest hlc and
-    /// the devices that reported apps.
+    /// read in one snapshot. Rows are compared on `(account_id, key, view)` for items present in
+    /// the view only: versions and tombstones depend on where batches happened to begin and end
+    /// (a shortcut donated and deleted within one batch leaves no row at all), so they differ
+    /// between two correct runs. Accounts are compared on their greatest hlc, devices on the
+    /// apps they reported (not on how many times that set changed between batches).
     public func verify(
         pageSize: Int = 1000,
         timeout: Duration = .seconds(30),
@@ -142,39 +139,50 @@ extension ProjectionStore {
         var differences: [ProjectionDifference] = []
         let accounts = try await connection.guardedQuery("""
             SELECT coalesce(l.account_id, r.account_id),
-                   CASE WHEN l.account_id IS NULL THEN NULL ELSE concat('hlc ', l.max_hlc_wall, '.', l.max_hlc_counter, ' devices ', l.reported_devices) END,
-                   CASE WHEN r.account_id IS NULL THEN NULL ELSE concat('hlc ', r.max_hlc_wall, '.', r.max_hlc_counter, ' devices ', r.reported_devices) END
+                   CASE WHEN l.account_id IS NULL THEN NULL ELSE concat('hlc ', l.max_hlc_wall, '.', l.max_hlc_counter) END,
+                   CASE WHEN r.account_id IS NULL THEN NULL ELSE concat('hlc ', r.max_hlc_wall, '.', r.max_hlc_counter) END
             FROM projection_accounts l FULL JOIN rebuild.projection_accounts r ON l.account_id = r.account_id
             WHERE l.account_id IS NULL OR r.account_id IS NULL
-               OR (l.max_hlc_wall, l.max_hlc_counter, l.reported_devices) IS DISTINCT FROM (r.max_hlc_wall, r.max_hlc_counter, r.reported_devices)
+               OR (l.max_hlc_wall, l.max_hlc_counter) IS DISTINCT FROM (r.max_hlc_wall, r.max_hlc_counter)
             ORDER BY 1 LIMIT \(limit)
             """, logger: logger)
         for try await (account, live, rebuilt) in accounts.decode((UUID, String?, String?).self) {
-            differences.append(ProjectionDifference(kind: .account, accountId: account, viewerId: nil, key: "", live: live, rebuilt: rebuilt))
+            differences.append(ProjectionDifference(kind: .account, accountId: account, key: "", live: live, rebuilt: rebuilt))
+        }
+        let devices = try await connection.guardedQuery("""
+            SELECT coalesce(l.account_id, r.account_id), coalesce(l.device_id, r.device_id)::text,
+                   l.installed::text, r.installed::text
+            FROM projection_devices l FULL JOIN rebuild.projection_devices r
+              ON l.account_id = r.account_id AND l.device_id = r.device_id
+            WHERE l.installed IS DISTINCT FROM r.installed
+            ORDER BY 1, 2 LIMIT \(limit)
+            """, logger: logger)
+        for try await (account, key, live, rebuilt) in devices.decode((UUID, String, String?, String?).self) {
+            differences.append(ProjectionDifference(kind: .device, accountId: account, key: key, live: live, rebuilt: rebuilt))
         }
         let shortcuts = try await connection.guardedQuery("""
-            SELECT coalesce(l.account_id, r.account_id), coalesce(l.viewer_id, r.viewer_id),
+            SELECT coalesce(l.account_id, r.account_id),
                    coalesce(l.bundle_id, r.bundle_id) || '/' || coalesce(l.identifier, r.identifier), l.view::text, r.view::text
             FROM (SELECT * FROM projection_shortcuts WHERE view IS NOT NULL) l
             FULL JOIN (SELECT * FROM rebuild.projection_shortcuts WHERE view IS NOT NULL) r
-              ON l.account_id = r.account_id AND l.viewer_id = r.viewer_id AND l.bundle_id = r.bundle_id AND l.identifier = r.identifier
+              ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.identifier = r.identifier
             WHERE l.view IS DISTINCT FROM r.view
-            ORDER BY 1, 2, 3 LIMIT \(limit)
+            ORDER BY 1, 2 LIMIT \(limit)
             """, logger: logger)
-        for try await (account, viewer, key, live, rebuilt) in shortcuts.decode((UUID, UUID, String, String?, String?).self) {
-            differences.append(ProjectionDifference(kind: .shortcut, accountId: account, viewerId: viewer, key: key, live: live, rebuilt: rebuilt))
+        for try await (account, key, live, rebuilt) in shortcuts.decode((UUID, String, String?, String?).self) {
+            differences.append(ProjectionDifference(kind: .shortcut, accountId: account, key: key, live: live, rebuilt: rebuilt))
         }
         let voices = try await connection.guardedQuery("""
-            SELECT coalesce(l.account_id, r.account_id), coalesce(l.viewer_id, r.viewer_id),
+            SELECT coalesce(l.account_id, r.account_id),
                    coalesce(l.voice_shortcut_id, r.voice_shortcut_id)::text, l.view::text, r.view::text
             FROM (SELECT * FROM projection_voice_shortcuts WHERE view IS NOT NULL) l
             FULL JOIN (SELECT * FROM rebuild.projection_voice_shortcuts WHERE view IS NOT NULL) r
-              ON l.account_id = r.account_id AND l.viewer_id = r.viewer_id AND l.voice_shortcut_id = r.voice_shortcut_id
+              ON l.account_id = r.account_id AND l.voice_shortcut_id = r.voice_shortcut_id
             WHERE l.view IS DISTINCT FROM r.view
-            ORDER BY 1, 2, 3 LIMIT \(limit)
+            ORDER BY 1, 2 LIMIT \(limit)
             """, logger: logger)
-        for try await (account, viewer, key, live, rebuilt) in voices.decode((UUID, UUID, String, String?, String?).self) {
-            differences.append(ProjectionDifference(kind: .voiceShortcut, accountId: account, viewerId: viewer, key: key, live: live, rebuilt: rebuilt))
+        for try await (account, key, live, rebuilt) in voices.decode((UUID, String, String?, String?).self) {
+            differences.append(ProjectionDifference(kind: .voiceShortcut, accountId: account, key: key, live: live, rebuilt: rebuilt))
         }
         return differences
     }
@@ -196,7 +204,7 @@ extension ProjectionStore {
                         guard rebuilt == live.log else {
                             throw ProjectionError.liveProjectionsBehind(live: live.log, rebuilt: rebuilt)
                         }
-                        for table in ["projection_accounts", "projection_shortcuts", "projection_voice_shortcuts"] {
+                        for table in ["projection_accounts", "projection_devices", "projection_shortcuts", "projection_voice_shortcuts"] {
                             try await connection.guardedQuery("DELETE FROM \(unescaped: table)", logger: logger)
                             try await connection.guardedQuery("INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table)", logger: logger)
                         }

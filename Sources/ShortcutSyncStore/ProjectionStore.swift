@@ -17,7 +17,7 @@ public struct ProjectionCheckpoint: Sendable, Hashable {
 
 /// One device's pull (DESIGN §5), read from one consistent snapshot.
 public struct PullSnapshot: Sendable {
-    /// The epoch, the viewer and the account version this answer brings the device to.
+    /// The epoch, the device's apps version and the account version this answer brings the device to.
     public var cursor: PullCursor
     /// True when `changes` is the whole view, to replace what the device holds.
     public var reset: Bool
@@ -48,7 +48,8 @@ public enum ProjectionError: Error, Sendable, Hashable, CustomStringConvertible 
 /// The per-device projections in PostgreSQL: folded by the sync worker, read by pulls.
 ///
 /// Each account's fold state is stored with its views, so a batch costs reading and writing
-/// only the accounts it touches. Every changed row of a view carries the account version that
+/// only the accounts it touches. Items have one row per account, whatever the number of
+/// devices; a pull makes them visible to the device's installed apps. Every changed row carries the account version that
 /// changed it and a removed item stays as a tombstone, so a pull with a cursor reads exactly the
 /// rows above the cursor's version.
 public struct ProjectionStore: Sendable {
@@ -67,9 +68,9 @@ public struct ProjectionStore: Sendable {
 
     /// Folds one batch read from the log into the live projections in one transaction on
     /// `connection` (the worker's own, which also holds its advisory lock): loads the affected
-    /// accounts' states (FOR UPDATE), applies the events, diffs old against new views for every
-    /// viewer of each account (a new viewer starts from an empty view), upserts the changed rows
-    /// with the account's new version (a tombstone has view NULL), stores the new states and
+    /// accounts' states (FOR UPDATE), applies the events, diffs each account's whole view old
+    /// against new, upserts one row per changed item with the account's new version (a
+    /// tombstone has view NULL) and the devices whose installed apps changed, stores the new states and
     /// advances the checkpoint — only if it still equals `from`, else it throws
     /// `ProjectionError.checkpointMoved` and writes nothing. It `pg_notify`s one
     /// `ProjectionNotification` per account whose views changed and returns them.
@@ -113,10 +114,10 @@ public struct ProjectionStore: Sendable {
             .decode(Int64.self).collectAll().first ?? 0
     }
 
-    /// The pull of DESIGN §5 for one device. A cursor that is missing, issued to another account
-    /// or device, of another epoch, or of another viewer than the device reads now (it reported
-    /// its apps since) gets the whole view with `reset: true`; any other gets exactly the rows
-    /// changed after it.
+    /// The pull of DESIGN §5 for one device: the account's rows, made visible to the device's
+    /// installed apps. A cursor that is missing, issued to another account or device, of another
+    /// epoch, or made before the device reported other apps gets the whole view with
+    /// `reset: true`; any other gets exactly what changed after it.
     public func pull(account: UUID, device: UUID, cursor: PullCursor?) async throws -> PullSnapshot {
         try await client.withConnection { connection in
             try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
@@ -127,17 +128,19 @@ public struct ProjectionStore: Sendable {
 
     private func pull(account: UUID, device: UUID, cursor: PullCursor?, on connection: PostgresConnection) async throws -> PullSnapshot {
         let head = try await connection.guardedQuery("""
-            SELECT c.epoch, a.version, a.max_hlc_wall, a.max_hlc_counter, coalesce(\(device) = ANY(a.reported_devices), false)
-            FROM projection_checkpoint c LEFT JOIN projection_accounts a ON a.account_id = \(account)
+            SELECT c.epoch, a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version
+            FROM projection_checkpoint c
+            LEFT JOIN projection_accounts a ON a.account_id = \(account)
+            LEFT JOIN projection_devices d ON d.account_id = \(account) AND d.device_id = \(device)
             WHERE c.name = 'live'
-            """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, Bool).self).collectAll()
-        guard let (epoch, storedVersion, wall, counter, reported) = head.first else {
+            """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, [String]?, Int64?).self).collectAll()
+        guard let (epoch, storedVersion, wall, counter, installed, storedAppsVersion) = head.first else {
             throw StoreError.corruptRow("the live projection checkpoint is missing")
         }
         let version = storedVersion ?? 0
-        let viewer = reported ? device : Viewer.unreportedID
+        let appsVersion = storedAppsVersion ?? 0
         let since: Int64? = if let cursor, cursor.account == account, cursor.device == device,
-                                  cursor.epoch == epoch, cursor.viewer == viewer, cursor.version <= version {
+                                  cursor.epoch == epoch, cursor.appsVersion == appsVersion, cursor.version <= version {
             cursor.version
         } else {
             nil
@@ -147,8 +150,7 @@ public struct ProjectionStore: Sendable {
         let decoder = JSONDecoder()
         let shortcuts = try await connection.guardedQuery("""
             SELECT bundle_id, identifier, view::text FROM projection_shortcuts
-            WHERE account_id = \(account) AND viewer_id = \(viewer) AND version > \(since ?? -1)
-              AND (view IS NOT NULL OR \(since != nil))
+            WHERE account_id = \(account) AND version > \(since ?? -1) AND (view IS NOT NULL OR \(since != nil))
             """, logger: logger)
         for try await (bundleId, identifier, json) in shortcuts.decode((String, String, String?).self) {
             if let json {
@@ -159,8 +161,7 @@ public struct ProjectionStore: Sendable {
         }
         let voiceShortcuts = try await connection.guardedQuery("""
             SELECT voice_shortcut_id, view::text FROM projection_voice_shortcuts
-            WHERE account_id = \(account) AND viewer_id = \(viewer) AND version > \(since ?? -1)
-              AND (view IS NOT NULL OR \(since != nil))
+            WHERE account_id = \(account) AND version > \(since ?? -1) AND (view IS NOT NULL OR \(since != nil))
             """, logger: logger)
         for try await (id, json) in voiceShortcuts.decode((UUID, String?).self) {
             if let json {
@@ -174,28 +175,29 @@ public struct ProjectionStore: Sendable {
             logger: logger).decode(Int64.self).collectAll().first ?? 0
 
         return PullSnapshot(
-            cursor: PullCursor(epoch: epoch, account: account, device: device, viewer: viewer, version: version),
+            cursor: PullCursor(epoch: epoch, account: account, device: device, appsVersion: appsVersion, version: version),
             reset: since == nil,
-            changes: changes,
+            changes: changes.visible(toDeviceWith: installed.map(Set.init)),
             maxHLC: HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0)),
             lastAcceptedSeq: lastAcceptedSeq)
     }
 }
 
-/// What a pull's cursor says: the view `device` of `account` read as `viewer` at account
-/// `version`, in projection `epoch`. Devices hold it as opaque text, which the HTTP layer signs.
+/// What a pull's cursor says: the view `device` of `account` had at account `version`, in
+/// projection `epoch`, with the device's apps at `appsVersion` (0 before it reported any).
+/// Devices hold it as opaque text, which the HTTP layer signs.
 public struct PullCursor: Sendable, Hashable {
     public var epoch: Int64
     public var account: UUID
     public var device: UUID
-    public var viewer: UUID
+    public var appsVersion: Int64
     public var version: Int64
 
-    public init(epoch: Int64, account: UUID, device: UUID, viewer: UUID, version: Int64) {
+    public init(epoch: Int64, account: UUID, device: UUID, appsVersion: Int64, version: Int64) {
         self.epoch = epoch
         self.account = account
         self.device = device
-        self.viewer = viewer
+        self.appsVersion = appsVersion
         self.version = version
     }
 }

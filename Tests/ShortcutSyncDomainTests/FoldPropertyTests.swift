@@ -109,9 +109,29 @@ import ShortcutSyncTestSupport
         }
     }
 
+    /// Pulls filter the account's whole view and its changes per device: the changes of the
+    /// whole view, made visible to a device whose apps did not change, turn its view before into
+    /// its view after; and its view is the whole view made visible to it.
+    @Test func changesOfTheWholeViewFilteredPerDeviceGiveEachDevicesView() async {
+        await propertyCheck(count: 200, input: Self.choices, Self.seeds) { choices, seed in
+            let events = Self.history(from: choices)
+            let cut = seed % (events.count + 1)
+            let before = AccountState(folding: events.prefix(cut))
+            let after = AccountState(folding: events)
+            let changes = after.accountView.changes(since: before.accountView)
+            for device in Self.devices {
+                let installed = after.installedApps(ofDevice: device)
+                #expect(after.view(forDevice: device) == after.accountView.visible(toDeviceWith: installed))
+                guard before.installedApps(ofDevice: device) == installed else { continue }
+                let old = before.view(forDevice: device)
+                #expect(old.applying(changes.visible(toDeviceWith: installed)) == after.view(forDevice: device))
+            }
+        }
+    }
+
     @Test func everyVoiceShortcutSharingAPhraseWithAnotherHasExactlyOneActiveOwner() async {
         await propertyCheck(count: 200, input: Self.choices) { choices in
-            let view = AccountState(folding: Self.history(from: choices)).view(for: .unreported)
+            let view = AccountState(folding: Self.history(from: choices)).accountView
             let byPhrase = Dictionary(grouping: view.voiceShortcuts.values, by: \.normalizedPhrase)
             for (_, sharing) in byPhrase {
                 let active = sharing.filter { $0.status == .active }
@@ -149,7 +169,7 @@ import ShortcutSyncTestSupport
                 let latest = group.max { $0.0 < $1.0 }!
                 expected[id] = ShortcutView(latest: latest.1, donationCount: group.count, lastDonatedAt: latest.0.hlc)
             }
-            #expect(AccountState(folding: events).view(for: .unreported).shortcuts == expected)
+            #expect(AccountState(folding: events).accountView.shortcuts == expected)
         }
     }
 }

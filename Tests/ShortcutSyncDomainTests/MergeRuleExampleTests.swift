@@ -172,7 +172,7 @@ import ShortcutSyncTestSupport
         let phoneView = state.view(forDevice: phone.deviceId)
         #expect(phoneView.shortcuts.count == 2)
         #expect(phoneView.voiceShortcuts[voice]?.appInstalled == true)
-        #expect(state.viewers == [.unreported, .device(watch.deviceId)])
+        #expect(state.reportedApps == [watch.deviceId: ["com.example.soup"]])
     }
 
     @Test mutating func equalClocksAreOrderedByDeviceThenSeq() {

@@ -37,7 +37,7 @@ private let logger = TestDatabase.shared.logger
                          phone.donate("soup-2", group: "lunch", at: tick())]),
             ])
             rounds.append([
-                // The watch reports its apps: it now reads a view of its own, and its old cursor is reset.
+                // The watch reports its apps: its view is filtered by them now, and its old cursor is reset.
                 (watch, [watch.report(["com.example.tea"], at: tick()), watch.updateVoice(second, phrase: "Tea time", at: tick())]),
                 (phone, [phone.delete(.groupIdentifier("lunch"), at: tick()), phone.donate("soup-3", at: tick())]),
             ])
@@ -52,7 +52,7 @@ private let logger = TestDatabase.shared.logger
                 rounds.append((0..<5).map { _ in scenario.push() })
             }
 
-            var held: [UUID: (view: DeviceView, cursor: PullCursor?, viewer: Viewer)] = [:]
+            var held: [UUID: (view: DeviceView, cursor: PullCursor?, installed: Set<String>?)] = [:]
             let devices = [phone.deviceId, watch.deviceId, quiet.deviceId]
             try await withConnection(url) { connection in
                 for round in rounds {
@@ -62,13 +62,14 @@ private let logger = TestDatabase.shared.logger
                     for device in devices {
                         let before = held[device]
                         let pull = try await store.pull(account: account, device: device, cursor: before?.cursor)
-                        let viewer = state.viewer(forDevice: device)
-                        #expect(pull.reset == (before == nil || before!.viewer != viewer))
+                        // A cursor made before the device reported other apps gives the whole view.
+                        let installed = state.installedApps(ofDevice: device)
+                        #expect(pull.reset == (before == nil || before!.installed != installed))
                         let view = pull.reset ? DeviceView.empty.applying(pull.changes) : before!.view.applying(pull.changes)
                         #expect(view == state.view(forDevice: device))
                         #expect(view == (try await store.fullView(account: account, device: device)))
                         #expect(pull.maxHLC == state.maxHLC)
-                        held[device] = (view, pull.cursor, viewer)
+                        held[device] = (view, pull.cursor, installed)
                     }
                 }
             }
@@ -179,17 +180,18 @@ private let logger = TestDatabase.shared.logger
                         #expect(first.accountId == account)
                         #expect(first.position == (try await store.checkpoint()).log.position)
 
-                        // 2: the watch reports soup installed: its own view appears; the shared one is unchanged.
+                        // 2: the watch reports soup installed: the account's items are unchanged (same
+                        // version), but the watch's apps changed, so its streams are poked.
                         try await log.push(watch, [watch.report(["com.example.soup"], at: 20)])
                         _ = try await store.foldAll(on: connection)
                         let second = try await next()
                         #expect(second.accountId == account)
-                        #expect(second.version == first.version + 1)
+                        #expect(second.version == first.version)
 
-                        // 3: a donation of an app the watch lacks changes only the shared view;
-                        // another account's unchanged view sends nothing for it.
+                        // 3: a donation changes the account's view; another account whose deletion
+                        // covers nothing changed no view and sends nothing.
                         try await log.push(phone, [phone.donate("map-1", bundle: "com.example.maps", at: 30)])
-                        try await log.push(other, [other.report([], at: 30)])
+                        try await log.push(other, [other.delete(.identifiers(["nothing"]), at: 30)])
                         let third = try await store.foldAll(on: connection)
                         #expect(third.map(\.accountId) == [account])
                         let delivered = try await next()
@@ -230,9 +232,10 @@ private let logger = TestDatabase.shared.logger
             // Promoting the rebuild repairs it and starts a new epoch: old cursors get the whole view.
             let device = scenario.devices[0]
             let before = try await store.pull(account: device.account, device: device.deviceId, cursor: nil)
+            let epoch = try await store.checkpoint().epoch
             try await store.promoteRebuild()
             #expect(try await store.verify().differences == [])
-            #expect(try await store.checkpoint().epoch == 2)
+            #expect(try await store.checkpoint().epoch == epoch + 1)
             let after = try await store.pull(account: device.account, device: device.deviceId, cursor: before.cursor)
             #expect(after.reset)
             #expect(DeviceView.empty.applying(after.changes) == log.expectedView(account: device.account, device: device.deviceId))

@@ -43,9 +43,9 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
-    /// An account whose 300 devices reported their apps, each with a view of its own: a voice
-    /// shortcut reaches every one of them, and the other accounts keep syncing meanwhile. (The
-    /// notification names only the account: one that listed the devices passed PostgreSQL's
+    /// An account whose 300 devices reported their apps: a voice shortcut reaches every one of
+    /// them, the other accounts keep syncing meanwhile, and the projections hold one row per item.
+    /// (The notification names only the account: one that listed the devices passed PostgreSQL's
     /// 8000-byte limit, and the worker retried that batch forever, for every account.)
     @Test func threeHundredDevicesThatReportedTheirAppsAllSeeANewVoiceShortcut() async throws {
         try await TestDatabase.withClient { client, url in
@@ -54,12 +54,14 @@ private let logger = TestDatabase.shared.logger
             let account = UUID()
             var devices = (0..<300).map { _ in DeviceScript(account: account, detail: .full) }
             var other = DeviceScript(account: UUID(), detail: .full)
+            var teaOnly = DeviceScript(account: account, detail: .full)
             let voice = UUID()
             let worker = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 1000)
             try await whileRunning(worker) {
                 for index in devices.indices {
                     try await log.push(devices[index], [devices[index].report(["com.example.soup"], at: 10)])
                 }
+                try await log.push(teaOnly, [teaOnly.report(["com.example.tea"], at: 10)])
                 try await log.push(devices[0], [devices[0].donate("soup", at: 20), devices[0].addVoice(voice, phrase: "Order soup", to: "soup", at: 21)])
                 try await log.push(other, [other.donate("tea", bundle: "com.example.tea", at: 22)])
                 try await store.waitUntilCaughtUp()
@@ -72,7 +74,13 @@ private let logger = TestDatabase.shared.logger
                 #expect(view.voiceShortcuts[voice]?.appInstalled == true, "device \(device.deviceId)")
             }
             #expect(try await store.fullView(account: other.account, device: other.deviceId).shortcuts.count == 2)
-            try await expectViewsMatchTheDomain(store, log, devices: [devices[0], devices[299], other])
+            // A device without the app sees the voice shortcut, not the shortcut.
+            let teaView = try await store.fullView(account: account, device: teaOnly.deviceId)
+            #expect(teaView.shortcuts.isEmpty)
+            #expect(teaView.voiceShortcuts[voice]?.appInstalled == false)
+            try await expectViewsMatchTheDomain(store, log, devices: [devices[0], devices[299], teaOnly, other])
+            // One row per item and account, however many devices: 2 accounts, 1 + 2 shortcuts, 1 voice shortcut.
+            #expect(try await projectionRowCounts(client) == [2, 3, 1])
         }
     }
 
