@@ -64,6 +64,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The benchmarks of DESIGN §8 (`shortcut-sync bench`): histories and load, beside raw PostgreSQL.
+        .target(
+            name: "ShortcutSyncBench",
+            dependencies: [
+                "ShortcutSyncDomain",
+                "ShortcutSyncStore",
+                "ShortcutSyncWorker",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Types, server stubs and client generated from openapi.yaml; the document itself ships
         // as a resource too, for `GET /openapi.yaml`.
         .target(
@@ -102,6 +114,7 @@ let package = Package(
                 "ShortcutSyncStore",
                 "ShortcutSyncWorker",
                 "ShortcutSyncServer",
+                "ShortcutSyncBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `health` asks a running service for /readyz.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -96,6 +96,18 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension DatabaseURL {
+    /// Drops the database (connecting to `postgres` to do so), ending its sessions first: for
+    /// the throwaway databases of benchmarks.
+    public func dropDatabase(logger: Logger) async throws {
+        let admin = PostgresClient(configuration: try with(database: "postgres").clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
+        try await admin.withRunning {
+            let quoted = "\"" + database.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)"), logger: logger)
+        }
+    }
+}
+
 extension PostgresClient {
     /// Runs the client's connection pool for the duration of `body`: for short-lived commands and tests.
     public func withRunning<Result: Sendable>(

@@ -6,6 +6,6 @@ struct ShortcutSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "shortcut-sync",
         abstract: "Keeps a person's Siri-style shortcuts in step across their devices.",
-        subcommands: [ServeCommand.self, WorkerCommand.self, MigrateCommand.self, HealthCommand.self]
+        subcommands: [ServeCommand.self, WorkerCommand.self, MigrateCommand.self, HealthCommand.self, BenchCommand.self]
     )
 }

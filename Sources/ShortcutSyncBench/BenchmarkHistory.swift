@@ -1,0 +1,87 @@
+import Foundation
+import ShortcutSyncDomain
+
+/// A realistic history of one account for benchmarks, the same for the same seed.
+///
+/// Four devices; mostly donations over a few dozen identifiers of three apps (some in groups),
+/// some deletions by identifiers, by group and all, voice shortcuts whose phrases collide, and
+/// `appsReported` from two of the devices. Clocks move forward with a little skew between devices.
+public struct BenchmarkHistory: Sendable {
+    public struct Device: Sendable {
+        public let id = UUID()
+        public fileprivate(set) var seq: Int64 = 0
+    }
+
+    public private(set) var devices = (0..<4).map { _ in Device() }
+    private var random: SplitMix64
+    private var wall: Int64
+    private let voices = (0..<6).map { _ in UUID() }
+    private static let bundles = ["com.example.soup", "com.example.coffee", "com.example.maps"]
+    private static let phrases = ["Order soup", "order  soup!", "Coffee time", "Take me home", "ＯＲＤＥＲ ＳＯＵＰ", "Soup please"]
+
+    public init(seed: UInt64, startMillis: Int64 = 1_763_712_000_000) {
+        random = SplitMix64(state: seed)
+        wall = startMillis
+    }
+
+    /// The next `count` events of one device (chosen at random), in its seq order.
+    public mutating func nextBatch(count: Int) -> (device: UUID, events: [Event]) {
+        let index = Int.random(in: devices.indices, using: &random)
+        var events: [Event] = []
+        events.reserveCapacity(count)
+        for _ in 0..<count {
+            wall += Int64.random(in: 0...40, using: &random)
+            devices[index].seq += 1
+            let skew = Int64(index) * 7
+            events.append(Event(seq: devices[index].seq, hlc: HLCTimestamp(wallMillis: wall + skew, counter: 0),
+                                body: nextBody(deviceIndex: index)))
+        }
+        return (devices[index].id, events)
+    }
+
+    private mutating func nextBody(deviceIndex: Int) -> EventBody {
+        let bundle = Self.bundles.randomElement(using: &random)!
+        let identifier = "item-\(Int.random(in: 0..<40, using: &random))"
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<82:
+            let group: String? = Int.random(in: 0..<4, using: &random) == 0 ? "group-\(Int.random(in: 0..<3, using: &random))" : nil
+            return .donation(Donation(
+                bundleId: bundle, identifier: identifier, kind: .intent, intentType: "OrderIntent",
+                title: "Order \(identifier)", groupIdentifier: group, keywords: ["order", "lunch"],
+                parameters: ["size": .string("large"), "count": .number(Double(Int.random(in: 1...3, using: &random)))]))
+        case 82..<86:
+            return .deletion(Deletion(bundleId: bundle, selector: .identifiers([identifier, "item-\(Int.random(in: 0..<40, using: &random))"])))
+        case 86..<88:
+            return .deletion(Deletion(bundleId: bundle, selector: .groupIdentifier("group-\(Int.random(in: 0..<3, using: &random))")))
+        case 88:
+            return .deletion(Deletion(bundleId: bundle, selector: .all))
+        case 89..<93:
+            return .voiceShortcutAdded(VoiceShortcutAdded(
+                voiceShortcutId: voices.randomElement(using: &random)!, phrase: Self.phrases.randomElement(using: &random)!,
+                bundleId: bundle, identifier: identifier, title: "Order \(identifier)"))
+        case 93..<96:
+            return .voiceShortcutUpdated(VoiceShortcutUpdated(
+                voiceShortcutId: voices.randomElement(using: &random)!, phrase: Self.phrases.randomElement(using: &random)!))
+        case 96:
+            return .voiceShortcutDeleted(VoiceShortcutDeleted(voiceShortcutId: voices.randomElement(using: &random)!))
+        default:
+            // Two of the four devices report their apps, sometimes without one of them; the
+            // other two never do.
+            guard deviceIndex < 2 else { return .voiceShortcutDeleted(VoiceShortcutDeleted(voiceShortcutId: voices[0])) }
+            return .appsReported(AppsReported(installed: Self.bundles.filter { _ in Int.random(in: 0..<5, using: &random) > 0 }))
+        }
+    }
+}
+
+/// SplitMix64: a small, fast generator whose sequence depends only on its seed.
+struct SplitMix64: RandomNumberGenerator, Sendable {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

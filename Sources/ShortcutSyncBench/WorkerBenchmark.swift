@@ -1,0 +1,160 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncWorker
+
+/// `bench worker`: how fast the sync worker folds a log, beside a raw ordered read of the same
+/// log on the same database (DESIGN §8).
+///
+/// It fills a fresh database with `accounts` histories of `eventsPerAccount` events
+/// (`BenchmarkHistory`), then times three things over the same log: PostgreSQL reading it in log
+/// order (the raw figure), the worker's catch-up from nothing, and a rebuild. Peak memory is the
+/// process's resident high-water mark, reset before each timed part (Linux `clear_refs`).
+public struct WorkerBenchmark: Sendable {
+    public struct Shape: Sendable, Hashable, Codable {
+        public var accounts: Int
+        public var eventsPerAccount: Int
+        public var events: Int { accounts * eventsPerAccount }
+
+        public init(accounts: Int, eventsPerAccount: Int) {
+            self.accounts = accounts
+            self.eventsPerAccount = eventsPerAccount
+        }
+    }
+
+    /// One timed part of the run.
+    public struct Measurement: Sendable, Hashable, Codable {
+        public var name: String
+        public var events: Int
+        public var seconds: Double
+        public var eventsPerSecond: Double { seconds > 0 ? Double(events) / seconds : 0 }
+        /// Peak resident memory of this process during the part, in bytes (nil where unknown).
+        public var peakResidentBytes: Int?
+    }
+
+    public struct Result: Sendable, Hashable, Codable {
+        public var shape: Shape
+        public var fill: Measurement
+        public var rawOrderedRead: Measurement
+        public var catchUp: Measurement
+        public var rebuild: Measurement
+    }
+
+    public let shape: Shape
+    public let database: DatabaseURL
+    public let logger: Logger
+    /// Told what the run is doing, for progress lines.
+    public var report: @Sendable (String) -> Void = { _ in }
+
+    public init(shape: Shape, database: DatabaseURL, logger: Logger) {
+        self.shape = shape
+        self.database = database
+        self.logger = logger
+    }
+
+    /// Runs on `database`, which must be empty and migrated.
+    public func run() async throws -> Result {
+        let client = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: 8), backgroundLogger: logger)
+        return try await client.withRunning {
+            let fill = try await measure("fill", events: shape.events) { try await fillLog(client) }
+            report("filled the log with \(shape.events) events (\(Int(fill.eventsPerSecond)) events/s)")
+            let raw = try await measure("raw ordered read", events: shape.events) { try await readLogInOrder(client) }
+            report("raw ordered read: \(Int(raw.eventsPerSecond)) events/s")
+            let catchUp = try await measure("worker catch-up", events: shape.events) { try await catchUpWithWorker(client) }
+            report("worker catch-up: \(Int(catchUp.eventsPerSecond)) events/s")
+            let store = ProjectionStore(client: client, logger: logger)
+            let rebuild = try await measure("rebuild", events: shape.events) { try await store.rebuild() }
+            report("rebuild: \(Int(rebuild.eventsPerSecond)) events/s")
+            return Result(shape: shape, fill: fill, rawOrderedRead: raw, catchUp: catchUp, rebuild: rebuild)
+        }
+    }
+
+    private func measure(_ name: String, events: Int, _ body: () async throws -> Void) async throws -> Measurement {
+        ResidentMemory.resetPeak()
+        let started = ContinuousClock.now
+        try await body()
+        let (seconds, attoseconds) = (ContinuousClock.now - started).components
+        return Measurement(name: name, events: events, seconds: Double(seconds) + Double(attoseconds) / 1e18,
+                           peakResidentBytes: ResidentMemory.peak())
+    }
+
+    /// Appends every account's history through the event store, a few devices' batches at a time.
+    private func fillLog(_ client: PostgresClient) async throws {
+        let store = PostgresEventStore(client: client, logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let writers = 4
+            for writer in 0..<writers {
+                group.addTask {
+                    for accountIndex in stride(from: writer, to: shape.accounts, by: writers) {
+                        let account = UUID()
+                        var history = BenchmarkHistory(seed: UInt64(accountIndex + 1))
+                        var remaining = shape.eventsPerAccount
+                        while remaining > 0 {
+                            let (device, events) = history.nextBatch(count: min(remaining, 200))
+                            try await store.append(events, account: account, device: device)
+                            remaining -= events.count
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// What PostgreSQL alone costs: the worker's columns of every event, in log order, to the client.
+    private func readLogInOrder(_ client: PostgresClient) async throws {
+        var count = 0
+        let rows = try await client.query("""
+            SELECT position, tx_id::text::int8, account_id, stream_version, device_id, recorded_at, type, hlc_wall, hlc_counter, body::text
+            FROM events ORDER BY tx_id, position
+            """, logger: logger)
+        for try await _ in rows { count += 1 }
+        guard count == shape.events else {
+            throw BenchmarkError("the raw read saw \(count) events, not \(shape.events)")
+        }
+    }
+
+    /// Runs a worker from an empty projection until its checkpoint is the log's last event.
+    private func catchUpWithWorker(_ client: PostgresClient) async throws {
+        let last = try await client.query("SELECT tx_id::text::int8, position FROM events ORDER BY tx_id DESC, position DESC LIMIT 1",
+                                          logger: logger).decode((Int64, Int64).self).collectAll().first
+        guard let (lastTransaction, lastPosition) = last else { return }
+        let end = LogCheckpoint(transactionID: UInt64(lastTransaction), position: lastPosition)
+        let worker = SyncWorker(client: client, connectionConfiguration: try database.connectionConfiguration(), logger: logger)
+        let store = ProjectionStore(client: client, logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await worker.run() }
+            var lastReport = ContinuousClock.now
+            while try await store.checkpoint().log < end {
+                try await Task.sleep(for: .milliseconds(20))
+                if ContinuousClock.now - lastReport > .seconds(5) {
+                    lastReport = ContinuousClock.now
+                    report("worker at position \(try await store.checkpoint().log.position) of \(shape.events)")
+                }
+            }
+            group.cancelAll()
+        }
+    }
+}
+
+public struct BenchmarkError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The process's resident memory high-water mark, from /proc (Linux); nil elsewhere.
+enum ResidentMemory {
+    /// Starts a new high-water mark (writing 5 to clear_refs resets VmHWM).
+    static func resetPeak() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    static func peak() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return nil }
+        return kilobytes * 1024
+    }
+}
