@@ -168,6 +168,7 @@ let package = Package(
         .testTarget(
             name: "ShortcutSyncWorkerTests",
             dependencies: [
+                "ShortcutSyncBench",
                 "ShortcutSyncWorker", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -8,19 +8,22 @@ import ShortcutSyncDomain
 /// `appsReported` from two of the devices. Clocks move forward with a little skew between devices.
 public struct BenchmarkHistory: Sendable {
     public struct Device: Sendable {
-        public let id = UUID()
+        public let id: UUID
         public fileprivate(set) var seq: Int64 = 0
     }
 
-    public private(set) var devices = (0..<4).map { _ in Device() }
+    public private(set) var devices: [Device]
     private var random: SplitMix64
     private var wall: Int64
-    private let voices = (0..<6).map { _ in UUID() }
+    private let voices: [UUID]
     private static let bundles = ["com.example.soup", "com.example.coffee", "com.example.maps"]
     private static let phrases = ["Order soup", "order  soup!", "Coffee time", "Take me home", "ＯＲＤＥＲ ＳＯＵＰ", "Soup please"]
 
     public init(seed: UInt64, startMillis: Int64 = 1_763_712_000_000) {
-        random = SplitMix64(state: seed)
+        var random = SplitMix64(state: seed)
+        devices = (0..<4).map { _ in Device(id: random.nextUUID()) }
+        voices = (0..<6).map { _ in random.nextUUID() }
+        self.random = random
         wall = startMillis
     }
 
@@ -83,5 +86,13 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+
+    /// A UUID made of the next 128 bits.
+    mutating func nextUUID() -> UUID {
+        let (high, low) = (next(), next())
+        let bytes = (0..<8).map { UInt8(truncatingIfNeeded: high >> ($0 * 8)) } + (0..<8).map { UInt8(truncatingIfNeeded: low >> ($0 * 8)) }
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 }
