@@ -32,7 +32,6 @@ public final class NotificationHub: Service, Sendable {
     private let keepAliveInterval: Duration
     private let subscribers = Mutex<[UUID: [Int: Subscriber]]>([:])
     private let nextID = Atomic<Int>(0)
-    private let connected = Atomic<Bool>(false)
     private let reachable = Atomic<Bool>(true)
 
     public init(configuration: PostgresConnection.Configuration, logger: Logger, keepAliveInterval: Duration = .seconds(15)) {
@@ -41,17 +40,9 @@ public final class NotificationHub: Service, Sendable {
         self.keepAliveInterval = keepAliveInterval
     }
 
-    /// Whether the LISTEN connection is up.
-    public var isListening: Bool { connected.load(ordering: .relaxed) }
-
     /// False from a failed attempt to connect to the database until the next one succeeds: the
     /// database is down or unreachable, and requests that need it are answered 503 at once.
     public var isDatabaseReachable: Bool { reachable.load(ordering: .relaxed) }
-
-    /// How many subscribers are open (streams and waiting pulls).
-    public var subscriberCount: Int {
-        subscribers.withLock { $0.values.reduce(0) { $0 + $1.count } }
-    }
 
     /// How many device streams are open.
     public var streamCount: Int {
@@ -127,7 +118,6 @@ public final class NotificationHub: Service, Sendable {
                 if Task.isCancelled || Task.isShuttingDownGracefully { break }
                 logger.warning("the LISTEN connection failed; reconnecting", metadata: ["error": "\(String(reflecting: error))"])
             }
-            connected.store(false, ordering: .relaxed)
             failures += 1
             try? await Task.sleep(for: .milliseconds(min(2000, 100 * failures)))
         }
@@ -144,47 +134,47 @@ public final class NotificationHub: Service, Sendable {
             throw error
         }
         reachable.store(true, ordering: .relaxed)
+        var failure: (any Error)?
         do {
             try await connection.untilClosed { connection in
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await self.listen(on: connection, pokeFirst: pokeFirst) }
-                    group.addTask { try await self.listenForSignOuts(on: connection) }
+                    group.addTask {
+                        // Whatever was notified while the connection was down is lost: everyone pulls once.
+                        try await self.listen(on: connection, to: ProjectionNotification.self, channel: ProjectionNotification.channel,
+                                              whenListening: { if pokeFirst { self.broadcast(.changed(position: 0)) } },
+                                              deliver: self.deliver)
+                    }
+                    group.addTask {
+                        try await self.listen(on: connection, to: DeviceSignedOut.self, channel: DeviceSignedOut.channel) { signedOut in
+                            self.endStreams(device: signedOut.deviceId, account: signedOut.accountId)
+                        }
+                    }
                     try await group.next()
                     group.cancelAll()
                 }
             }
         } catch {
-            try? await connection.untilClosed { try await $0.close() }
-            throw error
+            failure = error
         }
         try? await connection.untilClosed { try await $0.close() }
+        if let failure { throw failure }
     }
 
-    private func listen(on connection: PostgresConnection, pokeFirst: Bool) async throws {
+    /// Hands every notification on `channel`, decoded, to `deliver`; skips (and logs) one that
+    /// does not decode. Returns when the connection ends.
+    private func listen<Notification: Decodable>(
+        on connection: PostgresConnection, to type: Notification.Type, channel: String,
+        whenListening: () -> Void = {}, deliver: (Notification) -> Void
+    ) async throws {
         let decoder = JSONDecoder()
-        try await connection.listen(on: ProjectionNotification.channel) { notifications in
-            self.connected.store(true, ordering: .relaxed)
-            // Whatever was notified while the connection was down is lost: everyone pulls once.
-            if pokeFirst { self.broadcast(.changed(position: 0)) }
+        try await connection.listen(on: channel) { notifications in
+            whenListening()
             for try await notification in notifications {
-                guard let decoded = try? decoder.decode(ProjectionNotification.self, from: Data(notification.payload.utf8)) else {
-                    self.logger.warning("ignoring an unreadable notification", metadata: ["payload": "\(notification.payload)"])
+                guard let decoded = try? decoder.decode(Notification.self, from: Data(notification.payload.utf8)) else {
+                    self.logger.warning("ignoring an unreadable notification", metadata: ["channel": "\(channel)", "payload": "\(notification.payload)"])
                     continue
                 }
-                self.deliver(decoded)
-            }
-        }
-    }
-
-    private func listenForSignOuts(on connection: PostgresConnection) async throws {
-        let decoder = JSONDecoder()
-        try await connection.listen(on: DeviceSignedOut.channel) { notifications in
-            for try await notification in notifications {
-                guard let signedOut = try? decoder.decode(DeviceSignedOut.self, from: Data(notification.payload.utf8)) else {
-                    self.logger.warning("ignoring an unreadable notification", metadata: ["payload": "\(notification.payload)"])
-                    continue
-                }
-                self.endStreams(device: signedOut.deviceId, account: signedOut.accountId)
+                deliver(decoded)
             }
         }
     }

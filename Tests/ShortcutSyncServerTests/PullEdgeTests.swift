@@ -80,6 +80,28 @@ import Testing
         }
     }
 
+    /// Signed out through one server, the device's stream on another server of the same
+    /// database ends too (the sign-out's NOTIFY reaches every server's LISTEN hub).
+    @Test func signingADeviceOutEndsItsStreamsOnOtherServersToo() async throws {
+        try await TestServer.with { first in
+            try await TestServer.with(database: first.database, sql: first.sql, runsWorker: false) { second in
+                let account = try await first.createAccount()
+                let phone = try await first.createDevice(accountToken: account.token)
+                let stream = try await StreamTests.open(second, token: phone.token)
+                let recorder = StreamRecorder()
+                try await withThrowingTaskGroup(of: Void.self) { (group: inout ThrowingTaskGroup<Void, any Error>) async throws -> Void in
+                    group.addTask { try await recorder.record(stream) }
+                    defer { group.cancelAll() }
+                    #expect(try await recorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))
+                    #expect(try await first.raw(.DELETE, "/v1/devices/\(phone.id)", token: account.token).status == 204)
+                    try await eventually("the stream on the second server ends", timeout: .seconds(5)) {
+                        recorder.hasEnded
+                    }
+                }
+            }
+        }
+    }
+
     @Test func signingADeviceOutEndsItsOpenStreamsAtOnce() async throws {
         try await TestServer.with { server in
             let account = try await server.createAccount()
@@ -88,26 +110,20 @@ import Testing
             let phoneStream = try await StreamTests.open(server, token: phone.token)
             let macStream = try await StreamTests.open(server, token: mac.token)
             let phoneRecorder = StreamRecorder(), macRecorder = StreamRecorder()
-            let (ended, endedContinuation) = AsyncStream<Void>.makeStream()
             try await withThrowingTaskGroup(of: Void.self) { (group: inout ThrowingTaskGroup<Void, any Error>) async throws -> Void in
-                group.addTask {
-                    try await phoneRecorder.record(phoneStream)
-                    endedContinuation.yield()
-                }
+                group.addTask { try await phoneRecorder.record(phoneStream) }
                 group.addTask { try await macRecorder.record(macStream) }
+                defer { group.cancelAll() }
                 #expect(try await phoneRecorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))
                 #expect(try await server.raw(.DELETE, "/v1/devices/\(phone.id)", token: account.token).status == 204)
 
-                // The phone's stream ends well before its next keep-alives would have kept it going.
-                var iterator = ended.makeAsyncIterator()
-                let signedOut = ContinuousClock.now
-                _ = await iterator.next()
-                #expect(ContinuousClock.now - signedOut < .seconds(5))
+                // The phone's stream ends, well before 5 s of keep-alives (one a second in tests) go by.
+                try await eventually("the phone's stream ends", timeout: .seconds(5)) { phoneRecorder.hasEnded }
                 // The Mac's stream goes on.
                 let before = macRecorder.text.components(separatedBy: ": keep-alive").count
                 #expect(try await macRecorder.wait { $0.components(separatedBy: ": keep-alive").count > before }
                     .components(separatedBy: ": keep-alive").count > before)
-                group.cancelAll()
+                #expect(!macRecorder.hasEnded)
             }
         }
     }

@@ -4,6 +4,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncStore
 import ShortcutSyncTestSupport
 import Testing
 #if canImport(Glibc)
@@ -29,16 +30,8 @@ import Glibc
     static func request(
         _ method: HTTPMethod, _ url: String, token: String? = nil, json: String? = nil, timeout: TimeAmount = .seconds(30)
     ) async throws -> (status: Int, json: [String: Any]) {
-        var request = HTTPClientRequest(url: url)
-        request.method = method
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        if let json {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(Array(json.utf8))
-        }
-        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return (Int(response.status.code), (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:])
+        let answer = try await sendRequest(method, url, token: token, body: json.map { Array($0.utf8) }, timeout: timeout)
+        return (answer.status, answer.json)
     }
 
     /// A new account and device on the running service: the device's token.
@@ -95,7 +88,7 @@ import Glibc
         let postmaster = try #require(first.postmaster)
         first.send(SIGKILL)
         #expect(try await first.waitForExit(timeout: .seconds(10)) != nil)
-        #expect(ServeProcess.isAlive(postmaster), "a killed serve cannot stop its cluster")
+        #expect(EmbeddedPostgres.isRunning(postmaster), "a killed serve cannot stop its cluster")
 
         let second = try ServeProcess(dataDirectory: directory)
         defer { second.forceStop() }

@@ -12,14 +12,18 @@ import Testing
 /// Collects what arrives on one live stream, so a test can wait for what it expects.
 final class StreamRecorder: Sendable {
     private let received = Mutex("")
+    private let ended = Mutex(false)
 
     var text: String { received.withLock { $0 } }
+    /// Whether the server ended the stream.
+    var hasEnded: Bool { ended.withLock { $0 } }
 
     /// Reads the stream until it ends or the task is cancelled.
     func record(_ response: HTTPClientResponse) async throws {
         for try await chunk in response.body {
             received.withLock { $0 += String(buffer: chunk) }
         }
+        ended.withLock { $0 = true }
     }
 
     /// Waits until `condition` holds for the text received so far, at most `timeout`.

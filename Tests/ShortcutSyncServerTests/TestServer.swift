@@ -188,18 +188,27 @@ extension TestServer {
         _ method: HTTPMethod, _ path: String, token: String?, body: [UInt8]? = nil,
         contentType: String = "application/json", timeout: TimeAmount = .seconds(30)
     ) async throws -> (status: Int, headers: HTTPHeaders, json: [String: Any]) {
-        var request = HTTPClientRequest(url: baseURL.absoluteString + path)
-        request.method = method
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        if let body {
-            request.headers.add(name: "Content-Type", value: contentType)
-            request.body = .bytes(body)
-        }
-        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
-        let data = try await response.body.collect(upTo: 1 << 20)
-        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: data))) as? [String: Any] ?? [:]
-        return (Int(response.status.code), response.headers, json)
+        try await sendRequest(method, baseURL.absoluteString + path, token: token, body: body, contentType: contentType, timeout: timeout)
     }
+}
+
+/// A request built by hand to any URL, with its answer's status, headers and JSON body (empty when
+/// the body is not a JSON object).
+func sendRequest(
+    _ method: HTTPMethod, _ url: String, token: String?, body: [UInt8]? = nil,
+    contentType: String = "application/json", timeout: TimeAmount = .seconds(30)
+) async throws -> (status: Int, headers: HTTPHeaders, json: [String: Any]) {
+    var request = HTTPClientRequest(url: url)
+    request.method = method
+    if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+    if let body {
+        request.headers.add(name: "Content-Type", value: contentType)
+        request.body = .bytes(body)
+    }
+    let response = try await HTTPClient.shared.execute(request, timeout: timeout)
+    let data = try await response.body.collect(upTo: 1 << 20)
+    let json = (try? JSONSerialization.jsonObject(with: Data(buffer: data))) as? [String: Any] ?? [:]
+    return (Int(response.status.code), response.headers, json)
 }
 
 extension Dictionary where Key == String, Value == Any {

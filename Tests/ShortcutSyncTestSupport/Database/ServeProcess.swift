@@ -56,22 +56,12 @@ public final class ServeProcess: @unchecked Sendable {
     public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 
     /// The pid of the postmaster of this data directory's cluster, if one runs.
-    public var postmaster: pid_t? {
-        let cluster = EmbeddedPostgres(dataDirectory: dataDirectory, logger: Logger(label: "tests")).clusterDirectory
-        guard let text = try? String(contentsOf: cluster.appendingPathComponent("postmaster.pid"), encoding: .utf8),
-              let pid = text.split(separator: "\n").first.flatMap({ pid_t($0) }), Self.isAlive(pid) else { return nil }
-        return pid
-    }
-
-    /// Whether `pid` runs: it exists and is not a zombie waiting to be reaped.
-    public static func isAlive(_ pid: pid_t) -> Bool {
-        EmbeddedPostgres.isRunning(pid)
-    }
+    public var postmaster: pid_t? { Postmaster.running(dataDirectory: dataDirectory) }
 
     /// Waits up to `timeout` for `pid` to end; whether it did.
     public static func waitUntilEnded(_ pid: pid_t, timeout: Duration = .seconds(5)) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while isAlive(pid) {
+        while EmbeddedPostgres.isRunning(pid) {
             guard ContinuousClock.now < deadline else { return false }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -98,10 +88,7 @@ public final class ServeProcess: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        if let postmaster {
-            kill(postmaster, SIGQUIT)  // PostgreSQL's immediate shutdown
-            for _ in 0..<100 where Self.isAlive(postmaster) { usleep(50_000) }
-        }
+        Postmaster.quit(dataDirectory: dataDirectory)
         try? FileManager.default.removeItem(at: dataDirectory)
         try? FileManager.default.removeItem(atPath: outputPath)
     }

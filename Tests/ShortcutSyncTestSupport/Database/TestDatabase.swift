@@ -74,12 +74,7 @@ public actor TestDatabase {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix(prefix) {
             guard let pid = Int32(name.dropFirst(prefix.count)), !EmbeddedPostgres.isRunning(pid) else { continue }
             let folder = directory.appendingPathComponent(name)
-            let cluster = EmbeddedPostgres(dataDirectory: folder, logger: Logger(label: "tests")).clusterDirectory
-            if let text = try? String(contentsOf: cluster.appendingPathComponent("postmaster.pid"), encoding: .utf8),
-               let serverPid = text.split(separator: "\n").first.flatMap({ Int32($0) }), EmbeddedPostgres.isRunning(serverPid) {
-                kill(serverPid, SIGQUIT)  // PostgreSQL's immediate shutdown: nothing in it is worth keeping
-                for _ in 0..<100 where EmbeddedPostgres.isRunning(serverPid) { usleep(50_000) }
-            }
+            Postmaster.quit(dataDirectory: folder)
             try? FileManager.default.removeItem(at: folder)
         }
     }

@@ -1,0 +1,26 @@
+import Foundation
+import Logging
+import ShortcutSyncStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The postmaster of the embedded cluster under a data directory, for tests that must leave
+/// nothing running: a test's own `serve`, or a cluster a killed test run left behind.
+public enum Postmaster {
+    /// Its pid, if it runs (read from the cluster's `postmaster.pid`).
+    public static func running(dataDirectory: URL) -> pid_t? {
+        let cluster = EmbeddedPostgres(dataDirectory: dataDirectory, logger: Logger(label: "tests")).clusterDirectory
+        guard let text = try? String(contentsOf: cluster.appendingPathComponent("postmaster.pid"), encoding: .utf8),
+              let pid = text.split(separator: "\n").first.flatMap({ pid_t($0) }), EmbeddedPostgres.isRunning(pid) else { return nil }
+        return pid
+    }
+
+    /// Stops it at once if it runs (SIGQUIT, PostgreSQL's immediate shutdown: nothing in a test
+    /// cluster is worth keeping), waiting up to 5 s for it to end.
+    public static func quit(dataDirectory: URL) {
+        guard let pid = running(dataDirectory: dataDirectory) else { return }
+        kill(pid, SIGQUIT)
+        for _ in 0..<100 where EmbeddedPostgres.isRunning(pid) { usleep(50_000) }
+    }
+}
