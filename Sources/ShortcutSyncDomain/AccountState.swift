@@ -5,6 +5,11 @@ public struct Stamped<Value: Sendable & Hashable & Codable>: Sendable, Hashable,
     public var key: EventKey
     public var value: Value
 
+    public init(key: EventKey, value: Value) {
+        self.key = key
+        self.value = value
+    }
+
     /// Keeps whichever of `self` and the candidate has the greater key.
     mutating func keepLatest(_ candidate: Stamped<Value>) {
         if candidate.key > key { self = candidate }

@@ -1,0 +1,327 @@
+import Foundation
+
+/// The merge rules of DESIGN §3 applied to one batch of one account's events, on the stored rows
+/// the batch touches (`FoldNeeds`), giving the rows to write back and the projected items that changed.
+///
+/// The outcome depends only on the rows before and the *set* of the batch's events, never on
+/// their order within the batch. Donations of the batch are kept by key until the batch ends
+/// (a later event of the batch may be an older deletion that covers them); donations of earlier
+/// batches are only counted. When a deletion of this batch lands among an earlier batch's
+/// donations (below the latest of them, above the group's old coverage), how many it covers is
+/// a question for the log: `recounts` asks it and `finish(covered:)` takes the answers.
+///
+/// `AccountState` folds the same rules over a whole set of events; tests prove the two agree.
+public struct AccountBatchFold: Sendable {
+    /// A donation of this batch not covered (yet).
+    struct BatchDonation: Sendable, Hashable, Comparable {
+        var key: EventKey
+        var position: Int64
+        // Keys are unique in the log: the key alone identifies the donation.
+        static func < (lhs: BatchDonation, rhs: BatchDonation) -> Bool { lhs.key < rhs.key }
+        static func == (lhs: BatchDonation, rhs: BatchDonation) -> Bool { lhs.key == rhs.key }
+        func hash(into hasher: inout Hasher) { hasher.combine(key) }
+    }
+
+    /// The donations the log has to count for `group`: earlier batches' donations with keys in
+    /// `from..<to` (from nil: no lower bound), all of which this batch's deletions cover.
+    public struct Recount: Sendable, Hashable {
+        public var group: DonationGroupID
+        public var from: EventKey?
+        public var to: EventKey
+    }
+
+    public let before: AccountFoldRows
+    private var marks: [DeletionScope: EventKey]
+    private var voiceShortcuts: [UUID: VoiceShortcutRow]
+    private var devices: [UUID: Stamped<Set<String>>]
+    private var maxHLC: HLCTimestamp
+    private var lastPosition: Int64 = 0
+    /// Uncovered donations of the batch by app, identifier and group, ascending by key.
+    private var donations: [String: [String: [String: [BatchDonation]]]] = [:]
+    /// Shortcuts every donation group of which is among the rows: their existence is known.
+    private var knownShortcuts: Set<ShortcutID>
+    private var touchedVoiceShortcuts: Set<UUID> = []
+
+    public init(before: AccountFoldRows) {
+        self.before = before
+        marks = before.marks
+        voiceShortcuts = before.voiceShortcuts
+        devices = before.devices
+        maxHLC = before.maxHLC
+        knownShortcuts = Set(before.groups.keys.map(\.shortcut))
+    }
+
+    /// Folds one more event of the batch in.
+    public mutating func apply(_ event: FoldEvent) {
+        let key = event.key
+        maxHLC = max(maxHLC, key.hlc)
+        lastPosition = max(lastPosition, event.position)
+        switch event.change {
+        case .donation(let shortcut, let group):
+            knownShortcuts.insert(shortcut)
+            let id = DonationGroupID(shortcut: shortcut, group: group)
+            if let threshold = threshold(of: id), key < threshold { return }
+            donations[shortcut.bundleId, default: [:]][shortcut.identifier, default: [:]][group, default: []]
+                .insertKeepingOrder(BatchDonation(key: key, position: event.position))
+        case .deletion(let deletion):
+            for scope in DeletionScope.raised(by: deletion) {
+                marks[scope] = max(marks[scope] ?? key, key)
+                cover(scope, below: key)
+                if case .identifier(let shortcut) = scope { knownShortcuts.insert(shortcut) }
+            }
+        case .voiceShortcutAdded(let added):
+            knownShortcuts.insert(ShortcutID(bundleId: added.bundleId, identifier: added.identifier))
+            updateVoiceShortcut(added.voiceShortcutId) { row in
+                row.target.keepLatest(Stamped(key: key, value: VoiceShortcutTarget(added)))
+                row.setPhrase(Stamped(key: key, value: added.phrase))
+            }
+        case .voiceShortcutUpdated(let updated):
+            updateVoiceShortcut(updated.voiceShortcutId) { row in
+                row.setPhrase(Stamped(key: key, value: updated.phrase))
+            }
+        case .voiceShortcutDeleted(let id):
+            touchedVoiceShortcuts.insert(id)
+            voiceShortcuts[id] = VoiceShortcutRow(id: id, deleted: true)
+        case .appsReported(let installed):
+            devices[key.deviceId].keepLatest(Stamped(key: key, value: installed))
+        }
+    }
+
+    /// The greatest deletion key known to select `id`: every donation below it is covered.
+    private func threshold(of id: DonationGroupID) -> EventKey? {
+        var threshold = before.groups[id]?.coveredBelow
+        for scope in DeletionScope.selecting(id) {
+            if let key = marks[scope], threshold.map({ key > $0 }) ?? true { threshold = key }
+        }
+        return threshold
+    }
+
+    /// Drops the batch's donations that a deletion of `scope` with `key` covers.
+    private mutating func cover(_ scope: DeletionScope, below key: EventKey) {
+        guard var shortcuts = donations[scope.bundleId] else { return }
+        let identifiers: [String] = if case .identifier(let shortcut) = scope { [shortcut.identifier] } else { Array(shortcuts.keys) }
+        for identifier in identifiers {
+            guard var groups = shortcuts[identifier] else { continue }
+            for (group, var kept) in groups {
+                let id = DonationGroupID(shortcut: ShortcutID(bundleId: scope.bundleId, identifier: identifier), group: group)
+                guard scope.selects(id) else { continue }
+                let covered = kept.insertionIndex(of: BatchDonation(key: key, position: 0))
+                guard covered > 0 else { continue }
+                kept.removeFirst(covered)
+                groups[group] = kept
+            }
+            shortcuts[identifier] = groups
+        }
+        donations[scope.bundleId] = shortcuts
+    }
+
+    private mutating func updateVoiceShortcut(_ id: UUID, _ change: (inout VoiceShortcutRow) -> Void) {
+        touchedVoiceShortcuts.insert(id)
+        var row = voiceShortcuts[id] ?? VoiceShortcutRow(id: id)
+        guard !row.deleted else { return }  // a deletion is final
+        change(&row)
+        voiceShortcuts[id] = row
+    }
+
+    // MARK: Finishing
+
+    /// Every donation group the batch may change: those read, and those its donations start.
+    private var groupIDs: Set<DonationGroupID> {
+        var ids = Set(before.groups.keys)
+        for (bundleId, shortcuts) in donations {
+            for (identifier, groups) in shortcuts {
+                for (group, kept) in groups where !kept.isEmpty {
+                    ids.insert(DonationGroupID(shortcut: ShortcutID(bundleId: bundleId, identifier: identifier), group: group))
+                }
+            }
+        }
+        return ids
+    }
+
+    /// What only the log can tell: how many of earlier batches' donations this batch's deletions
+    /// cover where they land among them. Answer each with `finish(covered:)`.
+    public var recounts: [Recount] {
+        before.groups.values.compactMap { row in
+            guard row.count > 0, let to = threshold(of: row.id), to != row.coveredBelow, row.latest >= to else { return nil }
+            return Recount(group: row.id, from: row.coveredBelow, to: to)
+        }.sorted { $0.group < $1.group }
+    }
+
+    /// The rows to write back and the changes of the account's view, given how many donations
+    /// each of `recounts` covers.
+    public func finish(covered: [DonationGroupID: Int] = [:]) throws -> AccountBatchResult {
+        var result = AccountBatchResult(version: before.version, maxHLC: maxHLC, lastPosition: lastPosition)
+
+        // Donation groups.
+        var after: [DonationGroupID: DonationGroupRow] = [:]
+        var shortcuts: Set<ShortcutID> = []
+        for id in groupIDs {
+            shortcuts.insert(id.shortcut)
+            let row = before.groups[id]
+            let threshold = threshold(of: id)
+            var count = 0
+            var latest: BatchDonation?
+            if let row, row.count > 0 {
+                let surviving: Int
+                if threshold == row.coveredBelow {
+                    surviving = row.count
+                } else if let threshold, row.latest < threshold {
+                    surviving = 0
+                } else {
+                    guard let gone = covered[id], gone >= 0, gone <= row.count else {
+                        throw FoldError.recountMissing(id, answer: covered[id], count: row.count)
+                    }
+                    surviving = row.count - gone
+                }
+                if surviving > 0 {
+                    count = surviving
+                    latest = BatchDonation(key: row.latest, position: row.latestPosition)
+                }
+            }
+            let kept = donations[id.shortcut.bundleId]?[id.shortcut.identifier]?[id.group] ?? []
+            let uncovered = threshold.map { kept[kept.insertionIndex(of: BatchDonation(key: $0, position: 0))...] } ?? kept[...]
+            count += uncovered.count
+            if let last = uncovered.last, latest.map({ last.key > $0.key }) ?? true { latest = last }
+            let new = latest.map {
+                DonationGroupRow(id: id, count: count, latest: $0.key, latestPosition: $0.position, coveredBelow: threshold)
+            }
+            if let new { after[id] = new }
+            if new != row, new != nil || row != nil { result.groups[id] = .some(new) }
+        }
+
+        // Shortcuts: one projected row each, from all of its groups.
+        var exists: [ShortcutID: Bool] = [:]
+        let beforeByShortcut = Dictionary(grouping: before.groups.values, by: \.id.shortcut)
+        let afterByShortcut = Dictionary(grouping: after.values, by: \.id.shortcut)
+        for shortcut in shortcuts.union(knownShortcuts) {
+            let old = ShortcutProjection(groups: beforeByShortcut[shortcut] ?? [])
+            let new = ShortcutProjection(groups: afterByShortcut[shortcut] ?? [])
+            exists[shortcut] = new != nil
+            if old != new { result.shortcuts[shortcut] = .some(new) }
+        }
+
+        // Marks a deletion of the batch raised.
+        for (scope, key) in marks where before.marks[scope] != key {
+            result.marks[scope] = key
+        }
+
+        // Voice shortcuts: bound shortcuts that came or went, then owners of the phrases touched.
+        var rows = voiceShortcuts
+        var phrases: Set<String> = []
+        for id in touchedVoiceShortcuts {
+            if let old = before.voiceShortcuts[id]?.normalizedPhrase { phrases.insert(old) }
+            if let new = rows[id]?.normalizedPhrase { phrases.insert(new) }
+        }
+        for (id, row) in rows {
+            if let target = row.targetShortcut, let available = exists[target] { rows[id]?.targetAvailable = available }
+            if row.deleted || row.target == nil { rows[id]?.targetAvailable = false }
+        }
+        var owners: [String: (id: UUID, key: EventKey)] = [:]
+        for row in rows.values where row.exists {
+            guard let normalized = row.normalizedPhrase, phrases.contains(normalized), let key = row.phrase?.key else { continue }
+            if let owner = owners[normalized], owner.key < key { continue }
+            owners[normalized] = (row.id, key)
+        }
+        for (id, row) in rows {
+            guard let normalized = row.normalizedPhrase, phrases.contains(normalized) || !row.exists else { continue }
+            let owner = row.exists ? owners[normalized]?.id : nil
+            rows[id]?.conflictsWith = owner == id ? nil : owner
+        }
+        for (id, row) in rows where row != before.voiceShortcuts[id] {
+            let viewChanged = row.view != before.voiceShortcuts[id]?.view
+            result.voiceShortcuts.append(VoiceShortcutChange(row: row, viewChanged: viewChanged))
+        }
+        result.voiceShortcuts.sort { $0.row.id.isOrdered(before: $1.row.id) }
+
+        // Devices' latest reported apps.
+        for (device, reported) in devices where reported != before.devices[device] {
+            result.devices[device] = DeviceAppsChange(reported: reported, appsChanged: reported.value != before.devices[device]?.value)
+        }
+
+        let viewChanged = !result.shortcuts.isEmpty || result.voiceShortcuts.contains(where: \.viewChanged)
+        if viewChanged { result.version += 1 }
+        result.viewChanged = viewChanged
+        result.notify = viewChanged || result.devices.values.contains(where: \.appsChanged)
+        return result
+    }
+}
+
+/// A voice shortcut row to write back; its projected view changed only if `viewChanged`.
+public struct VoiceShortcutChange: Sendable, Hashable {
+    public var row: VoiceShortcutRow
+    public var viewChanged: Bool
+}
+
+/// A device's latest `appsReported` to write back; `appsChanged` when its set of apps changed.
+public struct DeviceAppsChange: Sendable, Hashable {
+    public var reported: Stamped<Set<String>>
+    public var appsChanged: Bool
+}
+
+/// What one batch changes for one account.
+public struct AccountBatchResult: Sendable, Hashable {
+    /// The account's version after the batch: raised by one when its view changed.
+    public var version: Int64
+    public var maxHLC: HLCTimestamp
+    /// The greatest log position of the batch's events of this account.
+    public var lastPosition: Int64
+    public var viewChanged = false
+    /// Whether its devices should be told: the view or a device's apps changed.
+    public var notify = false
+    /// Donation groups to write; nil: to remove (no uncovered donation left).
+    public var groups: [DonationGroupID: DonationGroupRow?] = [:]
+    public var marks: [DeletionScope: EventKey] = [:]
+    public var voiceShortcuts: [VoiceShortcutChange] = []
+    public var devices: [UUID: DeviceAppsChange] = [:]
+    /// Projected shortcuts that changed; nil: it left the view.
+    public var shortcuts: [ShortcutID: ShortcutProjection?] = [:]
+}
+
+/// Why a batch could not be folded.
+public enum FoldError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The log's count of covered donations is missing or impossible for the stored row.
+    case recountMissing(DonationGroupID, answer: Int?, count: Int)
+
+    public var description: String {
+        switch self {
+        case .recountMissing(let id, let answer, let count):
+            "the donations of \(id) covered by this batch were counted as \(answer.map(String.init) ?? "nothing") of \(count) stored: the fold rows and the log disagree"
+        }
+    }
+}
+
+extension AccountFoldRows {
+    /// These rows with a batch's result written back, as the store writes it.
+    public mutating func store(_ result: AccountBatchResult) {
+        version = result.version
+        maxHLC = result.maxHLC
+        for (id, row) in result.groups { groups[id] = row }
+        for (scope, key) in result.marks { marks[scope] = key }
+        for change in result.voiceShortcuts { voiceShortcuts[change.row.id] = change.row }
+        for (device, change) in result.devices { devices[device] = change.reported }
+    }
+}
+
+extension VoiceShortcutRow {
+    mutating func setPhrase(_ candidate: Stamped<String>) {
+        let before = phrase?.key
+        phrase.keepLatest(candidate)
+        if phrase?.key != before || normalizedPhrase == nil {
+            normalizedPhrase = phrase.map { PhraseNormalizer.normalize($0.value) }
+        }
+    }
+}
+
+extension Array where Element: Comparable {
+    /// Inserts in ascending order (in the log's order that is mostly at the end); an equal
+    /// element already there is not inserted twice.
+    mutating func insertKeepingOrder(_ element: Element) {
+        if let last, last < element {
+            append(element)
+            return
+        }
+        let index = insertionIndex(of: element)
+        guard index == endIndex || self[index] != element else { return }
+        insert(element, at: index)
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// What the per-item fold needs of one accepted event: its key, its place in the log and what it
+/// changes. A donation is reduced to the shortcut and group it counts for; its attributes stay in
+/// the log, and a projected shortcut takes them from the event at `position` (its latest donation).
+public struct FoldEvent: Sendable, Hashable {
+    public enum Change: Sendable, Hashable {
+        /// A donation of a shortcut, in `group` ("" when it has none).
+        case donation(ShortcutID, group: String)
+        case deletion(Deletion)
+        case voiceShortcutAdded(VoiceShortcutAdded)
+        case voiceShortcutUpdated(VoiceShortcutUpdated)
+        case voiceShortcutDeleted(UUID)
+        /// The reporting device is the key's device.
+        case appsReported(Set<String>)
+    }
+
+    public var key: EventKey
+    /// The event's position in the log.
+    public var position: Int64
+    public var change: Change
+
+    public init(key: EventKey, position: Int64, change: Change) {
+        self.key = key
+        self.position = position
+        self.change = change
+    }
+
+    public init(_ accepted: AcceptedEvent, position: Int64) {
+        key = accepted.key
+        self.position = position
+        switch accepted.event.body {
+        case .donation(let donation):
+            change = .donation(ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier),
+                               group: donation.groupIdentifier ?? "")
+        case .deletion(let deletion):
+            change = .deletion(deletion)
+        case .voiceShortcutAdded(let added):
+            change = .voiceShortcutAdded(added)
+        case .voiceShortcutUpdated(let updated):
+            change = .voiceShortcutUpdated(updated)
+        case .voiceShortcutDeleted(let deleted):
+            change = .voiceShortcutDeleted(deleted.voiceShortcutId)
+        case .appsReported(let report):
+            change = .appsReported(Set(report.installed))
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// Which stored rows of one account a batch of its events reads: every row its events can
+/// change, and every row a changed view depends on. Nothing else, so a batch costs what its
+/// events touch, never what the account holds.
+public struct FoldNeeds: Sendable, Hashable {
+    /// An app's group: a deletion by group selects these donations of every shortcut of the app.
+    public struct AppGroup: Sendable, Hashable {
+        public var bundleId: String
+        public var group: String
+
+        public init(bundleId: String, group: String) {
+            self.bundleId = bundleId
+            self.group = group
+        }
+    }
+
+    /// Every donation group of these shortcuts.
+    public var shortcuts: Set<ShortcutID> = []
+    /// Every donation group of each shortcut that has donations in one of these groups.
+    public var shortcutsInGroups: Set<AppGroup> = []
+    /// Every donation group of these apps.
+    public var bundles: Set<String> = []
+    public var marks: Set<DeletionScope> = []
+    /// These voice shortcuts, and every voice shortcut that shares the phrase one of them has now.
+    public var voiceShortcuts: Set<UUID> = []
+    /// Every voice shortcut whose normalized phrase is one of these.
+    public var phrases: Set<String> = []
+    /// Devices whose latest `appsReported` the batch reads.
+    public var devices: Set<UUID> = []
+
+    public init() {}
+
+    public init(events: some Sequence<FoldEvent>) {
+        for event in events { add(event) }
+    }
+
+    public mutating func add(_ event: FoldEvent) {
+        switch event.change {
+        case .donation(let shortcut, let group):
+            shortcuts.insert(shortcut)
+            marks.formUnion(DeletionScope.selecting(DonationGroupID(shortcut: shortcut, group: group)))
+        case .deletion(let deletion):
+            let raised = DeletionScope.raised(by: deletion)
+            marks.formUnion(raised)
+            for scope in raised {
+                switch scope {
+                case .identifier(let shortcut): shortcuts.insert(shortcut)
+                case .group(let bundleId, let group): shortcutsInGroups.insert(AppGroup(bundleId: bundleId, group: group))
+                case .all(let bundleId): bundles.insert(bundleId)
+                }
+            }
+        case .voiceShortcutAdded(let added):
+            voiceShortcuts.insert(added.voiceShortcutId)
+            phrases.insert(PhraseNormalizer.normalize(added.phrase))
+            // Whether its shortcut exists decides `targetAvailable`.
+            shortcuts.insert(ShortcutID(bundleId: added.bundleId, identifier: added.identifier))
+        case .voiceShortcutUpdated(let updated):
+            voiceShortcuts.insert(updated.voiceShortcutId)
+            phrases.insert(PhraseNormalizer.normalize(updated.phrase))
+        case .voiceShortcutDeleted(let id):
+            voiceShortcuts.insert(id)
+        case .appsReported:
+            devices.insert(event.key.deviceId)
+        }
+    }
+
+    /// Voice shortcuts bound to a shortcut whose existence the batch may change are read too
+    /// (their `targetAvailable` may flip): those bound to `shortcuts`, or to any shortcut of
+    /// these apps (deletions by group and all select shortcuts the batch does not name).
+    public var voiceTargetBundles: Set<String> {
+        bundles.union(shortcutsInGroups.map(\.bundleId))
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import ShortcutSyncDomain
+
+/// One account's fold rows kept in memory the way the store keeps them in PostgreSQL: a batch
+/// reads only the rows its `FoldNeeds` select, recounts are answered from the events folded
+/// before it, and its result is written back. Folding a history batch by batch through it
+/// checks the per-item fold, and what it reads, against the whole-set fold.
+public struct FoldRowStore: Sendable {
+    public private(set) var rows = AccountFoldRows()
+    /// Every event folded so far.
+    public private(set) var folded: [FoldEvent] = []
+    /// The account's projected items, kept from the changes each batch reported.
+    public private(set) var shortcuts: [ShortcutID: ShortcutProjection] = [:]
+    public private(set) var voiceShortcuts: [UUID: VoiceShortcutView] = [:]
+    /// How many recounts the batches asked for, so a test can tell that it exercised them.
+    public private(set) var recounts = 0
+
+    public init() {}
+
+    /// Folds one batch as the worker does: read, fold, recount, write back.
+    @discardableResult
+    public mutating func fold(_ batch: [FoldEvent]) throws -> AccountBatchResult {
+        var fold = AccountBatchFold(before: read(FoldNeeds(events: batch)))
+        for event in batch { fold.apply(event) }
+        var covered: [DonationGroupID: Int] = [:]
+        for recount in fold.recounts {
+            covered[recount.group] = count(recount)
+            recounts += 1
+        }
+        let result = try fold.finish(covered: covered)
+        rows.store(result)
+        folded += batch
+        for (id, projection) in result.shortcuts { shortcuts[id] = projection }
+        for change in result.voiceShortcuts where change.viewChanged { voiceShortcuts[change.row.id] = change.row.view }
+        return result
+    }
+
+    /// The rows `needs` selects, as the store's queries select them.
+    public func read(_ needs: FoldNeeds) -> AccountFoldRows {
+        var selected = AccountFoldRows()
+        selected.version = rows.version
+        selected.maxHLC = rows.maxHLC
+        let inGroups = Set(rows.groups.keys.filter {
+            needs.shortcutsInGroups.contains(FoldNeeds.AppGroup(bundleId: $0.shortcut.bundleId, group: $0.group))
+        }.map(\.shortcut))
+        selected.groups = rows.groups.filter { id, _ in
+            needs.shortcuts.contains(id.shortcut) || inGroups.contains(id.shortcut) || needs.bundles.contains(id.shortcut.bundleId)
+        }
+        selected.marks = rows.marks.filter { needs.marks.contains($0.key) }
+        let phrases = needs.phrases.union(needs.voiceShortcuts.compactMap { rows.voiceShortcuts[$0]?.normalizedPhrase })
+        selected.voiceShortcuts = rows.voiceShortcuts.filter { id, row in
+            needs.voiceShortcuts.contains(id)
+                || row.normalizedPhrase.map(phrases.contains) ?? false
+                || row.targetShortcut.map { needs.shortcuts.contains($0) || needs.voiceTargetBundles.contains($0.bundleId) } ?? false
+        }
+        selected.devices = rows.devices.filter { needs.devices.contains($0.key) }
+        return selected
+    }
+
+    /// Donations folded before the batch that the recount's range holds, as the log answers.
+    private func count(_ recount: AccountBatchFold.Recount) -> Int {
+        folded.filter { event in
+            guard case .donation(let shortcut, let group) = event.change,
+                  DonationGroupID(shortcut: shortcut, group: group) == recount.group else { return false }
+            return recount.from.map { event.key >= $0 } ?? true && event.key < recount.to
+        }.count
+    }
+}
