@@ -143,6 +143,7 @@ let package = Package(
                 "ShortcutSyncTestSupport",
                 "ShortcutSyncDomain",
                 "ShortcutSyncStore",
+                "ShortcutSyncWorker",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

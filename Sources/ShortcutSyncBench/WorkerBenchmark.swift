@@ -64,8 +64,8 @@ public struct WorkerBenchmark: Sendable {
             report("raw ordered read: \(Int(raw.eventsPerSecond)) events/s")
             let catchUp = try await measure("worker catch-up", events: shape.events) { try await catchUpWithWorker(client) }
             report("worker catch-up: \(Int(catchUp.eventsPerSecond)) events/s")
-            let store = ProjectionStore(client: client, logger: logger)
-            let rebuild = try await measure("rebuild", events: shape.events) { try await store.rebuild() }
+            let rebuilder = ProjectionRebuilder(client: client, logger: logger)
+            let rebuild = try await measure("rebuild", events: shape.events) { try await rebuilder.rebuild() }
             report("rebuild: \(Int(rebuild.eventsPerSecond)) events/s")
             return Result(shape: shape, fill: fill, rawOrderedRead: raw, catchUp: catchUp, rebuild: rebuild)
         }

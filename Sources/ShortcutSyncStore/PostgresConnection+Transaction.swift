@@ -3,7 +3,7 @@ import PostgresNIO
 
 extension PostgresConnection {
     /// How a transaction begins.
-    enum TransactionMode: String {
+    public enum TransactionMode: String, Sendable {
         case readWrite = "BEGIN"
         /// Every query sees one snapshot, and nothing is written: for pulls.
         case readOnlySnapshot = "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
@@ -22,7 +22,7 @@ extension PostgresConnection {
     ///
     /// Every statement races the connection's close (see `guardedQuery`), and nothing more is
     /// sent on a session that has ended.
-    func inTransaction<Result: Sendable>(
+    public func inTransaction<Result: Sendable>(
         _ mode: TransactionMode = .readWrite,
         logger: Logger,
         _ body: (PostgresConnection) async throws -> Result

@@ -45,13 +45,13 @@ public enum ProjectionError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 }
 
-/// The per-device projections in PostgreSQL: folded by the sync worker, read by pulls.
+/// The projections in PostgreSQL as pulls and operators read them (the worker folds them, through
+/// `ProjectionRowStore`).
 ///
-/// Each account's fold state is stored with its views, so a batch costs reading and writing
-/// only the accounts it touches. Items have one row per account, whatever the number of
-/// devices; a pull makes them visible to the device's installed apps. Every changed row carries the account version that
-/// changed it and a removed item stays as a tombstone, so a pull with a cursor reads exactly the
-/// rows above the cursor's version.
+/// Items have one row per account, whatever the number of devices; a pull makes them visible to
+/// the device's installed apps. Every changed row carries the account version that changed it
+/// and a removed item stays as a tombstone, so a pull with a cursor reads exactly the rows above
+/// the cursor's version.
 public struct ProjectionStore: Sendable {
     public let client: PostgresClient
     public let logger: Logger
@@ -63,20 +63,7 @@ public struct ProjectionStore: Sendable {
 
     /// Where the live projections stand.
     public func checkpoint() async throws -> ProjectionCheckpoint {
-        try await ProjectionFolder(tables: .live, logger: logger).checkpoint(client)
-    }
-
-    /// Folds one batch read from the log into the live projections in one transaction on
-    /// `connection` (the worker's own, which also holds its advisory lock): loads the affected
-    /// accounts' states (FOR UPDATE), applies the events, diffs each account's whole view old
-    /// against new, upserts one row per changed item with the account's new version (a
-    /// tombstone has view NULL) and the devices whose installed apps changed, stores the new states and
-    /// advances the checkpoint — only if it still equals `from`, else it throws
-    /// `ProjectionError.checkpointMoved` and writes nothing. It `pg_notify`s one
-    /// `ProjectionNotification` per account whose views changed and returns them.
-    @discardableResult
-    public func apply(_ events: [RecordedEvent], from: LogCheckpoint, on connection: PostgresConnection) async throws -> [ProjectionNotification] {
-        try await ProjectionFolder(tables: .live, logger: logger).apply(events, from: from, on: connection, notify: true)
+        try await ProjectionRowStore(tables: .live, logger: logger).checkpoint(client)
     }
 
     /// Whether the account's views include log `position`: true unless the account has a

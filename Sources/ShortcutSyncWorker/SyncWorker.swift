@@ -138,13 +138,14 @@ public struct SyncWorker: Service {
         logger.info("sync worker is active")
 
         let store = ProjectionStore(client: client, logger: logger)
+        let folder = ProjectionFolder(tables: .live, logger: logger)
         let log = PostgresEventStore(client: client, logger: logger)
         var checkpoint = try await store.checkpoint().log
         while !Task.isCancelled {
             // A session the server ended while it was idle is only noticed here: a query on it
             // would not always fail promptly.
             guard !connection.isClosed else { throw SyncWorkerError.connectionClosed }
-            let events = try await log.readLog(after: checkpoint, limit: batchSize)
+            let events = try await log.readFoldLog(after: checkpoint, limit: batchSize)
             guard let last = events.last else {
                 metrics.record(lag: try await store.headPosition() - checkpoint.position, checkpoint: checkpoint)
                 guard await wakeups.next() != nil else { return }
@@ -153,7 +154,7 @@ public struct SyncWorker: Service {
             let started = ContinuousClock.now
             let notifications: [ProjectionNotification]
             do {
-                notifications = try await store.apply(events, from: checkpoint, on: connection)
+                notifications = try await folder.fold(events, from: checkpoint, on: connection, notify: true)
             } catch ProjectionError.checkpointMoved(let expected, let found) {
                 // Something else (a promoted rebuild, a worker that should not be) moved it: follow it.
                 logger.warning("the projection checkpoint moved under the worker", metadata: [
@@ -166,7 +167,7 @@ public struct SyncWorker: Service {
                 // after a backoff; say which one, so an operator can look at it.
                 metrics.recordFailure()
                 logger.error("a batch of the log could not be folded; retrying it after a pause", metadata: [
-                    "first_position": "\(events.first!.position)", "last_position": "\(last.position)",
+                    "first_position": "\(events.first!.checkpoint.position)", "last_position": "\(last.checkpoint.position)",
                     "events": "\(events.count)", "error": "\(String(reflecting: error))",
                 ])
                 throw error

@@ -5,6 +5,7 @@ import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
+import ShortcutSyncWorker
 import Testing
 
 private let logger = TestDatabase.shared.logger
@@ -215,7 +216,7 @@ private let logger = TestDatabase.shared.logger
             try await withConnection(url) { connection in _ = try await store.foldAll(on: connection, batchSize: 7) }
 
             let seen = ProgressLog()
-            let verification = try await store.verify(pageSize: 50) { await seen.record($0) }
+            let verification = try await store.rebuilder.verify() { await seen.record($0) }
             #expect(verification.differences == [])
             #expect(verification.checkpoint == (try await store.checkpoint()).log)
             #expect(await seen.last?.processed == log.accepted.values.map(\.count).reduce(0, +))
@@ -225,7 +226,7 @@ private let logger = TestDatabase.shared.logger
                 UPDATE projection_shortcuts SET view = jsonb_set(view, '{title}', '"tampered"')
                 WHERE ctid = (SELECT ctid FROM projection_shortcuts WHERE view IS NOT NULL LIMIT 1)
                 """)
-            let tampered = try await store.verify()
+            let tampered = try await store.rebuilder.verify()
             #expect(tampered.differences.count == 1)
             #expect(tampered.differences.first?.kind == .shortcut)
 
@@ -233,8 +234,8 @@ private let logger = TestDatabase.shared.logger
             let device = scenario.devices[0]
             let before = try await store.pull(account: device.account, device: device.deviceId, cursor: nil)
             let epoch = try await store.checkpoint().epoch
-            try await store.promoteRebuild()
-            #expect(try await store.verify().differences == [])
+            try await store.rebuilder.promote()
+            #expect(try await store.rebuilder.verify().differences == [])
             #expect(try await store.checkpoint().epoch == epoch + 1)
             let after = try await store.pull(account: device.account, device: device.deviceId, cursor: before.cursor)
             #expect(after.reset)

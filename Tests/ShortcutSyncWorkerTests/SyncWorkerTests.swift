@@ -137,7 +137,7 @@ private let logger = TestDatabase.shared.logger
             let view = try await store.fullView(account: phone.account, device: phone.deviceId)
             #expect(view.shortcuts[ShortcutID(bundleId: "com.example.soup", identifier: "soup")]?.donationCount == donations)
             try await expectViewsMatchTheDomain(store, log, devices: scenario.devices + [phone])
-            #expect(try await store.verify().differences == [])
+            #expect(try await store.rebuilder.verify().differences == [])
         }
     }
 
@@ -168,7 +168,7 @@ private let logger = TestDatabase.shared.logger
             #expect(stoppedAt.pendingEvents < Int64(log.accepted.values.map(\.count).reduce(0, +)))
             #expect(total > 0)
             // The rebuild is one uninterrupted run over the same log.
-            #expect(try await store.verify().differences == [])
+            #expect(try await store.rebuilder.verify().differences == [])
             try await expectViewsMatchTheDomain(store, log, devices: scenario.devices)
         }
     }
@@ -214,7 +214,7 @@ private let logger = TestDatabase.shared.logger
                 try await store.waitUntilCaughtUp()
             }
             try await expectViewsMatchTheDomain(store, log, devices: scenario.devices)
-            #expect(try await store.verify().differences == [])
+            #expect(try await store.rebuilder.verify().differences == [])
         }
     }
 }

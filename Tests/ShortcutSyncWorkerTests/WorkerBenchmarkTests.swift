@@ -2,6 +2,7 @@ import Foundation
 import ShortcutSyncBench
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncStore
+import ShortcutSyncWorker
 import Testing
 
 /// `bench worker` on a small log: every part sees the whole log, and the worker's projections
@@ -18,7 +19,7 @@ import Testing
             #expect(try await eventCount(client) == 360)
             let store = ProjectionStore(client: client, logger: TestDatabase.shared.logger)
             #expect(try await store.status().pendingEvents == 0)
-            #expect(try await store.verify().differences == [])
+            #expect(try await store.rebuilder.verify().differences == [])
             let decoded = try JSONDecoder().decode(WorkerBenchmark.Result.self, from: JSONEncoder().encode(result))
             #expect(decoded == result)
         }

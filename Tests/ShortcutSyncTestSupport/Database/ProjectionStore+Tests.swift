@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import ShortcutSyncDomain
 import ShortcutSyncStore
+import ShortcutSyncWorker
 import Testing
 
 extension ProjectionStore {
@@ -32,15 +33,24 @@ extension ProjectionStore {
         var notifications: [ProjectionNotification] = []
         var checkpoint = try await checkpoint().log
         while true {
-            let events = try await log.readLog(after: checkpoint, limit: batchSize)
+            let events = try await log.readFoldLog(after: checkpoint, limit: batchSize)
             guard let last = events.last else {
                 // Other tests' transactions in the same cluster can hold the log's horizon back a moment.
                 if try await status().pendingEvents == 0 { return notifications }
                 try await Task.sleep(for: .milliseconds(5))
                 continue
             }
-            notifications += try await apply(events, from: checkpoint, on: connection)
+            notifications += try await ProjectionFolder(tables: .live, logger: logger).fold(events, from: checkpoint, on: connection, notify: true)
             checkpoint = last.checkpoint
         }
     }
+
+    /// Folds whole recorded events, as the worker folds what it reads of them.
+    @discardableResult
+    public func apply(_ events: [RecordedEvent], from: LogCheckpoint, on connection: PostgresConnection) async throws -> [ProjectionNotification] {
+        try await ProjectionFolder(tables: .live, logger: logger).fold(events.map(FoldLogEntry.init), from: from, on: connection, notify: true)
+    }
+
+    /// Rebuilds, verifies and promotes these projections.
+    public var rebuilder: ProjectionRebuilder { ProjectionRebuilder(client: client, logger: logger) }
 }

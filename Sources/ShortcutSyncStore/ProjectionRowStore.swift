@@ -1,0 +1,326 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// Which set of projection tables a fold writes: the live ones, or the rebuild beside them.
+public enum ProjectionTables: Sendable, Hashable {
+    case live
+    case rebuild
+
+    /// Prefixed to the table names. The live tables stay unqualified, in the schema of the events.
+    var prefix: String {
+        switch self {
+        case .live: ""
+        case .rebuild: "rebuild."
+        }
+    }
+}
+
+/// The rows of the per-item fold in one set of projection tables (DESIGN §6): reads exactly the
+/// rows a batch needs, one statement per table for all the batch's accounts, and writes back
+/// what the batch changed, one statement per table. The fold itself is the domain's.
+public struct ProjectionRowStore: Sendable {
+    public let tables: ProjectionTables
+    public let logger: Logger
+
+    public init(tables: ProjectionTables, logger: Logger) {
+        self.tables = tables
+        self.logger = logger
+    }
+
+    // MARK: Checkpoint
+
+    /// The tables' checkpoint, read through the pool.
+    public func checkpoint(_ client: PostgresClient) async throws -> ProjectionCheckpoint {
+        let rows = try await client.query(
+            "SELECT tx_id::text::int8, position, epoch FROM \(unescaped: tables.prefix)projection_checkpoint WHERE name = 'live'",
+            logger: logger)
+        return try await Self.decodeCheckpoint(rows)
+    }
+
+    /// The tables' checkpoint, read on `connection`; locked until the transaction ends when `forUpdate`.
+    public func checkpoint(on connection: PostgresConnection, forUpdate: Bool = false) async throws -> ProjectionCheckpoint {
+        let rows = try await connection.guardedQuery("""
+            SELECT tx_id::text::int8, position, epoch FROM \(unescaped: tables.prefix)projection_checkpoint
+            WHERE name = 'live' \(unescaped: forUpdate ? "FOR UPDATE" : "")
+            """, logger: logger)
+        return try await Self.decodeCheckpoint(rows)
+    }
+
+    private static func decodeCheckpoint(_ rows: PostgresRowSequence) async throws -> ProjectionCheckpoint {
+        for try await (txid, position, epoch) in rows.decode((Int64, Int64, Int64).self) {
+            return ProjectionCheckpoint(log: LogCheckpoint(transactionID: UInt64(txid), position: position), epoch: epoch)
+        }
+        throw StoreError.corruptRow("the projection checkpoint row is missing")
+    }
+
+    /// Moves the checkpoint, in the transaction that wrote what the events up to it changed.
+    public func advanceCheckpoint(to checkpoint: LogCheckpoint, on connection: PostgresConnection) async throws {
+        try await connection.guardedQuery("""
+            UPDATE \(unescaped: tables.prefix)projection_checkpoint
+            SET tx_id = \(String(checkpoint.transactionID))::xid8, position = \(checkpoint.position), updated_at = now()
+            WHERE name = 'live'
+            """, logger: logger)
+    }
+
+    /// Tells every server instance, when the transaction commits, which accounts' views changed.
+    public func notify(_ notifications: [ProjectionNotification], on connection: PostgresConnection) async throws {
+        guard !notifications.isEmpty else { return }
+        let encoder = JSONEncoder()
+        let payloads = try notifications.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        try await connection.guardedQuery(
+            "SELECT pg_notify(\(ProjectionNotification.channel), payload) FROM unnest(\(payloads)::text[]) AS payload",
+            logger: logger).drain()
+    }
+
+    /// Empties the tables and puts their checkpoint at the start (for a rebuild).
+    public func reset(_ client: PostgresClient) async throws {
+        let p = tables.prefix
+        try await client.query("""
+            TRUNCATE \(unescaped: p)projection_accounts, \(unescaped: p)projection_devices, \(unescaped: p)projection_shortcuts,
+                \(unescaped: p)projection_voice_shortcuts, \(unescaped: p)projection_donation_groups, \(unescaped: p)projection_deletion_marks
+            """, logger: logger)
+        try await client.query("""
+            UPDATE \(unescaped: p)projection_checkpoint SET tx_id = '0', position = 0, updated_at = now() WHERE name = 'live'
+            """, logger: logger)
+    }
+
+    // MARK: Reading what a batch needs
+
+    /// The stored rows each account's batch needs; an account with none stored gets empty rows.
+    public func read(_ needs: [UUID: FoldNeeds], on connection: PostgresConnection) async throws -> [UUID: AccountFoldRows] {
+        var rows = needs.mapValues { _ in AccountFoldRows() }
+        guard !needs.isEmpty else { return rows }
+        try await readAccounts(into: &rows, on: connection)
+        try await readGroups(needs, into: &rows, on: connection)
+        try await readMarks(needs, into: &rows, on: connection)
+        try await readVoiceShortcuts(needs, into: &rows, on: connection)
+        try await readDevices(needs, into: &rows, on: connection)
+        return rows
+    }
+
+    private func readAccounts(into rows: inout [UUID: AccountFoldRows], on connection: PostgresConnection) async throws {
+        let accounts = Array(rows.keys)
+        let result = try await connection.guardedQuery("""
+            SELECT account_id, version, max_hlc_wall, max_hlc_counter FROM \(unescaped: tables.prefix)projection_accounts
+            WHERE account_id = ANY(\(accounts))
+            """, logger: logger)
+        for try await (account, version, wall, counter) in result.decode((UUID, Int64, Int64?, Int64?).self) {
+            rows[account]?.version = version
+            rows[account]?.maxHLC = HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0))
+        }
+    }
+
+    private func readGroups(_ needs: [UUID: FoldNeeds], into rows: inout [UUID: AccountFoldRows], on connection: PostgresConnection) async throws {
+        var shortcuts = (accounts: [UUID](), bundles: [String](), identifiers: [String]())
+        var groups = (accounts: [UUID](), bundles: [String](), groups: [String]())
+        var bundles = (accounts: [UUID](), bundles: [String]())
+        for (account, need) in needs {
+            for shortcut in need.shortcuts {
+                shortcuts.accounts.append(account); shortcuts.bundles.append(shortcut.bundleId); shortcuts.identifiers.append(shortcut.identifier)
+            }
+            for group in need.shortcutsInGroups {
+                groups.accounts.append(account); groups.bundles.append(group.bundleId); groups.groups.append(group.group)
+            }
+            for bundle in need.bundles {
+                bundles.accounts.append(account); bundles.bundles.append(bundle)
+            }
+        }
+        guard !shortcuts.accounts.isEmpty || !groups.accounts.isEmpty || !bundles.accounts.isEmpty else { return }
+        let table = "\(tables.prefix)projection_donation_groups"
+        let result = try await connection.guardedQuery("""
+            WITH wanted AS (
+                SELECT k.a, k.b, k.i FROM unnest(\(shortcuts.accounts)::uuid[], \(shortcuts.bundles)::text[], \(shortcuts.identifiers)::text[]) AS k(a, b, i)
+                UNION
+                SELECT h.account_id, h.bundle_id, h.identifier
+                FROM unnest(\(groups.accounts)::uuid[], \(groups.bundles)::text[], \(groups.groups)::text[]) AS k(a, b, g)
+                JOIN \(unescaped: table) h ON h.account_id = k.a AND h.bundle_id = k.b AND h.group_id = k.g
+                UNION
+                SELECT h.account_id, h.bundle_id, h.identifier
+                FROM unnest(\(bundles.accounts)::uuid[], \(bundles.bundles)::text[]) AS k(a, b)
+                JOIN \(unescaped: table) h ON h.account_id = k.a AND h.bundle_id = k.b
+            )
+            SELECT g.account_id, g.bundle_id, g.identifier, g.group_id, g.donations, g.latest_key, g.latest_position, g.covered_below
+            FROM wanted w JOIN \(unescaped: table) g ON g.account_id = w.a AND g.bundle_id = w.b AND g.identifier = w.i
+            """, logger: logger)
+        for try await (account, bundleId, identifier, group, count, latest, position, covered) in result.decode(
+            (UUID, String, String, String, Int64, ByteBuffer, Int64, ByteBuffer?).self
+        ) {
+            let id = DonationGroupID(shortcut: ShortcutID(bundleId: bundleId, identifier: identifier), group: group)
+            rows[account]?.groups[id] = DonationGroupRow(
+                id: id, count: Int(count), latest: try EventKey(stored: latest), latestPosition: position,
+                coveredBelow: try covered.map { try EventKey(stored: $0) })
+        }
+    }
+
+    private func readMarks(_ needs: [UUID: FoldNeeds], into rows: inout [UUID: AccountFoldRows], on connection: PostgresConnection) async throws {
+        var marks = StoredScopes()
+        for (account, need) in needs {
+            for scope in need.marks { marks.append(account, scope) }
+        }
+        guard !marks.accounts.isEmpty else { return }
+        let result = try await connection.guardedQuery("""
+            SELECT m.account_id, m.bundle_id, m.scope, m.value, m.key
+            FROM unnest(\(marks.accounts)::uuid[], \(marks.bundles)::text[], \(marks.scopes)::text[], \(marks.values)::text[]) AS k(a, b, s, v)
+            JOIN \(unescaped: tables.prefix)projection_deletion_marks m
+              ON m.account_id = k.a AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v
+            """, logger: logger)
+        for try await (account, bundleId, scope, value, key) in result.decode((UUID, String, String, String, ByteBuffer).self) {
+            rows[account]?.marks[try StoredScopes.scope(bundleId: bundleId, scope: scope, value: value)] = try EventKey(stored: key)
+        }
+    }
+
+    private func readVoiceShortcuts(_ needs: [UUID: FoldNeeds], into rows: inout [UUID: AccountFoldRows], on connection: PostgresConnection) async throws {
+        var ids = (accounts: [UUID](), ids: [UUID]())
+        var phrases = (accounts: [UUID](), phrases: [String]())
+        var targets = (accounts: [UUID](), bundles: [String](), identifiers: [String]())
+        var bundles = (accounts: [UUID](), bundles: [String]())
+        for (account, need) in needs {
+            for id in need.voiceShortcuts { ids.accounts.append(account); ids.ids.append(id) }
+            for phrase in need.phrases { phrases.accounts.append(account); phrases.phrases.append(phrase) }
+            for shortcut in need.shortcuts {
+                targets.accounts.append(account); targets.bundles.append(shortcut.bundleId); targets.identifiers.append(shortcut.identifier)
+            }
+            for bundle in need.voiceTargetBundles { bundles.accounts.append(account); bundles.bundles.append(bundle) }
+        }
+        guard !ids.accounts.isEmpty || !phrases.accounts.isEmpty || !targets.accounts.isEmpty || !bundles.accounts.isEmpty else { return }
+        let table = "\(tables.prefix)projection_voice_shortcuts"
+        let result = try await connection.guardedQuery("""
+            WITH ids AS (SELECT * FROM unnest(\(ids.accounts)::uuid[], \(ids.ids)::uuid[]) AS k(a, id)),
+            phrases AS (
+                SELECT * FROM unnest(\(phrases.accounts)::uuid[], \(phrases.phrases)::text[]) AS k(a, p)
+                UNION
+                SELECT w.account_id, w.normalized_phrase FROM ids JOIN \(unescaped: table) w ON w.account_id = ids.a AND w.voice_shortcut_id = ids.id
+                WHERE w.normalized_phrase IS NOT NULL
+            ),
+            wanted AS (
+                SELECT a, id FROM ids
+                UNION
+                SELECT v.account_id, v.voice_shortcut_id FROM phrases JOIN \(unescaped: table) v
+                  ON v.account_id = phrases.a AND v.normalized_phrase = phrases.p
+                UNION
+                SELECT v.account_id, v.voice_shortcut_id
+                FROM unnest(\(targets.accounts)::uuid[], \(targets.bundles)::text[], \(targets.identifiers)::text[]) AS k(a, b, i)
+                JOIN \(unescaped: table) v ON v.account_id = k.a AND v.target_bundle_id = k.b AND v.target_identifier = k.i
+                UNION
+                SELECT v.account_id, v.voice_shortcut_id FROM unnest(\(bundles.accounts)::uuid[], \(bundles.bundles)::text[]) AS k(a, b)
+                JOIN \(unescaped: table) v ON v.account_id = k.a AND v.target_bundle_id = k.b
+            )
+            SELECT v.account_id, v.voice_shortcut_id, v.deleted, v.target_key, v.target_bundle_id, v.target_identifier, v.target_title,
+                   v.phrase_key, v.phrase, v.normalized_phrase, v.conflicts_with, v.target_available
+            FROM wanted w JOIN \(unescaped: table) v ON v.account_id = w.a AND v.voice_shortcut_id = w.id
+            """, logger: logger)
+        for try await row in result.decode(
+            (UUID, UUID, Bool, ByteBuffer?, String?, String?, String?, ByteBuffer?, String?, String?, UUID?, Bool).self
+        ) {
+            let (account, id, deleted, targetKey, targetBundle, targetIdentifier, targetTitle, phraseKey, phrase, normalized, owner, available) = row
+            var voice = VoiceShortcutRow(id: id, deleted: deleted, normalizedPhrase: normalized, conflictsWith: owner, targetAvailable: available)
+            if let targetKey, let targetBundle, let targetIdentifier, let targetTitle {
+                voice.target = Stamped(key: try EventKey(stored: targetKey),
+                                       value: VoiceShortcutTarget(bundleId: targetBundle, identifier: targetIdentifier, title: targetTitle))
+            }
+            if let phraseKey, let phrase {
+                voice.phrase = Stamped(key: try EventKey(stored: phraseKey), value: phrase)
+            }
+            rows[account]?.voiceShortcuts[id] = voice
+        }
+    }
+
+    private func readDevices(_ needs: [UUID: FoldNeeds], into rows: inout [UUID: AccountFoldRows], on connection: PostgresConnection) async throws {
+        var devices = (accounts: [UUID](), ids: [UUID]())
+        for (account, need) in needs {
+            for device in need.devices { devices.accounts.append(account); devices.ids.append(device) }
+        }
+        guard !devices.accounts.isEmpty else { return }
+        let result = try await connection.guardedQuery("""
+            SELECT d.account_id, d.device_id, d.installed, d.reported_key
+            FROM unnest(\(devices.accounts)::uuid[], \(devices.ids)::uuid[]) AS k(a, d)
+            JOIN \(unescaped: tables.prefix)projection_devices d ON d.account_id = k.a AND d.device_id = k.d
+            """, logger: logger)
+        for try await (account, device, installed, key) in result.decode((UUID, UUID, [String], ByteBuffer).self) {
+            rows[account]?.devices[device] = Stamped(key: try EventKey(stored: key), value: Set(installed))
+        }
+    }
+
+    // MARK: Counting covered donations
+
+    /// For each recount, how many donations of its group with keys in its range the log holds
+    /// up to `foldedThrough` (the batch's start: those folded before it).
+    public func countCovered(
+        _ recounts: [(account: UUID, recount: AccountBatchFold.Recount)],
+        foldedThrough: LogCheckpoint,
+        on connection: PostgresConnection
+    ) async throws -> [UUID: [DonationGroupID: Int]] {
+        guard !recounts.isEmpty else { return [:] }
+        let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
+        let froms = recounts.map { $0.recount.from ?? lowest }, tos = recounts.map(\.recount.to)
+        let result = try await connection.guardedQuery("""
+            SELECT r.n, (
+                SELECT count(*) FROM events e
+                WHERE e.account_id = r.a AND e.type = 'donation'
+                  AND (e.body->>'bundleId') = r.b AND (e.body->>'identifier') = r.i
+                  AND e.hlc_wall BETWEEN r.fw AND r.tw
+                  AND coalesce(e.body->>'groupIdentifier', '') = r.g
+                  AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) >= (r.fw, r.fc, r.fd, r.fs)
+                  AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) < (r.tw, r.tc, r.td, r.ts)
+                  AND (e.tx_id, e.position) <= (\(String(foldedThrough.transactionID))::xid8, \(foldedThrough.position)))
+            FROM unnest(\(recounts.map(\.account))::uuid[], \(recounts.map(\.recount.group.shortcut.bundleId))::text[],
+                        \(recounts.map(\.recount.group.shortcut.identifier))::text[], \(recounts.map(\.recount.group.group))::text[],
+                        \(froms.map(\.hlc.wallMillis))::int8[], \(froms.map { Int64($0.hlc.counter) })::int8[],
+                        \(froms.map(\.deviceId))::uuid[], \(froms.map(\.seq))::int8[],
+                        \(tos.map(\.hlc.wallMillis))::int8[], \(tos.map { Int64($0.hlc.counter) })::int8[],
+                        \(tos.map(\.deviceId))::uuid[], \(tos.map(\.seq))::int8[])
+                 WITH ORDINALITY AS r(a, b, i, g, fw, fc, fd, fs, tw, tc, td, ts, n)
+            """, logger: logger)
+        var counts: [UUID: [DonationGroupID: Int]] = [:]
+        for try await (ordinal, count) in result.decode((Int64, Int64).self) {
+            let (account, recount) = recounts[Int(ordinal) - 1]
+            counts[account, default: [:]][recount.group] = Int(count)
+        }
+        return counts
+    }
+}
+
+/// Deletion scopes as the columns of `projection_deletion_marks`.
+struct StoredScopes {
+    var accounts: [UUID] = [], bundles: [String] = [], scopes: [String] = [], values: [String] = []
+
+    mutating func append(_ account: UUID, _ scope: DeletionScope) {
+        accounts.append(account)
+        bundles.append(scope.bundleId)
+        switch scope {
+        case .all: scopes.append("all"); values.append("")
+        case .identifier(let shortcut): scopes.append("identifier"); values.append(shortcut.identifier)
+        case .group(_, let group): scopes.append("group"); values.append(group)
+        }
+    }
+
+    static func scope(bundleId: String, scope: String, value: String) throws -> DeletionScope {
+        switch scope {
+        case "all": return .all(bundleId: bundleId)
+        case "identifier": return .identifier(ShortcutID(bundleId: bundleId, identifier: value))
+        case "group": return .group(bundleId: bundleId, group: value)
+        default: throw StoreError.corruptRow("unknown deletion scope \(scope)")
+        }
+    }
+}
+
+extension EventKey {
+    /// The key as its stored column (`sortableBytes`).
+    var stored: ByteBuffer { ByteBuffer(bytes: sortableBytes) }
+
+    init(stored buffer: ByteBuffer) throws {
+        guard let key = EventKey(sortableBytes: buffer.readableBytesView) else {
+            throw StoreError.corruptRow("a stored event key has \(buffer.readableBytes) bytes, not \(EventKey.sortableByteCount)")
+        }
+        self = key
+    }
+}
+
+extension PostgresRowSequence {
+    /// Reads and drops every row, so the statement has surely run to its end.
+    func drain() async throws {
+        for try await _ in self {}
+    }
+}

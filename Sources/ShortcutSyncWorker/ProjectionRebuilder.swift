@@ -1,0 +1,175 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+import ShortcutSyncStore
+
+/// Replays the log into the `rebuild` tables beside the live projections, compares the two and
+/// promotes the rebuild (DESIGN §6), while the live worker and the service go on.
+public struct ProjectionRebuilder: Sendable {
+    public let client: PostgresClient
+    public let logger: Logger
+    /// How many events a catch-up batch folds.
+    public var pageSize = 5000
+    /// Rows the account-by-account pass buffers before writing them.
+    public var accountsPerWrite = 200
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    private var store: ProjectionStore { ProjectionStore(client: client, logger: logger) }
+    private var folder: ProjectionFolder { ProjectionFolder(tables: .rebuild, logger: logger) }
+
+    /// Replays the whole log into the `rebuild` tables: first every event below the log's horizon,
+    /// account by account (the view is a function of the set of an account's events, so log order
+    /// is not needed, and memory is bounded by the largest account), then from the horizon in log
+    /// order with the live worker's code. Returns where the replay stopped: the log's committed
+    /// end when it read its last page.
+    @discardableResult
+    public func rebuild(progress: @Sendable (RebuildProgress) async -> Void = { _ in }) async throws -> LogCheckpoint {
+        try await folder.rows.reset(client)
+        let processed = try await foldBelowHorizon(progress: progress)
+        return try await continueRebuild(processedBefore: processed, progress: progress)
+    }
+
+    /// The account-by-account pass: one fold per account from empty rows, written in bulk.
+    private func foldBelowHorizon(progress: @Sendable (RebuildProgress) async -> Void) async throws -> Int {
+        try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection -> Int in
+                let log = PostgresEventStore(client: client, logger: logger)
+                let (horizon, checkpoint) = try await log.horizon(on: connection)
+                let head = try await store.headPosition()
+                var processed = 0
+                var pending: [UUID: AccountBatchResult] = [:]
+                var current: (account: UUID, fold: AccountBatchFold)?
+
+                func finishAccount() throws {
+                    guard let (account, fold) = current else { return }
+                    pending[account] = try fold.finish()
+                    current = nil
+                }
+                func flush() async throws {
+                    try await folder.rows.write(pending, on: connection)
+                    pending.removeAll(keepingCapacity: true)
+                    await progress(RebuildProgress(processed: processed, checkpoint: checkpoint, headPosition: head))
+                }
+
+                for try await entry in try await log.foldLogByAccount(below: horizon, on: connection) {
+                    if entry.accountId != current?.account {
+                        try finishAccount()
+                        if pending.count >= accountsPerWrite { try await flush() }
+                        current = (entry.accountId, AccountBatchFold(before: AccountFoldRows()))
+                    }
+                    current?.fold.apply(entry.event)
+                    processed += 1
+                }
+                try finishAccount()
+                try await flush()
+                try await folder.rows.advanceCheckpoint(to: checkpoint, on: connection)
+                return processed
+            }
+        }
+    }
+
+    /// Goes on replaying into the `rebuild` tables from where they stand, in log order, up to
+    /// `limit` if given (never past it), else to the log's committed end.
+    @discardableResult
+    public func continueRebuild(
+        through limit: LogCheckpoint? = nil,
+        processedBefore: Int = 0,
+        progress: @Sendable (RebuildProgress) async -> Void = { _ in }
+    ) async throws -> LogCheckpoint {
+        let log = PostgresEventStore(client: client, logger: logger)
+        return try await client.withConnection { connection in
+            var checkpoint = try await folder.rows.checkpoint(on: connection).log
+            var processed = processedBefore
+            while limit.map({ checkpoint < $0 }) ?? true {
+                var page = try await log.readFoldLog(after: checkpoint, limit: pageSize)
+                if let limit { page.removeAll { $0.checkpoint > limit } }
+                guard let last = page.last else { break }
+                try await folder.fold(page, from: checkpoint, on: connection, notify: false)
+                checkpoint = last.checkpoint
+                processed += page.count
+                await progress(RebuildProgress(processed: processed, checkpoint: checkpoint, headPosition: try await store.headPosition()))
+            }
+            return checkpoint
+        }
+    }
+
+    /// Rebuilds from the log and compares the result with the live projections at one checkpoint.
+    ///
+    /// The live side moves while this runs, so the rebuild is brought to exactly the live
+    /// checkpoint (or waits, up to `timeout`, for the worker to reach the rebuild's) and both are
+    /// read in one snapshot (see `ProjectionStore.differences`).
+    public func verify(
+        timeout: Duration = .seconds(30),
+        maxDifferences: Int = 100,
+        progress: @Sendable (RebuildProgress) async -> Void = { _ in }
+    ) async throws -> ProjectionVerification {
+        try await rebuild(progress: progress)
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let outcome = try await client.withConnection { connection in
+                try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection -> VerifyStep in
+                    let (live, rebuilt) = try await store.checkpoints(on: connection)
+                    if live == rebuilt {
+                        let differences = try await store.differences(limit: maxDifferences, on: connection)
+                        return .compared(ProjectionVerification(checkpoint: live, differences: differences))
+                    }
+                    return live < rebuilt ? .liveBehind(live: live, rebuilt: rebuilt) : .rebuildBehind(live: live)
+                }
+            }
+            switch outcome {
+            case .compared(let verification):
+                return verification
+            case .rebuildBehind(let live):
+                try await continueRebuild(through: live, progress: progress)
+            case .liveBehind(let live, let rebuilt):
+                guard ContinuousClock.now < deadline else {
+                    throw ProjectionError.liveProjectionsBehind(live: live, rebuilt: rebuilt)
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    private enum VerifyStep: Sendable {
+        case compared(ProjectionVerification)
+        /// Bring the rebuild to exactly the live checkpoint.
+        case rebuildBehind(live: LogCheckpoint)
+        /// Wait for the worker to reach the rebuild's checkpoint.
+        case liveBehind(live: LogCheckpoint, rebuilt: LogCheckpoint)
+    }
+
+    /// Makes the rebuilt projections the live ones and starts a new epoch: every device's next
+    /// pull answers with its whole view.
+    ///
+    /// One transaction holds the live checkpoint (a running worker waits for it, then goes on
+    /// from the same point), brings the rebuild to exactly that checkpoint and copies it over.
+    /// When the rebuild has already passed the live side, it waits (up to `timeout`) for the worker.
+    public func promote(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        let live = ProjectionRowStore(tables: .live, logger: logger)
+        while true {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.inTransaction(logger: logger) { connection in
+                        let checkpoint = try await live.checkpoint(on: connection, forUpdate: true)
+                        let rebuilt = try await continueRebuild(through: checkpoint.log)
+                        guard rebuilt == checkpoint.log else {
+                            throw ProjectionError.liveProjectionsBehind(live: checkpoint.log, rebuilt: rebuilt)
+                        }
+                        try await store.copyRebuildToLive(on: connection)
+                    }
+                }
+                logger.info("the rebuilt projections are live now")
+                return
+            } catch let error as ProjectionError {
+                guard case .liveProjectionsBehind = error, ContinuousClock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+}
