@@ -35,12 +35,15 @@ public struct ProjectionRebuilder: Sendable {
     }
 
     /// The account-by-account pass: one fold per account from empty rows, written in bulk.
+    ///
+    /// The events stream in on one connection while the rows are written on another: a
+    /// connection runs one statement at a time, and the stream's statement only ends once read.
     private func foldBelowHorizon(progress: @Sendable (RebuildProgress) async -> Void) async throws -> Int {
-        try await client.withConnection { connection in
-            try await connection.inTransaction(logger: logger) { connection -> Int in
-                let log = PostgresEventStore(client: client, logger: logger)
-                let (horizon, checkpoint) = try await log.horizon(on: connection)
-                let head = try await store.headPosition()
+        let log = PostgresEventStore(client: client, logger: logger)
+        let head = try await store.headPosition()
+        return try await client.withConnection { reader in
+            try await client.withConnection { writer in
+                let (horizon, checkpoint) = try await log.horizon(on: reader)
                 var processed = 0
                 var pending: [UUID: AccountBatchResult] = [:]
                 var current: (account: UUID, fold: AccountBatchFold)?
@@ -51,12 +54,12 @@ public struct ProjectionRebuilder: Sendable {
                     current = nil
                 }
                 func flush() async throws {
-                    try await folder.rows.write(pending, on: connection)
+                    try await folder.rows.write(pending, on: writer)
                     pending.removeAll(keepingCapacity: true)
                     await progress(RebuildProgress(processed: processed, checkpoint: checkpoint, headPosition: head))
                 }
 
-                for try await entry in try await log.foldLogByAccount(below: horizon, on: connection) {
+                for try await entry in try await log.foldLogByAccount(below: horizon, on: reader) {
                     if entry.accountId != current?.account {
                         try finishAccount()
                         if pending.count >= accountsPerWrite { try await flush() }
@@ -67,7 +70,7 @@ public struct ProjectionRebuilder: Sendable {
                 }
                 try finishAccount()
                 try await flush()
-                try await folder.rows.advanceCheckpoint(to: checkpoint, on: connection)
+                try await folder.rows.advanceCheckpoint(to: checkpoint, on: writer)
                 return processed
             }
         }
