@@ -108,7 +108,7 @@ public struct WorkerBenchmark: Sendable {
         var count = 0
         let rows = try await client.query("""
             SELECT position, tx_id::text::int8, account_id, stream_version, device_id, recorded_at, type, hlc_wall, hlc_counter, body::text
-            FROM events ORDER BY tx_id, position
+            FROM events ORDER BY events.tx_id, events.position
             """, logger: logger)
         for try await _ in rows { count += 1 }
         guard count == shape.events else {
@@ -118,7 +118,7 @@ public struct WorkerBenchmark: Sendable {
 
     /// Runs a worker from an empty projection until its checkpoint is the log's last event.
     private func catchUpWithWorker(_ client: PostgresClient) async throws {
-        let last = try await client.query("SELECT tx_id::text::int8, position FROM events ORDER BY tx_id DESC, position DESC LIMIT 1",
+        let last = try await client.query("SELECT tx_id::text::int8, position FROM events ORDER BY events.tx_id DESC, events.position DESC LIMIT 1",
                                           logger: logger).decode((Int64, Int64).self).collectAll().first
         guard let (lastTransaction, lastPosition) = last else { return }
         let end = LogCheckpoint(transactionID: UInt64(lastTransaction), position: lastPosition)

@@ -31,13 +31,13 @@ extension PostgresEventStore {
             SELECT \(unescaped: FoldLogCoding.columns) FROM events
             WHERE (tx_id, position) > (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
               AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-            ORDER BY tx_id, position
+            ORDER BY events.tx_id, events.position
             LIMIT \(limit)
             """, logger: logger)
         var entries: [FoldLogEntry] = []
         entries.reserveCapacity(limit)
         let coding = FoldLogCoding()
-        for try await row in rows.decode(FoldLogCoding.Row.self) {
+        for try await row in rows {
             entries.append(try coding.entry(row))
         }
         return entries
@@ -69,51 +69,72 @@ extension PostgresEventStore {
             ORDER BY account_id, stream_version
             """, logger: logger)
         let coding = FoldLogCoding()
-        return rows.decode(FoldLogCoding.Row.self).map { try coding.entry($0) }
+        return rows.map { try coding.entry($0) }
     }
 }
 
-/// How the fold's columns of an event are read. Donations, most of the log, come as four short
-/// columns; other events bring their body, decoded here.
+/// How the fold's columns of an event are read: the few body fields the fold needs, extracted by
+/// the server, so no event is decoded from JSON here (most of them are donations, which bring
+/// their shortcut and group only).
 struct FoldLogCoding: Sendable {
-    typealias Row = (Int64, Int64, UUID, UUID, Int64, Int64, Int64, String, String?, String?, String?, String?)
+
 
     static let columns = """
-        position, tx_id::text::int8, account_id, device_id, seq, hlc_wall, hlc_counter, type,
-        CASE WHEN type = 'donation' THEN body->>'bundleId' END,
-        CASE WHEN type = 'donation' THEN body->>'identifier' END,
-        CASE WHEN type = 'donation' THEN body->>'groupIdentifier' END,
-        CASE WHEN type <> 'donation' THEN body::text END
+        position, tx_id::text::int8 AS transaction_id, account_id, device_id, seq, hlc_wall, hlc_counter,
+        (CASE type WHEN 'donation' THEN 0 WHEN 'deletion' THEN 1 WHEN 'voiceShortcutAdded' THEN 2
+                   WHEN 'voiceShortcutUpdated' THEN 3 WHEN 'voiceShortcutDeleted' THEN 4 ELSE 5 END)::int2,
+        body->>'bundleId', body->>'identifier', body->>'groupIdentifier', (body->>'voiceShortcutId')::uuid,
+        body->>'phrase', body->>'title',
+        CASE type WHEN 'deletion' THEN CASE WHEN body ? 'identifiers' THEN ARRAY(SELECT jsonb_array_elements_text(body->'identifiers')) END
+                  WHEN 'appsReported' THEN ARRAY(SELECT jsonb_array_elements_text(body->'installed')) END
         """
 
-    func entry(_ row: Row) throws -> FoldLogEntry {
-        let (position, txid, account, device, seq, wall, counter, type, bundleId, identifier, group, body) = row
+    /// Decodes the cells one by one, each with its concrete type (a tuple decode of fifteen
+    /// columns costs more than the fold of the event).
+    func entry(_ row: PostgresRow) throws -> FoldLogEntry {
+        var cells = row.makeIterator()
+        func next<T: PostgresDecodable>(_ type: T.Type) throws -> T {
+            guard let cell = cells.next() else { throw StoreError.corruptRow("a log row has fewer columns than the fold reads") }
+            return try cell.decode(type)
+        }
+        let position = try next(Int64.self), txid = try next(Int64.self)
+        let account = try next(UUID.self), device = try next(UUID.self)
+        let seq = try next(Int64.self), wall = try next(Int64.self), counter = try next(Int64.self), type = try next(Int16.self)
+        let bundleId = try next(String?.self), identifier = try next(String?.self), group = try next(String?.self)
+        let voiceId = try next(UUID?.self), phrase = try next(String?.self), title = try next(String?.self)
+        let list = try next([String]?.self)
         let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
-        let change: FoldEvent.Change
-        do {
-            change = try Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group, body: body)
-        } catch {
-            throw StoreError.corruptRow("event at position \(position): \(error)")
+        guard let change = Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group,
+                                       voiceId: voiceId, phrase: phrase, title: title, list: list) else {
+            throw StoreError.corruptRow("event at position \(position) of type \(type) lacks a field its type needs")
         }
         return FoldLogEntry(accountId: account, checkpoint: LogCheckpoint(transactionID: UInt64(txid), position: position),
                             event: FoldEvent(key: key, position: position, change: change))
     }
 
-    private static func change(type: String, bundleId: String?, identifier: String?, group: String?, body: String?) throws -> FoldEvent.Change {
-        func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            guard let body else { throw StoreError.corruptRow("the event has no body") }
-            return try JSONDecoder().decode(type, from: Data(body.utf8))
-        }
-        switch EventType(rawValue: type) {
-        case .donation:
-            guard let bundleId, let identifier else { throw StoreError.corruptRow("a donation without bundleId or identifier") }
+    private static func change(
+        type: Int16, bundleId: String?, identifier: String?, group: String?, voiceId: UUID?, phrase: String?, title: String?, list: [String]?
+    ) -> FoldEvent.Change? {
+        switch type {
+        case 0:
+            guard let bundleId, let identifier else { return nil }
             return .donation(ShortcutID(bundleId: bundleId, identifier: identifier), group: group ?? "")
-        case .deletion: return .deletion(try decode(Deletion.self))
-        case .voiceShortcutAdded: return .voiceShortcutAdded(try decode(VoiceShortcutAdded.self))
-        case .voiceShortcutUpdated: return .voiceShortcutUpdated(try decode(VoiceShortcutUpdated.self))
-        case .voiceShortcutDeleted: return .voiceShortcutDeleted(try decode(VoiceShortcutDeleted.self).voiceShortcutId)
-        case .appsReported: return .appsReported(Set(try decode(AppsReported.self).installed))
-        case nil: throw StoreError.corruptRow("unknown event type \(type)")
+        case 1:
+            guard let bundleId else { return nil }
+            let selector: DeletionSelector = if let list { .identifiers(list) } else if let group { .groupIdentifier(group) } else { .all }
+            return .deletion(Deletion(bundleId: bundleId, selector: selector))
+        case 2:
+            guard let voiceId, let phrase, let bundleId, let identifier, let title else { return nil }
+            return .voiceShortcutAdded(VoiceShortcutAdded(voiceShortcutId: voiceId, phrase: phrase, bundleId: bundleId, identifier: identifier, title: title))
+        case 3:
+            guard let voiceId, let phrase else { return nil }
+            return .voiceShortcutUpdated(VoiceShortcutUpdated(voiceShortcutId: voiceId, phrase: phrase))
+        case 4:
+            return voiceId.map { .voiceShortcutDeleted($0) }
+        case 5:
+            return .appsReported(Set(list ?? []))
+        default:
+            return nil
         }
     }
 }

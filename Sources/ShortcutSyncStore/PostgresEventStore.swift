@@ -165,7 +165,7 @@ public struct PostgresEventStore: EventStore {
             SELECT \(unescaped: EventCoding.columns) FROM events
             WHERE (tx_id, position) > (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
               AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-            ORDER BY tx_id, position
+            ORDER BY events.tx_id, events.position
             LIMIT \(limit)
             """, logger: logger)
         return try await EventCoding.decode(rows)
@@ -184,7 +184,9 @@ public struct PostgresEventStore: EventStore {
 
 /// How events travel between Swift and their rows.
 enum EventCoding {
-    /// The columns `decode` reads; the event is reassembled as JSON by the server.
+    /// The columns `decode` reads; the event is reassembled as JSON by the server. (A query that
+    /// orders by the log order must name `events.tx_id`: plain `tx_id` would be the int8 output
+    /// column, which no index orders.)
     static let columns = """
         position, tx_id::text::int8, account_id, stream_version, device_id, recorded_at,
         (body || jsonb_build_object('id', event_id, 'seq', seq, 'type', type,

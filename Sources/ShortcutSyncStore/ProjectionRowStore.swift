@@ -74,6 +74,16 @@ public struct ProjectionRowStore: Sendable {
             logger: logger).drain()
     }
 
+    /// Sets up the worker's own session for folding: a lock held elsewhere on a row the fold
+    /// writes fails the batch after `lockTimeout` (it is retried) instead of stalling the worker
+    /// silently; commits do not wait for the disk, since projections and checkpoint commit
+    /// together and a batch lost in a crash is simply folded again.
+    public func prepareSession(_ connection: PostgresConnection, lockTimeout: Duration = .seconds(10)) async throws {
+        let milliseconds = lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000
+        try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SET lock_timeout = \(milliseconds)"), logger: logger)
+        try await connection.guardedQuery("SET synchronous_commit = off", logger: logger)
+    }
+
     /// Empties the tables and puts their checkpoint at the start (for a rebuild).
     public func reset(_ client: PostgresClient) async throws {
         let p = tables.prefix

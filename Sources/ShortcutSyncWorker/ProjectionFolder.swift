@@ -32,12 +32,14 @@ public struct ProjectionFolder: Sendable {
             }
             var byAccount: [UUID: [FoldEvent]] = [:]
             for entry in entries { byAccount[entry.accountId, default: []].append(entry.event) }
-            let stored = try await rows.read(byAccount.mapValues { FoldNeeds(events: $0) }, on: connection)
+            let needs = byAccount.mapValues { FoldNeeds(events: $0) }
+            let stored = try await rows.read(needs, on: connection)
 
             var folds: [UUID: AccountBatchFold] = [:]
             var recounts: [(account: UUID, recount: AccountBatchFold.Recount)] = []
             for (account, events) in byAccount {
-                var fold = AccountBatchFold(before: stored[account] ?? AccountFoldRows())
+                var fold = AccountBatchFold(before: stored[account] ?? AccountFoldRows(),
+                                            normalizedPhrases: needs[account]?.normalizedPhrases ?? [:])
                 for event in events { fold.apply(event) }
                 recounts += fold.recounts.map { (account, $0) }
                 folds[account] = fold
@@ -47,7 +49,6 @@ public struct ProjectionFolder: Sendable {
             for (account, fold) in folds {
                 results[account] = try fold.finish(covered: covered[account] ?? [:])
             }
-
             try await rows.write(results, on: connection)
             try await rows.advanceCheckpoint(to: last.checkpoint, on: connection)
             let notifications = results.filter(\.value.notify).map {

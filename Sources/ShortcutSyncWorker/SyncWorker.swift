@@ -46,7 +46,7 @@ public struct SyncWorker: Service {
         client: PostgresClient,
         connectionConfiguration: PostgresConnection.Configuration,
         logger: Logger,
-        batchSize: Int = 1000,
+        batchSize: Int = 10_000,
         idlePoll: Duration = .milliseconds(50)
     ) {
         self.client = client
@@ -60,7 +60,7 @@ public struct SyncWorker: Service {
     }
 
     /// A worker whose own connection goes to the database of `databaseURL`.
-    public init(client: PostgresClient, databaseURL: DatabaseURL, logger: Logger, batchSize: Int = 1000,
+    public init(client: PostgresClient, databaseURL: DatabaseURL, logger: Logger, batchSize: Int = 10_000,
                 idlePoll: Duration = .milliseconds(50)) throws {
         self.init(client: client, connectionConfiguration: try databaseURL.connectionConfiguration(), logger: logger,
                   batchSize: batchSize, idlePoll: idlePoll)
@@ -139,18 +139,29 @@ public struct SyncWorker: Service {
 
         let store = ProjectionStore(client: client, logger: logger)
         let folder = ProjectionFolder(tables: .live, logger: logger)
+        try await folder.rows.prepareSession(connection)
         let log = PostgresEventStore(client: client, logger: logger)
         var checkpoint = try await store.checkpoint().log
+        // The next batch, when it was read while the last one was folded.
+        var prefetched: [FoldLogEntry]?
         while !Task.isCancelled {
             // A session the server ended while it was idle is only noticed here: a query on it
             // would not always fail promptly.
             guard !connection.isClosed else { throw SyncWorkerError.connectionClosed }
-            let events = try await log.readFoldLog(after: checkpoint, limit: batchSize)
+            let events: [FoldLogEntry]
+            if let batch = prefetched {
+                events = batch
+            } else {
+                events = try await log.readFoldLog(after: checkpoint, limit: batchSize)
+            }
+            prefetched = nil
             guard let last = events.last else {
                 metrics.record(lag: try await store.headPosition() - checkpoint.position, checkpoint: checkpoint)
                 guard await wakeups.next() != nil else { return }
                 continue
             }
+            // A full batch says more is waiting: read it (on another connection) while this one is folded.
+            async let following: [FoldLogEntry]? = events.count == batchSize ? log.readFoldLog(after: last.checkpoint, limit: batchSize) : nil
             let started = ContinuousClock.now
             let notifications: [ProjectionNotification]
             do {
@@ -161,6 +172,7 @@ public struct SyncWorker: Service {
                     "expected": "\(expected)", "found": "\(found)",
                 ])
                 checkpoint = found
+                _ = try? await following
                 continue
             } catch where !Task.isCancelled && !(error is CancellationError) && !DatabaseAvailability.isUnavailable(error) {
                 // Not the database going away: something in these events. The batch is retried
@@ -170,9 +182,11 @@ public struct SyncWorker: Service {
                     "first_position": "\(events.first!.checkpoint.position)", "last_position": "\(last.checkpoint.position)",
                     "events": "\(events.count)", "error": "\(String(reflecting: error))",
                 ])
+                _ = try? await following
                 throw error
             }
             checkpoint = last.checkpoint
+            prefetched = try await following
             delay = reconnectDelay.first
             metrics.recordBatch(events: events.count, notifications: notifications.count, duration: ContinuousClock.now - started)
             metrics.record(lag: try await store.headPosition() - checkpoint.position, checkpoint: checkpoint)

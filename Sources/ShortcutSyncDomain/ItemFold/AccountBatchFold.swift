@@ -41,9 +41,14 @@ public struct AccountBatchFold: Sendable {
     /// Shortcuts every donation group of which is among the rows: their existence is known.
     private var knownShortcuts: Set<ShortcutID>
     private var touchedVoiceShortcuts: Set<UUID> = []
+    /// Normalized phrases known already (`FoldNeeds.normalizedPhrases`); others are normalized here.
+    private var normalizedPhrases: [String: String]
+    /// Thresholds looked up since the last deletion of the batch (which may raise any of them).
+    private var thresholds: [DonationGroupID: EventKey?] = [:]
 
-    public init(before: AccountFoldRows) {
+    public init(before: AccountFoldRows, normalizedPhrases: [String: String] = [:]) {
         self.before = before
+        self.normalizedPhrases = normalizedPhrases
         marks = before.marks
         voiceShortcuts = before.voiceShortcuts
         devices = before.devices
@@ -60,10 +65,18 @@ public struct AccountBatchFold: Sendable {
         case .donation(let shortcut, let group):
             knownShortcuts.insert(shortcut)
             let id = DonationGroupID(shortcut: shortcut, group: group)
-            if let threshold = threshold(of: id), key < threshold { return }
+            let threshold: EventKey?
+            if let known = thresholds[id] {
+                threshold = known
+            } else {
+                threshold = self.threshold(of: id)
+                thresholds[id] = .some(threshold)
+            }
+            if let threshold, key < threshold { return }
             donations[shortcut.bundleId, default: [:]][shortcut.identifier, default: [:]][group, default: []]
                 .insertKeepingOrder(BatchDonation(key: key, position: event.position))
         case .deletion(let deletion):
+            thresholds.removeAll(keepingCapacity: true)
             for scope in DeletionScope.raised(by: deletion) {
                 marks[scope] = max(marks[scope] ?? key, key)
                 cover(scope, below: key)
@@ -71,13 +84,15 @@ public struct AccountBatchFold: Sendable {
             }
         case .voiceShortcutAdded(let added):
             knownShortcuts.insert(ShortcutID(bundleId: added.bundleId, identifier: added.identifier))
+            let normalizedPhrases = normalizedPhrases
             updateVoiceShortcut(added.voiceShortcutId) { row in
                 row.target.keepLatest(Stamped(key: key, value: VoiceShortcutTarget(added)))
-                row.setPhrase(Stamped(key: key, value: added.phrase))
+                row.setPhrase(Stamped(key: key, value: added.phrase), normalized: normalizedPhrases)
             }
         case .voiceShortcutUpdated(let updated):
+            let normalizedPhrases = normalizedPhrases
             updateVoiceShortcut(updated.voiceShortcutId) { row in
-                row.setPhrase(Stamped(key: key, value: updated.phrase))
+                row.setPhrase(Stamped(key: key, value: updated.phrase), normalized: normalizedPhrases)
             }
         case .voiceShortcutDeleted(let id):
             touchedVoiceShortcuts.insert(id)
@@ -303,11 +318,12 @@ extension AccountFoldRows {
 }
 
 extension VoiceShortcutRow {
-    mutating func setPhrase(_ candidate: Stamped<String>) {
+    /// Keeps the later phrase; `known` holds phrases normalized already.
+    mutating func setPhrase(_ candidate: Stamped<String>, normalized known: [String: String]) {
         let before = phrase?.key
         phrase.keepLatest(candidate)
         if phrase?.key != before || normalizedPhrase == nil {
-            normalizedPhrase = phrase.map { PhraseNormalizer.normalize($0.value) }
+            normalizedPhrase = phrase.map { known[$0.value] ?? PhraseNormalizer.normalize($0.value) }
         }
     }
 }

@@ -28,6 +28,10 @@ public struct FoldNeeds: Sendable, Hashable {
     public var phrases: Set<String> = []
     /// Devices whose latest `appsReported` the batch reads.
     public var devices: Set<UUID> = []
+    /// Each phrase of the batch, normalized once (the fold takes them from here).
+    public private(set) var normalizedPhrases: [String: String] = [:]
+    /// Donation groups already seen, so repeated donations cost one lookup.
+    private var donated: Set<DonationGroupID> = []
 
     public init() {}
 
@@ -38,8 +42,10 @@ public struct FoldNeeds: Sendable, Hashable {
     public mutating func add(_ event: FoldEvent) {
         switch event.change {
         case .donation(let shortcut, let group):
+            let id = DonationGroupID(shortcut: shortcut, group: group)
+            guard donated.insert(id).inserted else { return }
             shortcuts.insert(shortcut)
-            marks.formUnion(DeletionScope.selecting(DonationGroupID(shortcut: shortcut, group: group)))
+            marks.formUnion(DeletionScope.selecting(id))
         case .deletion(let deletion):
             let raised = DeletionScope.raised(by: deletion)
             marks.formUnion(raised)
@@ -52,17 +58,24 @@ public struct FoldNeeds: Sendable, Hashable {
             }
         case .voiceShortcutAdded(let added):
             voiceShortcuts.insert(added.voiceShortcutId)
-            phrases.insert(PhraseNormalizer.normalize(added.phrase))
+            phrases.insert(normalize(added.phrase))
             // Whether its shortcut exists decides `targetAvailable`.
             shortcuts.insert(ShortcutID(bundleId: added.bundleId, identifier: added.identifier))
         case .voiceShortcutUpdated(let updated):
             voiceShortcuts.insert(updated.voiceShortcutId)
-            phrases.insert(PhraseNormalizer.normalize(updated.phrase))
+            phrases.insert(normalize(updated.phrase))
         case .voiceShortcutDeleted(let id):
             voiceShortcuts.insert(id)
         case .appsReported:
             devices.insert(event.key.deviceId)
         }
+    }
+
+    private mutating func normalize(_ phrase: String) -> String {
+        if let normalized = normalizedPhrases[phrase] { return normalized }
+        let normalized = PhraseNormalizer.normalize(phrase)
+        normalizedPhrases[phrase] = normalized
+        return normalized
     }
 
     /// Voice shortcuts bound to a shortcut whose existence the batch may change are read too
