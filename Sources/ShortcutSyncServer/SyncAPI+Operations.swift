@@ -29,9 +29,12 @@ extension SyncAPI {
                 readiness.workerCheckpoint = status.checkpoint.log.position
                 readiness.headPosition = status.headPosition
                 readiness.workerLag = status.pendingEvents
-                readiness.degraded = status.pendingEvents > degradedLag
+                readiness.parkedAccounts = status.parkedAccounts
+                readiness.degraded = status.pendingEvents > degradedLag || status.parkedAccounts > 0
                 if status.pendingEvents > degradedLag {
                     readiness.detail = "the sync worker is \(status.pendingEvents) events behind the log (degraded above \(degradedLag))"
+                } else if status.parkedAccounts > 0 {
+                    readiness.detail = "\(status.parkedAccounts) account(s) could not be folded and are parked; the worker retries them (see its log)"
                 }
             } else {
                 readiness.detail = "the schema is not up to date; run shortcut-sync migrate"

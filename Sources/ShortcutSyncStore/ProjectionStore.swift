@@ -80,17 +80,19 @@ public struct ProjectionStore: Sendable {
     }
 
     /// Where the worker stands, for `/readyz` and `admin projections status`: the checkpoint, the
-    /// log's greatest position (committed or not) and how many committed events wait to be folded.
-    public func status() async throws -> (checkpoint: ProjectionCheckpoint, headPosition: Int64, pendingEvents: Int64) {
+    /// log's greatest position (committed or not), how many committed events wait to be folded,
+    /// and how many accounts are parked (their events skipped until they fold again).
+    public func status() async throws -> (checkpoint: ProjectionCheckpoint, headPosition: Int64, pendingEvents: Int64, parkedAccounts: Int64) {
         let rows = try await client.query("""
             SELECT c.tx_id::text::int8, c.position, c.epoch,
                    (SELECT coalesce(max(position), 0) FROM events),
-                   (SELECT count(*) FROM events e WHERE (e.tx_id, e.position) > (c.tx_id, c.position))
+                   (SELECT count(*) FROM events e WHERE (e.tx_id, e.position) > (c.tx_id, c.position)),
+                   (SELECT count(*) FROM projection_parked_accounts)
             FROM projection_checkpoint c WHERE c.name = 'live'
             """, logger: logger)
-        for try await (txid, position, epoch, head, pending) in rows.decode((Int64, Int64, Int64, Int64, Int64).self) {
+        for try await (txid, position, epoch, head, pending, parked) in rows.decode((Int64, Int64, Int64, Int64, Int64, Int64).self) {
             let checkpoint = ProjectionCheckpoint(log: LogCheckpoint(transactionID: UInt64(txid), position: position), epoch: epoch)
-            return (checkpoint: checkpoint, headPosition: head, pendingEvents: pending)
+            return (checkpoint: checkpoint, headPosition: head, pendingEvents: pending, parkedAccounts: parked)
         }
         throw StoreError.corruptRow("the live projection checkpoint is missing")
     }
@@ -115,19 +117,20 @@ public struct ProjectionStore: Sendable {
 
     private func pull(account: UUID, device: UUID, cursor: PullCursor?, on connection: PostgresConnection) async throws -> PullSnapshot {
         let head = try await connection.guardedQuery("""
-            SELECT c.epoch, a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version
+            SELECT c.epoch, a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version, a.reset_version
             FROM projection_checkpoint c
             LEFT JOIN projection_accounts a ON a.account_id = \(account)
             LEFT JOIN projection_devices d ON d.account_id = \(account) AND d.device_id = \(device)
             WHERE c.name = 'live'
-            """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, [String]?, Int64?).self).collectAll()
-        guard let (epoch, storedVersion, wall, counter, installed, storedAppsVersion) = head.first else {
+            """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, [String]?, Int64?, Int64?).self).collectAll()
+        guard let (epoch, storedVersion, wall, counter, installed, storedAppsVersion, resetVersion) = head.first else {
             throw StoreError.corruptRow("the live projection checkpoint is missing")
         }
         let version = storedVersion ?? 0
         let appsVersion = storedAppsVersion ?? 0
         let since: Int64? = if let cursor, cursor.account == account, cursor.device == device,
-                                  cursor.epoch == epoch, cursor.appsVersion == appsVersion, cursor.version <= version {
+                                  cursor.epoch == epoch, cursor.appsVersion == appsVersion, cursor.version <= version,
+                                  cursor.version >= resetVersion ?? 0 {
             cursor.version
         } else {
             nil

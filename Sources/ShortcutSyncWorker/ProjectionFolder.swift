@@ -22,40 +22,94 @@ public struct ProjectionFolder: Sendable {
     /// changed and moves the checkpoint — only if it still is at `from`, else it throws
     /// `ProjectionError.checkpointMoved` and writes nothing. With `notify`, it `pg_notify`s one
     /// `ProjectionNotification` per account whose view or devices' apps changed, and returns them.
+    ///
+    /// Events of parked accounts are skipped. With `isolating` (the batch failed before), each
+    /// account is folded on its own, behind a savepoint: an account that fails is parked and the
+    /// others go on (DESIGN §6: one account's data never stops the others).
     @discardableResult
-    public func fold(_ entries: [FoldLogEntry], from: LogCheckpoint, on connection: PostgresConnection, notify: Bool) async throws -> [ProjectionNotification] {
+    public func fold(
+        _ entries: [FoldLogEntry], from: LogCheckpoint, on connection: PostgresConnection, notify: Bool, isolating: Bool = false
+    ) async throws -> [ProjectionNotification] {
         guard let last = entries.last else { return [] }
         return try await connection.inTransaction(logger: logger) { connection in
             let current = try await rows.checkpoint(on: connection, forUpdate: true)
             guard current.log == from else {
                 throw ProjectionError.checkpointMoved(expected: from, found: current.log)
             }
+            let parked = rows.tables == .live ? try await rows.parkedAccounts(on: connection) : []
             var byAccount: [UUID: [FoldEvent]] = [:]
-            for entry in entries { byAccount[entry.accountId, default: []].append(entry.event) }
-            let needs = byAccount.mapValues { FoldNeeds(events: $0) }
-            let stored = try await rows.read(needs, on: connection)
+            for entry in entries where !parked.contains(entry.accountId) {
+                byAccount[entry.accountId, default: []].append(entry.event)
+            }
 
-            var folds: [UUID: AccountBatchFold] = [:]
-            var recounts: [(account: UUID, recount: AccountBatchFold.Recount)] = []
-            for (account, events) in byAccount {
-                var fold = AccountBatchFold(before: stored[account] ?? AccountFoldRows(),
-                                            normalizedPhrases: needs[account]?.normalizedPhrases ?? [:])
-                for event in events { fold.apply(event) }
-                recounts += fold.recounts.map { (account, $0) }
-                folds[account] = fold
-            }
-            let covered = try await rows.countCovered(recounts, foldedThrough: from, on: connection)
             var results: [UUID: AccountBatchResult] = [:]
-            for (account, fold) in folds {
-                results[account] = try fold.finish(covered: covered[account] ?? [:])
+            if isolating {
+                for (account, events) in byAccount.sorted(by: { $0.value[0].position < $1.value[0].position }) {
+                    try await connection.guardedQuery("SAVEPOINT account_fold", logger: logger)
+                    do {
+                        results.merge(try await foldAccounts([account: events], from: from, on: connection)) { $1 }
+                        try await connection.guardedQuery("RELEASE SAVEPOINT account_fold", logger: logger)
+                    } catch where !Task.isCancelled && !DatabaseAvailability.isUnavailable(error) {
+                        try await connection.guardedQuery("ROLLBACK TO SAVEPOINT account_fold", logger: logger)
+                        let position = events[0].position
+                        try await rows.park(account, position: position, error: String(describing: error), on: connection)
+                        logger.error("an account's events could not be folded: it is parked, the others go on", metadata: [
+                            "account": "\(account)", "first_position": "\(position)", "error": "\(String(reflecting: error))",
+                        ])
+                    }
+                }
+            } else {
+                results = try await foldAccounts(byAccount, from: from, on: connection)
             }
-            try await rows.write(results, on: connection)
+
             try await rows.advanceCheckpoint(to: last.checkpoint, on: connection)
             let notifications = results.filter(\.value.notify).map {
                 ProjectionNotification(accountId: $0.key, version: $0.value.version, position: $0.value.lastPosition)
             }.sorted { $0.position < $1.position }
             if notify { try await rows.notify(notifications, on: connection) }
             return notifications
+        }
+    }
+
+    /// Reads, folds and writes the accounts' events of one batch, in the caller's transaction.
+    private func foldAccounts(_ byAccount: [UUID: [FoldEvent]], from: LogCheckpoint, on connection: PostgresConnection) async throws -> [UUID: AccountBatchResult] {
+        let needs = byAccount.mapValues { FoldNeeds(events: $0) }
+        let stored = try await rows.read(needs, on: connection)
+        var folds: [UUID: AccountBatchFold] = [:]
+        var recounts: [(account: UUID, recount: AccountBatchFold.Recount)] = []
+        for (account, events) in byAccount {
+            var fold = AccountBatchFold(before: stored[account] ?? AccountFoldRows(), normalizedPhrases: needs[account]?.normalizedPhrases ?? [:])
+            for event in events { fold.apply(event) }
+            recounts += fold.recounts.map { (account, $0) }
+            folds[account] = fold
+        }
+        let covered = try await rows.countCovered(recounts, foldedThrough: from, on: connection)
+        var results: [UUID: AccountBatchResult] = [:]
+        for (account, fold) in folds {
+            results[account] = try fold.finish(covered: covered[account] ?? [:])
+        }
+        try await rows.write(results, on: connection)
+        return results
+    }
+
+    /// Folds a parked account again from its whole log, up to the live checkpoint, in one
+    /// transaction that holds the checkpoint: its rows are written anew, its devices' cursors
+    /// reset, and it is unparked. Throws (and leaves it parked) if it still cannot be folded.
+    public func unpark(_ account: UUID, log: PostgresEventStore, on connection: PostgresConnection) async throws -> ProjectionNotification {
+        try await connection.inTransaction(logger: logger) { connection in
+            let checkpoint = try await rows.checkpoint(on: connection, forUpdate: true)
+            let entries = try await log.readFoldLog(ofAccount: account, through: checkpoint.log, on: connection)
+            var before = AccountFoldRows()
+            before.version = try await rows.clearAccount(account, on: connection)
+            var fold = AccountBatchFold(before: before)
+            for entry in entries { fold.apply(entry.event) }
+            var result = try fold.finish()
+            result.version = before.version + 1
+            try await rows.write([account: result], on: connection)
+            try await rows.resetCursors(of: account, before: result.version, on: connection)
+            let notification = ProjectionNotification(accountId: account, version: result.version, position: result.lastPosition)
+            try await rows.notify([notification], on: connection)
+            return notification
         }
     }
 }

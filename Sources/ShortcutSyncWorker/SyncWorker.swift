@@ -37,6 +37,9 @@ public struct SyncWorker: Service {
     public var standbyPoll: Duration = .milliseconds(500)
     /// The first and the longest pause before reconnecting after a failure.
     public var reconnectDelay: (first: Duration, longest: Duration) = (.milliseconds(100), .seconds(5))
+    /// How often the worker looks for parked accounts due for another try, and the first and
+    /// longest pause between two tries of one account.
+    public var parkedRetry: (check: Duration, first: Duration, longest: Duration) = (.seconds(1), .seconds(1), .seconds(300))
 
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
@@ -144,7 +147,12 @@ public struct SyncWorker: Service {
         var checkpoint = try await store.checkpoint().log
         // The next batch, when it was read while the last one was folded.
         var prefetched: [FoldLogEntry]?
+        var nextParkedCheck = ContinuousClock.now
         while !Task.isCancelled {
+            if ContinuousClock.now >= nextParkedCheck {
+                try await retryParkedAccounts(folder: folder, log: log, on: connection, metrics: metrics)
+                nextParkedCheck = ContinuousClock.now + parkedRetry.check
+            }
             // A session the server ended while it was idle is only noticed here: a query on it
             // would not always fail promptly.
             guard !connection.isClosed else { throw SyncWorkerError.connectionClosed }
@@ -165,7 +173,10 @@ public struct SyncWorker: Service {
             let started = ContinuousClock.now
             let notifications: [ProjectionNotification]
             do {
-                notifications = try await folder.fold(events, from: checkpoint, on: connection, notify: true)
+                // A batch that failed here before is folded account by account: the accounts
+                // that fail alone are parked, the others go on.
+                let isolating = state.failedBatch == checkpoint
+                notifications = try await folder.fold(events, from: checkpoint, on: connection, notify: true, isolating: isolating)
             } catch ProjectionError.checkpointMoved(let expected, let found) {
                 // Something else (a promoted rebuild, a worker that should not be) moved it: follow it.
                 logger.warning("the projection checkpoint moved under the worker", metadata: [
@@ -178,7 +189,10 @@ public struct SyncWorker: Service {
                 // Not the database going away: something in these events. The batch is retried
                 // after a backoff; say which one, so an operator can look at it.
                 metrics.recordFailure()
-                logger.error("a batch of the log could not be folded; retrying it after a pause", metadata: [
+                let retried = state.failedBatch == checkpoint
+                state.failedBatch = checkpoint
+                logger.error(retried ? "a batch of the log could not be folded account by account either; retrying it after a pause"
+                                     : "a batch of the log could not be folded; retrying it account by account after a pause", metadata: [
                     "first_position": "\(events.first!.checkpoint.position)", "last_position": "\(last.checkpoint.position)",
                     "events": "\(events.count)", "error": "\(String(reflecting: error))",
                 ])
@@ -186,6 +200,7 @@ public struct SyncWorker: Service {
                 throw error
             }
             checkpoint = last.checkpoint
+            state.failedBatch = nil
             prefetched = try await following
             delay = reconnectDelay.first
             metrics.recordBatch(events: events.count, notifications: notifications.count, duration: ContinuousClock.now - started)
@@ -194,6 +209,27 @@ public struct SyncWorker: Service {
                 "events": "\(events.count)", "checkpoint": "\(checkpoint)", "notified_accounts": "\(notifications.count)",
             ])
         }
+    }
+
+    /// Tries each parked account that is due again, from its whole log; one that still fails
+    /// waits twice as long before its next try (up to `parkedRetry.longest`).
+    private func retryParkedAccounts(folder: ProjectionFolder, log: PostgresEventStore, on connection: PostgresConnection, metrics: WorkerMetrics) async throws {
+        for parked in try await folder.rows.parkedAccountsDue(on: connection) {
+            do {
+                let notification = try await folder.unpark(parked.accountId, log: log, on: connection)
+                logger.notice("a parked account folds again: its devices get their whole view", metadata: [
+                    "account": "\(parked.accountId)", "attempts": "\(parked.attempts)", "version": "\(notification.version)",
+                ])
+            } catch where !Task.isCancelled && !DatabaseAvailability.isUnavailable(error) {
+                let delay = min(parkedRetry.first * (1 << min(parked.attempts, 20)), parkedRetry.longest)
+                try await folder.rows.deferParked(parked.accountId, error: String(describing: error), retryIn: delay, on: connection)
+                logger.warning("a parked account still cannot be folded", metadata: [
+                    "account": "\(parked.accountId)", "attempts": "\(parked.attempts + 1)", "retry_in": "\(delay)",
+                    "error": "\(String(reflecting: error))",
+                ])
+            }
+        }
+        metrics.parkedAccounts.record(try await folder.rows.parkedAccounts(on: connection).count)
     }
 
     private func tryLock(on connection: PostgresConnection) async throws -> Bool {
@@ -216,9 +252,16 @@ enum SyncWorkerError: Error, CustomStringConvertible {
 /// The worker's role, shared between its loop and whoever asks.
 private final class WorkerState: Sendable {
     private let current = Mutex(SyncWorker.Role.stopped)
+    private let failed = Mutex<LogCheckpoint?>(nil)
 
     var role: SyncWorker.Role {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
+    }
+
+    /// Where the last batch that failed began: the next try there folds account by account.
+    var failedBatch: LogCheckpoint? {
+        get { failed.withLock { $0 } }
+        set { failed.withLock { $0 = newValue } }
     }
 }

@@ -11,6 +11,8 @@ struct WorkerMetrics: Sendable {
     /// The log's greatest position minus the checkpoint's: about how many events wait to be folded.
     let lag = Gauge(label: "shortcut_sync_worker_lag_events")
     let checkpointPosition = Gauge(label: "shortcut_sync_worker_checkpoint_position")
+    /// Accounts whose events are skipped until they can be folded again.
+    let parkedAccounts = Gauge(label: "shortcut_sync_worker_parked_accounts")
     /// 1 while this worker holds the lock and folds, 0 on standby or stopped.
     let active = Gauge(label: "shortcut_sync_worker_active")
 

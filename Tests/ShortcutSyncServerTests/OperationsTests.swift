@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import PostgresNIO
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncTestSupport
 import ShortcutSyncWorker
@@ -43,6 +44,19 @@ import Testing
         }
     }
 
+    /// A parked account (its events skipped until it folds again) makes readiness degraded too.
+    @Test func readinessReportsDegradedWhileAnAccountIsParked() async throws {
+        try await TestServer.with(runsWorker: false) { server in
+            #expect(try await server.raw(.GET, "/readyz", token: nil).json["parkedAccounts"] as? Int == 0)
+            try await server.sql.query("INSERT INTO projection_parked_accounts (account_id, first_position, error) VALUES (\(UUID()), 1, 'broken')")
+            let parked = try await server.raw(.GET, "/readyz", token: nil)
+            #expect(parked.status == 200)
+            #expect(parked.json["degraded"] as? Bool == true)
+            #expect(parked.json["parkedAccounts"] as? Int == 1)
+            #expect((parked.json["detail"] as? String)?.contains("parked") == true)
+        }
+    }
+
     @Test func readinessAndMetricsReportTheService() async throws {
         try await TestServer.with { server in
             let ready = try await server.raw(.GET, "/readyz", token: nil)
@@ -61,7 +75,7 @@ import Testing
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
             let text = String(buffer: try await response.body.collect(upTo: 1 << 22))
             for metric in ["shortcut_sync_pushes_total", "shortcut_sync_events_appended_total", "shortcut_sync_open_streams",
-                           "shortcut_sync_worker_lag_events", "http_server_request_duration"] {
+                           "shortcut_sync_worker_lag_events", "shortcut_sync_worker_parked_accounts", "http_server_request_duration"] {
                 #expect(text.contains(metric), "\(metric)")
             }
         }
