@@ -12,7 +12,7 @@ public struct ProjectionRebuilder: Sendable {
     /// How many events a catch-up batch folds.
     public var pageSize = 5000
     /// Rows the account-by-account pass buffers before writing them.
-    public var accountsPerWrite = 200
+    public var accountsPerWrite = 100
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -54,7 +54,7 @@ public struct ProjectionRebuilder: Sendable {
                     current = nil
                 }
                 func flush() async throws {
-                    try await folder.rows.write(pending, on: writer)
+                    try await folder.rows.copy(pending, on: writer)
                     pending.removeAll(keepingCapacity: true)
                     await progress(RebuildProgress(processed: processed, checkpoint: checkpoint, headPosition: head))
                 }

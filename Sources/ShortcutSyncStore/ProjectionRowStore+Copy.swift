@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+
+extension ProjectionRowStore {
+    /// Writes the results of accounts folded from nothing into tables that hold none of their
+    /// rows (a rebuild's account-by-account pass), in bulk: `COPY` for every table, the
+    /// projected shortcuts through a staging table joined with the log for their latest
+    /// donation's attributes. One transaction on `connection`.
+    public func copy(_ results: [UUID: AccountBatchResult], on connection: PostgresConnection) async throws {
+        guard !results.isEmpty else { return }
+        let p = tables.prefix
+        var accounts = CopyText(), groups = CopyText(), marks = CopyText(), voices = CopyText()
+        var devices = CopyText(), shortcuts = CopyText()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for (account, result) in results {
+            accounts.row([.text(account.uuidString), .int(result.version), .int(result.maxHLC.wallMillis), .int(Int64(result.maxHLC.counter)), .int(0)])
+            for case let (id, row?) in result.groups {
+                groups.row([.text(account.uuidString), .text(id.shortcut.bundleId), .text(id.shortcut.identifier), .text(id.group),
+                            .int(Int64(row.count)), .bytes(row.latest.sortableBytes), .int(row.latestPosition),
+                            row.coveredBelow.map { .bytes($0.sortableBytes) } ?? .null])
+            }
+            for (scope, key) in result.marks {
+                var columns = StoredScopes()
+                columns.append(account, scope)
+                marks.row([.text(account.uuidString), .text(scope.bundleId), .text(columns.scopes[0]), .text(columns.values[0]), .bytes(key.sortableBytes)])
+            }
+            for change in result.voiceShortcuts {
+                let row = change.row
+                let view: CopyText.Value = try row.view.map { .text(String(decoding: try encoder.encode($0), as: UTF8.self)) } ?? .null
+                voices.row([.text(account.uuidString), .text(row.id.uuidString), view, .int(change.viewChanged ? result.version : 0),
+                            .bool(row.deleted), row.target.map { .bytes($0.key.sortableBytes) } ?? .null,
+                            row.target.map { .text($0.value.bundleId) } ?? .null, row.target.map { .text($0.value.identifier) } ?? .null,
+                            row.target.map { .text($0.value.title) } ?? .null, row.phrase.map { .bytes($0.key.sortableBytes) } ?? .null,
+                            row.phrase.map { .text($0.value) } ?? .null, row.phrase == nil ? .null : row.normalizedPhrase.map { .text($0) } ?? .null,
+                            row.conflictsWith.map { .text($0.uuidString) } ?? .null, .bool(row.targetAvailable)])
+            }
+            for (device, change) in result.devices {
+                devices.row([.text(account.uuidString), .text(device.uuidString), .text(Self.arrayLiteral(change.reported.value.sorted())),
+                             .int(1), .bytes(change.reported.key.sortableBytes)])
+            }
+            for case let (shortcut, projection?) in result.shortcuts {
+                shortcuts.row([.text(account.uuidString), .text(shortcut.bundleId), .text(shortcut.identifier),
+                               .int(projection.latestPosition), .int(Int64(projection.donationCount)), .int(result.version)])
+            }
+        }
+        try await connection.inTransaction(logger: logger) { connection in
+            // COPY quotes the table's name whole, so a schema is chosen by the search path instead.
+            if tables == .rebuild {
+                try await connection.guardedQuery("SET LOCAL search_path TO rebuild, public", logger: logger)
+            }
+            try await copy(accounts, into: "projection_accounts", ["account_id", "version", "max_hlc_wall", "max_hlc_counter", "reset_version"], on: connection)
+            try await copy(groups, into: "projection_donation_groups",
+                           ["account_id", "bundle_id", "identifier", "group_id", "donations", "latest_key", "latest_position", "covered_below"], on: connection)
+            try await copy(marks, into: "projection_deletion_marks", ["account_id", "bundle_id", "scope", "value", "key"], on: connection)
+            try await copy(voices, into: "projection_voice_shortcuts",
+                           ["account_id", "voice_shortcut_id", "view", "version", "deleted", "target_key", "target_bundle_id", "target_identifier",
+                            "target_title", "phrase_key", "phrase", "normalized_phrase", "conflicts_with", "target_available"], on: connection)
+            try await copy(devices, into: "projection_devices", ["account_id", "device_id", "installed", "apps_version", "reported_key"], on: connection)
+            try await connection.guardedQuery("""
+                CREATE TEMP TABLE IF NOT EXISTS copied_shortcuts (
+                    account_id uuid, bundle_id text, identifier text, latest_position bigint, donations bigint, version bigint
+                ) ON COMMIT DELETE ROWS
+                """, logger: logger)
+            try await copy(shortcuts, into: "copied_shortcuts", ["account_id", "bundle_id", "identifier", "latest_position", "donations", "version"], on: connection)
+            try await connection.guardedQuery("""
+                INSERT INTO \(unescaped: p)projection_shortcuts (account_id, bundle_id, identifier, view, version)
+                SELECT k.account_id, k.bundle_id, k.identifier,
+                       e.body || jsonb_build_object('donationCount', k.donations,
+                                                    'lastDonatedAt', jsonb_build_object('wallMillis', e.hlc_wall, 'counter', e.hlc_counter)),
+                       k.version
+                FROM copied_shortcuts k JOIN events e ON e.position = k.latest_position AND e.account_id = k.account_id
+                """, logger: logger)
+        }
+    }
+
+    private func copy(_ text: CopyText, into table: String, _ columns: [String], on connection: PostgresConnection) async throws {
+        guard !text.isEmpty else { return }
+        try await connection.untilClosed { connection in
+            try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                try await writer.write(text.buffer)
+            }
+        }
+    }
+}
+
+/// Rows in `COPY … FROM STDIN` text format: tab between columns, `\N` for NULL, backslash
+/// escapes for backslash, tab, newline and carriage return; bytea as `\x` and hex.
+struct CopyText {
+    enum Value {
+        case text(String), int(Int64), bool(Bool), bytes([UInt8]), null
+    }
+
+    private(set) var buffer = ByteBuffer()
+    var isEmpty: Bool { buffer.readableBytes == 0 }
+
+    mutating func row(_ values: [Value]) {
+        for (index, value) in values.enumerated() {
+            if index > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
+            switch value {
+            case .text(let text): writeEscaped(text)
+            case .int(let number): buffer.writeString(String(number))
+            case .bool(let flag): buffer.writeString(flag ? "t" : "f")
+            case .null: buffer.writeString("\\N")
+            case .bytes(let bytes):
+                buffer.writeString("\\\\x")
+                let digits = Array("0123456789abcdef".utf8)
+                for byte in bytes {
+                    buffer.writeInteger(digits[Int(byte >> 4)])
+                    buffer.writeInteger(digits[Int(byte & 0x0F)])
+                }
+            }
+        }
+        buffer.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    private mutating func writeEscaped(_ text: String) {
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): buffer.writeString("\\\\")
+            case UInt8(ascii: "\t"): buffer.writeString("\\t")
+            case UInt8(ascii: "\n"): buffer.writeString("\\n")
+            case UInt8(ascii: "\r"): buffer.writeString("\\r")
+            default: buffer.writeInteger(byte)
+            }
+        }
+    }
+}
