@@ -58,18 +58,40 @@ extension PostgresEventStore {
         throw StoreError.corruptRow("the log's horizon could not be read")
     }
 
-    /// Every event below the horizon `transactionID`, account after account (each in its stream
-    /// order), read as a stream on `connection`: for a rebuild, which folds one account at a time.
+    /// Every event below the horizon `transactionID` of the accounts in `accounts` (by uuid order),
+    /// account after account (each in its stream order), read as a stream on `connection`: for a
+    /// rebuild, which folds one account at a time.
     public func foldLogByAccount(
-        below transactionID: UInt64, on connection: PostgresConnection
+        below transactionID: UInt64, accounts: AccountRange = .all, on connection: PostgresConnection
     ) async throws -> some AsyncSequence<FoldLogEntry, any Error> {
         let rows = try await connection.guardedQuery("""
             SELECT \(unescaped: FoldLogCoding.columns) FROM events
             WHERE tx_id < \(String(transactionID))::xid8
+              AND account_id >= \(accounts.lowest) AND (\(accounts.end)::uuid IS NULL OR account_id < \(accounts.end))
             ORDER BY account_id, stream_version
             """, logger: logger)
         let coding = FoldLogCoding()
         return rows.map { try coding.entry($0) }
+    }
+}
+
+/// A range of account ids in uuid (byte) order: a rebuild folds ranges side by side.
+public struct AccountRange: Sendable, Hashable {
+    public var lowest: UUID
+    /// The first id past the range; nil: to the end.
+    public var end: UUID?
+
+    public static let all = AccountRange(lowest: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), end: nil)
+
+    /// `count` ranges of equal width that together hold every id.
+    public static func split(into count: Int) -> [AccountRange] {
+        let count = max(1, min(count, 256))
+        func boundary(_ index: Int) -> UUID? {
+            guard index < count else { return nil }
+            let first = UInt8(index * 256 / count)
+            return UUID(uuid: (first, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        }
+        return (0..<count).map { AccountRange(lowest: boundary($0)!, end: boundary($0 + 1)) }
     }
 }
 

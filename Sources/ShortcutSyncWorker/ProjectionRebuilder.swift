@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDomain
 import ShortcutSyncStore
+import Synchronization
 
 /// Replays the log into the `rebuild` tables beside the live projections, compares the two and
 /// promotes the rebuild (DESIGN §6), while the live worker and the service go on.
@@ -11,8 +12,10 @@ public struct ProjectionRebuilder: Sendable {
     public let logger: Logger
     /// How many events a catch-up batch folds.
     public var pageSize = 5000
-    /// Rows the account-by-account pass buffers before writing them.
+    /// Accounts the account-by-account pass folds before writing their rows.
     public var accountsPerWrite = 100
+    /// Ranges of accounts the account-by-account pass folds side by side.
+    public var partitions = 2
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -28,23 +31,45 @@ public struct ProjectionRebuilder: Sendable {
     /// order with the live worker's code. Returns where the replay stopped: the log's committed
     /// end when it read its last page.
     @discardableResult
-    public func rebuild(progress: @Sendable (RebuildProgress) async -> Void = { _ in }) async throws -> LogCheckpoint {
+    public func rebuild(progress: @escaping @Sendable (RebuildProgress) async -> Void = { _ in }) async throws -> LogCheckpoint {
         try await folder.rows.reset(client)
         let processed = try await foldBelowHorizon(progress: progress)
         return try await continueRebuild(processedBefore: processed, progress: progress)
     }
 
-    /// The account-by-account pass: one fold per account from empty rows, written in bulk.
+    /// The account-by-account pass: one fold per account from empty rows, written in bulk, in
+    /// `partitions` ranges of accounts side by side (each account's events are folded by one of them).
     ///
-    /// The events stream in on one connection while the rows are written on another: a
+    /// Each range streams its events on one connection while its rows are written on another: a
     /// connection runs one statement at a time, and the stream's statement only ends once read.
-    private func foldBelowHorizon(progress: @Sendable (RebuildProgress) async -> Void) async throws -> Int {
+    private func foldBelowHorizon(progress: @escaping @Sendable (RebuildProgress) async -> Void) async throws -> Int {
         let log = PostgresEventStore(client: client, logger: logger)
         let head = try await store.headPosition()
-        return try await client.withConnection { reader in
+        let (horizon, checkpoint) = try await client.withConnection { try await log.horizon(on: $0) }
+        let total = EventCount()
+        let processed = try await withThrowingTaskGroup(of: Int.self) { group in
+            for range in AccountRange.split(into: partitions) {
+                group.addTask {
+                    try await foldAccounts(in: range, below: horizon, log: log) { count in
+                        let sum = total.add(count)
+                        await progress(RebuildProgress(processed: sum, checkpoint: checkpoint, headPosition: head))
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        try await client.withConnection { try await folder.rows.advanceCheckpoint(to: checkpoint, on: $0) }
+        return processed
+    }
+
+    /// Folds the accounts of one range below the horizon and writes their rows; returns how many
+    /// events it folded, telling `folded` how many more after every write.
+    private func foldAccounts(
+        in range: AccountRange, below horizon: UInt64, log: PostgresEventStore, folded: @Sendable (Int) async -> Void
+    ) async throws -> Int {
+        try await client.withConnection { reader in
             try await client.withConnection { writer in
-                let (horizon, checkpoint) = try await log.horizon(on: reader)
-                var processed = 0
+                var processed = 0, unreported = 0
                 var pending: [UUID: AccountBatchResult] = [:]
                 var current: (account: UUID, fold: AccountBatchFold)?
 
@@ -56,10 +81,11 @@ public struct ProjectionRebuilder: Sendable {
                 func flush() async throws {
                     try await folder.rows.copy(pending, on: writer)
                     pending.removeAll(keepingCapacity: true)
-                    await progress(RebuildProgress(processed: processed, checkpoint: checkpoint, headPosition: head))
+                    await folded(unreported)
+                    unreported = 0
                 }
 
-                for try await entry in try await log.foldLogByAccount(below: horizon, on: reader) {
+                for try await entry in try await log.foldLogByAccount(below: horizon, accounts: range, on: reader) {
                     if entry.accountId != current?.account {
                         try finishAccount()
                         if pending.count >= accountsPerWrite { try await flush() }
@@ -67,10 +93,10 @@ public struct ProjectionRebuilder: Sendable {
                     }
                     current?.fold.apply(entry.event)
                     processed += 1
+                    unreported += 1
                 }
                 try finishAccount()
                 try await flush()
-                try await folder.rows.advanceCheckpoint(to: checkpoint, on: writer)
                 return processed
             }
         }
@@ -109,7 +135,7 @@ public struct ProjectionRebuilder: Sendable {
     public func verify(
         timeout: Duration = .seconds(30),
         maxDifferences: Int = 100,
-        progress: @Sendable (RebuildProgress) async -> Void = { _ in }
+        progress: @escaping @Sendable (RebuildProgress) async -> Void = { _ in }
     ) async throws -> ProjectionVerification {
         try await rebuild(progress: progress)
         let deadline = ContinuousClock.now + timeout
@@ -174,5 +200,15 @@ public struct ProjectionRebuilder: Sendable {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
+    }
+}
+
+/// Events folded so far by the ranges of a rebuild together.
+private final class EventCount: Sendable {
+    private let count = Mutex(0)
+
+    /// Adds `more` and returns the sum.
+    func add(_ more: Int) -> Int {
+        count.withLock { $0 += more; return $0 }
     }
 }
