@@ -48,10 +48,23 @@ struct WorkerBenchCommand: AsyncParsableCommand {
         }
         let location = try await database.resolve()
         defer { location.close() }
+        let results = try await cancellingOnSignal { try await Self.measure(shapes, at: location.url, logger: logger) }
+        print()
+        print(Self.table(results))
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(results).write(to: URL(fileURLWithPath: json))
+            print("wrote \(json)")
+        }
+    }
+
+    /// Runs each shape in a database of its own, dropped afterwards.
+    static func measure(_ shapes: [WorkerBenchmark.Shape], at server: DatabaseURL, logger: Logger) async throws -> [WorkerBenchmark.Result] {
         var results: [WorkerBenchmark.Result] = []
         for shape in shapes {
             let name = "shortcut_sync_bench_\(UInt32.random(in: 0...UInt32.max))"
-            let url = location.url.with(database: name)
+            let url = server.with(database: name)
             try await url.createDatabaseIfMissing(logger: logger)
             do {
                 try await Migrator.migrate(url, logger: logger)
@@ -65,14 +78,7 @@ struct WorkerBenchCommand: AsyncParsableCommand {
             }
             try await url.dropDatabase(logger: logger)
         }
-        print()
-        print(Self.table(results))
-        if let json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(results).write(to: URL(fileURLWithPath: json))
-            print("wrote \(json)")
-        }
+        return results
     }
 
     /// One line per shape: ours beside raw, and the ratio.
