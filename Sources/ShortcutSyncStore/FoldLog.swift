@@ -114,17 +114,14 @@ struct FoldLogCoding: Sendable {
     /// Decodes the cells one by one, each with its concrete type (a tuple decode of fifteen
     /// columns costs more than the fold of the event).
     func entry(_ row: PostgresRow) throws -> FoldLogEntry {
-        var cells = row.makeIterator()
-        func next<T: PostgresDecodable>(_ type: T.Type) throws -> T {
-            guard let cell = cells.next() else { throw StoreError.corruptRow("a log row has fewer columns than the fold reads") }
-            return try cell.decode(type)
-        }
-        let position = try next(Int64.self), txid = try next(Int64.self)
-        let account = try next(UUID.self), device = try next(UUID.self)
-        let seq = try next(Int64.self), wall = try next(Int64.self), counter = try next(Int64.self), type = try next(Int16.self)
-        let bundleId = try next(String?.self), identifier = try next(String?.self), group = try next(String?.self)
-        let voiceId = try next(UUID?.self), phrase = try next(String?.self), title = try next(String?.self)
-        let list = try next([String]?.self)
+        var cells = CellReader(row)
+        let position = try cells.next(Int64.self), txid = try cells.next(Int64.self)
+        let account = try cells.next(UUID.self), device = try cells.next(UUID.self)
+        let seq = try cells.next(Int64.self), wall = try cells.next(Int64.self), counter = try cells.next(Int64.self)
+        let type = try cells.next(Int16.self)
+        let bundleId = try cells.next(String?.self), identifier = try cells.next(String?.self), group = try cells.next(String?.self)
+        let voiceId = try cells.next(UUID?.self), phrase = try cells.next(String?.self), title = try cells.next(String?.self)
+        let list = try cells.next([String]?.self)
         let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
         guard let change = Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group,
                                        voiceId: voiceId, phrase: phrase, title: title, list: list) else {

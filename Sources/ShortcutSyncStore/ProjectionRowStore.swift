@@ -154,13 +154,14 @@ public struct ProjectionRowStore: Sendable {
             SELECT g.account_id, g.bundle_id, g.identifier, g.group_id, g.donations, g.latest_key, g.latest_position, g.covered_below
             FROM wanted w JOIN \(unescaped: table) g ON g.account_id = w.a AND g.bundle_id = w.b AND g.identifier = w.i
             """, logger: logger)
-        for try await (account, bundleId, identifier, group, count, latest, position, covered) in result.decode(
-            (UUID, String, String, String, Int64, ByteBuffer, Int64, ByteBuffer?).self
-        ) {
-            let id = DonationGroupID(shortcut: ShortcutID(bundleId: bundleId, identifier: identifier), group: group)
-            rows[account]?.groups[id] = DonationGroupRow(
-                id: id, count: Int(count), latest: try EventKey(stored: latest), latestPosition: position,
-                coveredBelow: try covered.map { try EventKey(stored: $0) })
+        for try await row in result {
+            var cells = CellReader(row)
+            let account = try cells.next(UUID.self)
+            let shortcut = ShortcutID(bundleId: try cells.next(String.self), identifier: try cells.next(String.self))
+            let id = DonationGroupID(shortcut: shortcut, group: try cells.next(String.self))
+            let count = try cells.next(Int64.self), latest = try EventKey(stored: try cells.next(ByteBuffer.self))
+            let position = try cells.next(Int64.self), covered = try cells.next(ByteBuffer?.self).map(EventKey.init(stored:))
+            rows[account]?.groups[id] = DonationGroupRow(id: id, count: Int(count), latest: latest, latestPosition: position, coveredBelow: covered)
         }
     }
 
@@ -176,8 +177,11 @@ public struct ProjectionRowStore: Sendable {
             JOIN \(unescaped: tables.prefix)projection_deletion_marks m
               ON m.account_id = k.a AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v
             """, logger: logger)
-        for try await (account, bundleId, scope, value, key) in result.decode((UUID, String, String, String, ByteBuffer).self) {
-            rows[account]?.marks[try StoredScopes.scope(bundleId: bundleId, scope: scope, value: value)] = try EventKey(stored: key)
+        for try await row in result {
+            var cells = CellReader(row)
+            let account = try cells.next(UUID.self)
+            let scope = try StoredScopes.scope(bundleId: try cells.next(String.self), scope: try cells.next(String.self), value: try cells.next(String.self))
+            rows[account]?.marks[scope] = try EventKey(stored: try cells.next(ByteBuffer.self))
         }
     }
 
@@ -317,14 +321,30 @@ struct StoredScopes {
 }
 
 extension EventKey {
-    /// The key as its stored column (`sortableBytes`).
-    var stored: ByteBuffer { ByteBuffer(bytes: sortableBytes) }
+    /// The key as its stored column: `sortableBytes`, written straight into the buffer.
+    var stored: ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(EventKey.sortableByteCount)
+        buffer.writeInteger(UInt64(bitPattern: hlc.wallMillis) ^ (1 << 63))
+        buffer.writeInteger(UInt64(bitPattern: Int64(hlc.counter)) ^ (1 << 63))
+        withUnsafeBytes(of: deviceId.uuid) { buffer.writeBytes($0) }
+        buffer.writeInteger(UInt64(bitPattern: seq) ^ (1 << 63))
+        return buffer
+    }
 
+    /// Reads `sortableBytes` back straight from the column's bytes.
     init(stored buffer: ByteBuffer) throws {
-        guard let key = EventKey(sortableBytes: buffer.readableBytesView) else {
+        guard buffer.readableBytes == EventKey.sortableByteCount else {
             throw StoreError.corruptRow("a stored event key has \(buffer.readableBytes) bytes, not \(EventKey.sortableByteCount)")
         }
-        self = key
+        var bytes = buffer
+        func signed() -> Int64 { Int64(bitPattern: bytes.readInteger(as: UInt64.self)! ^ (1 << 63)) }
+        let wall = signed(), counter = signed()
+        let device = bytes.readWithUnsafeReadableBytes { raw -> (Int, UUID) in
+            let b = raw.bindMemory(to: UInt8.self)
+            return (16, UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+        }
+        self.init(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: signed())
     }
 }
 
