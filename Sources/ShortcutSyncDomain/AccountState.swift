@@ -1,7 +1,7 @@
 import Foundation
 
 /// A value with the key of the event that set it; the greater key wins.
-public struct Stamped<Value: Sendable & Hashable & Codable>: Sendable, Hashable, Codable {
+public struct Stamped<Value: Sendable & Hashable>: Sendable, Hashable {
     public var key: EventKey
     public var value: Value
 
@@ -35,26 +35,26 @@ extension Optional {
 /// for each shortcut the keys of its uncovered donations per group (within a group coverage
 /// always takes the oldest first) and the latest donation's attributes, for voice shortcuts
 /// their latest target and phrase or a tombstone.
-public struct AccountState: Sendable, Hashable, Codable {
-    struct GroupKey: Sendable, Hashable, Codable {
+public struct AccountState: Sendable, Hashable {
+    struct GroupKey: Sendable, Hashable {
         var bundleId: String
         var groupIdentifier: String
     }
 
     /// Uncovered donations of one shortcut that share a `groupIdentifier`.
-    struct GroupDonations: Sendable, Hashable, Codable {
+    struct GroupDonations: Sendable, Hashable {
         /// Ascending keys of the uncovered donations.
         var keys: [EventKey]
         /// The donation whose key is `keys.last`.
         var latest: Donation
     }
 
-    struct ShortcutState: Sendable, Hashable, Codable {
+    struct ShortcutState: Sendable, Hashable {
         /// Keyed by `groupIdentifier`, "" for donations without one (a real group is never empty).
         var groups: [String: GroupDonations]
     }
 
-    struct VoiceShortcutState: Sendable, Hashable, Codable {
+    struct VoiceShortcutState: Sendable, Hashable {
         var target: Stamped<VoiceShortcutAdded>?
         var phrase: Stamped<String>?
         var normalizedPhrase: String?

@@ -79,23 +79,6 @@ import ShortcutSyncTestSupport
         }
     }
 
-    @Test func incrementalBatchesEqualOneFullFold() async {
-        await propertyCheck(count: 200, input: Self.choices, Self.seeds) { choices, seed in
-            let events = Self.history(from: choices)
-            var rng = SeededGenerator(seed: UInt64(seed))
-            var state = AccountState()
-            var remaining = events[...]
-            while !remaining.isEmpty {
-                let batch = remaining.prefix(Int.random(in: 1...7, using: &rng))
-                remaining = remaining.dropFirst(batch.count)
-                // A state that went through its stored form must fold on exactly as before.
-                state = try JSONDecoder().decode(AccountState.self, from: JSONEncoder().encode(state))
-                for event in batch { state.apply(event) }
-            }
-            #expect(state == AccountState(folding: events))
-        }
-    }
-
     @Test func viewChangesAppliedToTheOldViewGiveTheNewView() async {
         await propertyCheck(count: 200, input: Self.choices, Self.seeds) { choices, seed in
             let events = Self.history(from: choices)

@@ -188,17 +188,4 @@ import ShortcutSyncTestSupport
         let earlierDeletion = lowDevice2.delete(.identifiers(["tomato"]), at: 100)
         #expect(AccountState(folding: [laterDonation, earlierDeletion]).view(forDevice: mac.deviceId).shortcuts.count == 1)
     }
-
-    @Test func accountStateRoundTripsThroughItsStoredForm() throws {
-        var phone = DeviceScript()
-        let state = AccountState(folding: [
-            phone.donate("tomato", group: "soups", at: 100),
-            phone.delete(.groupIdentifier("soups"), at: 50),
-            phone.addVoice(UUID(), phrase: "Soup!", to: "tomato", at: 120),
-            phone.report(["com.example.soup"], at: 130),
-        ])
-        let decoded = try JSONDecoder().decode(AccountState.self, from: JSONEncoder().encode(state))
-        #expect(decoded == state)
-        #expect(decoded.maxHLC == HLCTimestamp(wallMillis: 130))
-    }
 }

@@ -305,18 +305,6 @@ public enum FoldError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-extension AccountFoldRows {
-    /// These rows with a batch's result written back, as the store writes it.
-    public mutating func store(_ result: AccountBatchResult) {
-        version = result.version
-        maxHLC = result.maxHLC
-        for (id, row) in result.groups { groups[id] = row }
-        for (scope, key) in result.marks { marks[scope] = key }
-        for change in result.voiceShortcuts { voiceShortcuts[change.row.id] = change.row }
-        for (device, change) in result.devices { devices[device] = change.reported }
-    }
-}
-
 extension VoiceShortcutRow {
     /// Keeps the later phrase; `known` holds phrases normalized already.
     mutating func setPhrase(_ candidate: Stamped<String>, normalized known: [String: String]) {

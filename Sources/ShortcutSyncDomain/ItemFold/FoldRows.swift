@@ -95,7 +95,7 @@ public enum DeletionScope: Sendable, Hashable, CustomStringConvertible {
 
 /// What a voice shortcut is bound to: its latest `voiceShortcutAdded` without the phrase (which
 /// has a key of its own: updates change it).
-public struct VoiceShortcutTarget: Sendable, Hashable, Codable {
+public struct VoiceShortcutTarget: Sendable, Hashable {
     public var bundleId: String
     public var identifier: String
     public var title: String

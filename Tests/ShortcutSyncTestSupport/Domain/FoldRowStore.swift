@@ -66,3 +66,15 @@ public struct FoldRowStore: Sendable {
         }.count
     }
 }
+
+extension AccountFoldRows {
+    /// These rows with a batch's result written back, as `ProjectionRowStore.write` writes it.
+    mutating func store(_ result: AccountBatchResult) {
+        version = result.version
+        maxHLC = result.maxHLC
+        for (id, row) in result.groups { groups[id] = row }
+        for (scope, key) in result.marks { marks[scope] = key }
+        for change in result.voiceShortcuts { voiceShortcuts[change.row.id] = change.row }
+        for (device, change) in result.devices { devices[device] = change.reported }
+    }
+}
