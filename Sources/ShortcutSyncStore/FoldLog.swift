@@ -27,20 +27,7 @@ extension PostgresEventStore {
     /// Like `readLog`, in the fold's reading: the next committed events after `checkpoint`, in
     /// log order, never past an event that may still commit below them.
     public func readFoldLog(after checkpoint: LogCheckpoint, limit: Int) async throws -> [FoldLogEntry] {
-        let rows = try await client.query("""
-            SELECT \(unescaped: FoldLogCoding.columns) FROM events
-            WHERE (tx_id, position) > (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
-              AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-            ORDER BY events.tx_id, events.position
-            LIMIT \(limit)
-            """, logger: logger)
-        var entries: [FoldLogEntry] = []
-        entries.reserveCapacity(limit)
-        let coding = FoldLogCoding()
-        for try await row in rows {
-            entries.append(try coding.entry(row))
-        }
-        return entries
+        try await FoldLogCoding().entries(try await committedEvents(FoldLogCoding.columns, after: checkpoint, limit: limit))
     }
 
     /// The log's horizon now: every event of a transaction below it has committed, and no event
@@ -110,6 +97,13 @@ struct FoldLogCoding: Sendable {
         CASE type WHEN 'deletion' THEN CASE WHEN body ? 'identifiers' THEN ARRAY(SELECT jsonb_array_elements_text(body->'identifiers')) END
                   WHEN 'appsReported' THEN ARRAY(SELECT jsonb_array_elements_text(body->'installed')) END
         """
+
+    /// Every row of `rows`, read to the end.
+    func entries(_ rows: PostgresRowSequence) async throws -> [FoldLogEntry] {
+        var entries: [FoldLogEntry] = []
+        for try await row in rows { entries.append(try entry(row)) }
+        return entries
+    }
 
     /// Decodes the cells one by one, each with its concrete type (a tuple decode of fifteen
     /// columns costs more than the fold of the event).

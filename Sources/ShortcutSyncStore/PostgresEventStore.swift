@@ -161,14 +161,20 @@ public struct PostgresEventStore: EventStore {
     }
 
     public func readLog(after checkpoint: LogCheckpoint, limit: Int) async throws -> [RecordedEvent] {
-        let rows = try await client.query("""
-            SELECT \(unescaped: EventCoding.columns) FROM events
+        try await EventCoding.decode(try await committedEvents(EventCoding.columns, after: checkpoint, limit: limit))
+    }
+
+    /// `columns` of the next `limit` committed events after `checkpoint`, in log order, never
+    /// past an event that may still commit below them (DESIGN §6). (The order must name
+    /// `events.tx_id`: plain `tx_id` would be the int8 output column, which no index orders.)
+    func committedEvents(_ columns: String, after checkpoint: LogCheckpoint, limit: Int) async throws -> PostgresRowSequence {
+        try await client.query("""
+            SELECT \(unescaped: columns) FROM events
             WHERE (tx_id, position) > (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
               AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
             ORDER BY events.tx_id, events.position
             LIMIT \(limit)
             """, logger: logger)
-        return try await EventCoding.decode(rows)
     }
 
     public func readStream(account: UUID, after streamVersion: Int64, limit: Int) async throws -> [RecordedEvent] {
@@ -184,9 +190,7 @@ public struct PostgresEventStore: EventStore {
 
 /// How events travel between Swift and their rows.
 enum EventCoding {
-    /// The columns `decode` reads; the event is reassembled as JSON by the server. (A query that
-    /// orders by the log order must name `events.tx_id`: plain `tx_id` would be the int8 output
-    /// column, which no index orders.)
+    /// The columns `decode` reads; the event is reassembled as JSON by the server.
     static let columns = """
         position, tx_id::text::int8, account_id, stream_version, device_id, recorded_at,
         (body || jsonb_build_object('id', event_id, 'seq', seq, 'type', type,

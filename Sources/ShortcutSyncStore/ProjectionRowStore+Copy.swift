@@ -23,9 +23,8 @@ extension ProjectionRowStore {
                             row.coveredBelow.map { .bytes($0.sortableBytes) } ?? .null])
             }
             for (scope, key) in result.marks {
-                var columns = StoredScopes()
-                columns.append(account, scope)
-                marks.row([.text(account.uuidString), .text(scope.bundleId), .text(columns.scopes[0]), .text(columns.values[0]), .bytes(key.sortableBytes)])
+                let columns = StoredScopes.columns(of: scope)
+                marks.row([.text(account.uuidString), .text(scope.bundleId), .text(columns.scope), .text(columns.value), .bytes(key.sortableBytes)])
             }
             for change in result.voiceShortcuts {
                 let row = change.row

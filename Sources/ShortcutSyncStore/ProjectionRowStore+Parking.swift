@@ -53,7 +53,7 @@ extension ProjectionRowStore {
     /// Returns the account's version, which the rows written next must pass.
     public func clearAccount(_ account: UUID, on connection: PostgresConnection) async throws -> Int64 {
         let p = tables.prefix
-        for table in ["projection_devices", "projection_shortcuts", "projection_voice_shortcuts", "projection_donation_groups", "projection_deletion_marks"] {
+        for table in ProjectionTables.names where table != "projection_accounts" {
             try await connection.guardedQuery("DELETE FROM \(unescaped: p)\(unescaped: table) WHERE account_id = \(account)", logger: logger)
         }
         try await connection.guardedQuery("DELETE FROM projection_parked_accounts WHERE account_id = \(account)", logger: logger)
@@ -78,9 +78,6 @@ extension PostgresEventStore {
             WHERE account_id = \(account) AND (tx_id, position) <= (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
             ORDER BY stream_version
             """, logger: logger)
-        let coding = FoldLogCoding()
-        var entries: [FoldLogEntry] = []
-        for try await row in rows { entries.append(try coding.entry(row)) }
-        return entries
+        return try await FoldLogCoding().entries(rows)
     }
 }

@@ -8,6 +8,12 @@ public enum ProjectionTables: Sendable, Hashable {
     case live
     case rebuild
 
+    /// The tables of the projections, the same in both sets; the checkpoint apart.
+    static let names = [
+        "projection_accounts", "projection_devices", "projection_shortcuts", "projection_voice_shortcuts",
+        "projection_donation_groups", "projection_deletion_marks",
+    ]
+
     /// Prefixed to the table names. The live tables stay unqualified, in the schema of the events.
     var prefix: String {
         switch self {
@@ -87,10 +93,8 @@ public struct ProjectionRowStore: Sendable {
     /// Empties the tables and puts their checkpoint at the start (for a rebuild).
     public func reset(_ client: PostgresClient) async throws {
         let p = tables.prefix
-        try await client.query("""
-            TRUNCATE \(unescaped: p)projection_accounts, \(unescaped: p)projection_devices, \(unescaped: p)projection_shortcuts,
-                \(unescaped: p)projection_voice_shortcuts, \(unescaped: p)projection_donation_groups, \(unescaped: p)projection_deletion_marks
-            """, logger: logger)
+        let names = ProjectionTables.names.map { p + $0 }.joined(separator: ", ")
+        try await client.query("TRUNCATE \(unescaped: names)", logger: logger)
         try await client.query("""
             UPDATE \(unescaped: p)projection_checkpoint SET tx_id = '0', position = 0, updated_at = now() WHERE name = 'live'
             """, logger: logger)
@@ -301,12 +305,19 @@ struct StoredScopes {
     var accounts: [UUID] = [], bundles: [String] = [], scopes: [String] = [], values: [String] = []
 
     mutating func append(_ account: UUID, _ scope: DeletionScope) {
+        let (kind, value) = Self.columns(of: scope)
         accounts.append(account)
         bundles.append(scope.bundleId)
+        scopes.append(kind)
+        values.append(value)
+    }
+
+    /// The `scope` and `value` columns of a mark.
+    static func columns(of scope: DeletionScope) -> (scope: String, value: String) {
         switch scope {
-        case .all: scopes.append("all"); values.append("")
-        case .identifier(let shortcut): scopes.append("identifier"); values.append(shortcut.identifier)
-        case .group(_, let group): scopes.append("group"); values.append(group)
+        case .all: ("all", "")
+        case .identifier(let shortcut): ("identifier", shortcut.identifier)
+        case .group(_, let group): ("group", group)
         }
     }
 
@@ -321,30 +332,14 @@ struct StoredScopes {
 }
 
 extension EventKey {
-    /// The key as its stored column: `sortableBytes`, written straight into the buffer.
-    var stored: ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(EventKey.sortableByteCount)
-        buffer.writeInteger(UInt64(bitPattern: hlc.wallMillis) ^ (1 << 63))
-        buffer.writeInteger(UInt64(bitPattern: Int64(hlc.counter)) ^ (1 << 63))
-        withUnsafeBytes(of: deviceId.uuid) { buffer.writeBytes($0) }
-        buffer.writeInteger(UInt64(bitPattern: seq) ^ (1 << 63))
-        return buffer
-    }
+    /// The key as its stored column (`sortableBytes`).
+    var stored: ByteBuffer { ByteBuffer(bytes: sortableBytes) }
 
-    /// Reads `sortableBytes` back straight from the column's bytes.
     init(stored buffer: ByteBuffer) throws {
-        guard buffer.readableBytes == EventKey.sortableByteCount else {
+        guard let key = EventKey(sortableBytes: buffer.readableBytesView) else {
             throw StoreError.corruptRow("a stored event key has \(buffer.readableBytes) bytes, not \(EventKey.sortableByteCount)")
         }
-        var bytes = buffer
-        func signed() -> Int64 { Int64(bitPattern: bytes.readInteger(as: UInt64.self)! ^ (1 << 63)) }
-        let wall = signed(), counter = signed()
-        let device = bytes.readWithUnsafeReadableBytes { raw -> (Int, UUID) in
-            let b = raw.bindMemory(to: UInt8.self)
-            return (16, UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
-        }
-        self.init(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: signed())
+        self = key
     }
 }
 
