@@ -19,6 +19,19 @@ extension ProjectionRowStore {
         return Set(try await rows.decode(UUID.self).collectAll())
     }
 
+    /// Which of `accounts` a batch must skip, read in the batch's transaction after it locked the
+    /// checkpoint: those parked (live tables only), and those erased since the batch was read
+    /// (their events are gone: `OperatorStore.erase` locks the checkpoint too, so a batch read
+    /// before an erasure never writes the erased account's rows back after it).
+    public func skippedAccounts(among accounts: some Collection<UUID>, on connection: PostgresConnection) async throws -> Set<UUID> {
+        let rows = try await connection.guardedQuery("""
+            SELECT a FROM unnest(\(Array(accounts))::uuid[]) AS a
+            WHERE (\(tables == .live) AND a IN (SELECT account_id FROM projection_parked_accounts))
+               OR NOT EXISTS (SELECT 1 FROM events e WHERE e.account_id = a)
+            """, logger: logger)
+        return Set(try await rows.decode(UUID.self).collectAll())
+    }
+
     /// Parks an account, in the caller's transaction: its events from `position` on are skipped.
     public func park(_ account: UUID, position: Int64, error: String, on connection: PostgresConnection) async throws {
         try await connection.guardedQuery("""

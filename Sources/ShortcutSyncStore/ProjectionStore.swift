@@ -136,6 +136,32 @@ public struct ProjectionStore: Sendable {
             nil
         }
 
+        let changes = try await rows(account: account, changedAfter: since, on: connection)
+        let lastAcceptedSeq = try await connection.guardedQuery(
+            "SELECT coalesce(max(seq), 0) FROM events WHERE account_id = \(account) AND device_id = \(device)",
+            logger: logger).decode(Int64.self).collectAll().first ?? 0
+
+        return PullSnapshot(
+            cursor: PullCursor(epoch: epoch, account: account, device: device, appsVersion: appsVersion, version: version),
+            reset: since == nil,
+            changes: changes.visible(toDeviceWith: installed.map(Set.init)),
+            maxHLC: HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0)),
+            lastAcceptedSeq: lastAcceptedSeq)
+    }
+
+    /// The account's whole view as the live projections hold it (every app's items,
+    /// `appInstalled` true), read in one snapshot.
+    public func accountView(account: UUID) async throws -> DeviceView {
+        try await client.withConnection { connection in
+            try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
+                DeviceView.empty.applying(try await rows(account: account, changedAfter: nil, on: connection))
+            }
+        }
+    }
+
+    /// The account's projected rows changed after version `since` (removals as such), or every
+    /// existing one when `since` is nil.
+    private func rows(account: UUID, changedAfter since: Int64?, on connection: PostgresConnection) async throws -> ViewChanges {
         var changes = ViewChanges()
         let decoder = JSONDecoder()
         let shortcuts = try await connection.guardedQuery("""
@@ -160,16 +186,7 @@ public struct ProjectionStore: Sendable {
                 changes.removedVoiceShortcuts.append(id)
             }
         }
-        let lastAcceptedSeq = try await connection.guardedQuery(
-            "SELECT coalesce(max(seq), 0) FROM events WHERE account_id = \(account) AND device_id = \(device)",
-            logger: logger).decode(Int64.self).collectAll().first ?? 0
-
-        return PullSnapshot(
-            cursor: PullCursor(epoch: epoch, account: account, device: device, appsVersion: appsVersion, version: version),
-            reset: since == nil,
-            changes: changes.visible(toDeviceWith: installed.map(Set.init)),
-            maxHLC: HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0)),
-            lastAcceptedSeq: lastAcceptedSeq)
+        return changes
     }
 }
 

@@ -23,7 +23,7 @@ public struct ProjectionFolder: Sendable {
     /// `ProjectionError.checkpointMoved` and writes nothing. With `notify`, it `pg_notify`s one
     /// `ProjectionNotification` per account whose view or devices' apps changed, and returns them.
     ///
-    /// Events of parked accounts are skipped. With `isolating` (the batch failed before), each
+    /// Events of parked accounts, and of accounts erased since the batch was read, are skipped. With `isolating` (the batch failed before), each
     /// account is folded on its own, behind a savepoint: an account that fails is parked and the
     /// others go on (DESIGN §6: one account's data never stops the others).
     @discardableResult
@@ -36,10 +36,12 @@ public struct ProjectionFolder: Sendable {
             guard current.log == from else {
                 throw ProjectionError.checkpointMoved(expected: from, found: current.log)
             }
-            let parked = rows.tables == .live ? try await rows.parkedAccounts(on: connection) : []
             var byAccount: [UUID: [FoldEvent]] = [:]
-            for entry in entries where !parked.contains(entry.accountId) {
+            for entry in entries {
                 byAccount[entry.accountId, default: []].append(entry.event)
+            }
+            for account in try await rows.skippedAccounts(among: byAccount.keys, on: connection) {
+                byAccount[account] = nil
             }
 
             var results: [UUID: AccountBatchResult] = [:]

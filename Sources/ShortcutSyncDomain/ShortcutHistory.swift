@@ -1,0 +1,236 @@
+import Foundation
+
+/// What one event did to one shortcut, or to a voice shortcut bound to it.
+public enum ShortcutEffect: Sendable, Hashable, CustomStringConvertible {
+    /// Its first uncovered donation: the shortcut exists.
+    case created
+    /// It existed before, every donation was covered, and now one is uncovered again.
+    case broughtBack
+    /// One more uncovered donation; the latest attributes did not change.
+    case donatedAgain
+    /// The latest attributes changed (the fields named).
+    case attributesChanged([String])
+    /// A deletion covered this many donations and the shortcut still exists.
+    case donationsCovered(Int)
+    /// A deletion covered every donation: the shortcut no longer exists.
+    case deleted
+    /// A donation older than a deletion of it: covered as it arrived.
+    case coveredOnArrival
+    /// The event selects the shortcut but changed nothing (e.g. a deletion older than every donation).
+    case noChange
+    case voiceShortcutAdded(id: UUID, phrase: String)
+    case phraseChanged(id: UUID, from: String, to: String)
+    case voiceShortcutDeleted(id: UUID)
+    /// The voice shortcut's phrase is owned by another one.
+    case phraseConflict(id: UUID, with: UUID)
+    /// The voice shortcut owns its phrase again.
+    case conflictResolved(id: UUID)
+
+    /// A stable name for scripts.
+    public var kind: String {
+        switch self {
+        case .created: "created"
+        case .broughtBack: "broughtBack"
+        case .donatedAgain: "donatedAgain"
+        case .attributesChanged: "attributesChanged"
+        case .donationsCovered: "donationsCovered"
+        case .deleted: "deleted"
+        case .coveredOnArrival: "coveredOnArrival"
+        case .noChange: "noChange"
+        case .voiceShortcutAdded: "voiceShortcutAdded"
+        case .phraseChanged: "phraseChanged"
+        case .voiceShortcutDeleted: "voiceShortcutDeleted"
+        case .phraseConflict: "phraseConflict"
+        case .conflictResolved: "conflictResolved"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .created: "created"
+        case .broughtBack: "brought back"
+        case .donatedAgain: "donated again"
+        case .attributesChanged(let fields): "attributes changed: \(fields.joined(separator: ", "))"
+        case .donationsCovered(let count): "covered \(count) donation\(count == 1 ? "" : "s")"
+        case .deleted: "deleted (every donation covered)"
+        case .coveredOnArrival: "covered on arrival (older than a deletion)"
+        case .noChange: "no change"
+        case .voiceShortcutAdded(let id, let phrase): "voice shortcut \(id.short) added: \"\(phrase)\""
+        case .phraseChanged(let id, let from, let to): "voice shortcut \(id.short) phrase \"\(from)\" → \"\(to)\""
+        case .voiceShortcutDeleted(let id): "voice shortcut \(id.short) deleted"
+        case .phraseConflict(let id, let owner): "voice shortcut \(id.short): phrase conflict with \(owner.short)"
+        case .conflictResolved(let id): "voice shortcut \(id.short): conflict resolved"
+        }
+    }
+}
+
+extension UUID {
+    /// The first eight hex digits, enough to tell ids apart by eye.
+    public var short: String { String(uuidString.lowercased().prefix(8)) }
+}
+
+/// The history of one shortcut: every event of the account that touched it or its voice
+/// shortcuts, with its effects, found by folding the account's log one event at a time (the
+/// same fold as every view) and comparing the shortcut's view before and after each event.
+public struct ShortcutHistory: Sendable {
+    public struct Entry: Sendable, Hashable {
+        /// The event's index in the events given.
+        public var index: Int
+        public var effects: [ShortcutEffect]
+    }
+
+    public let shortcut: ShortcutID
+
+    public init(shortcut: ShortcutID) {
+        self.shortcut = shortcut
+    }
+
+    /// The entries for `events`, an account's log in log order.
+    public func entries(of events: [AcceptedEvent]) -> [Entry] {
+        let selection = Selection(shortcut: shortcut, events: events)
+        var state = AccountState()
+        var before: (shortcut: ShortcutView?, voices: [UUID: VoiceShortcutView]) = (nil, [:])
+        var existedOnce = false
+        var entries: [Entry] = []
+        for (index, event) in events.enumerated() {
+            state.apply(event)
+            let view = state.accountView
+            let after = (shortcut: view.shortcuts[shortcut], voices: view.voiceShortcuts.filter { $0.value.target == shortcut })
+            var effects = Self.shortcutEffects(before.shortcut, after.shortcut, event: event.event.body, existedOnce: existedOnce)
+            effects += Self.voiceEffects(before.voices, after.voices)
+            if effects.isEmpty, selection.touches(event.event.body) { effects = [.noChange] }
+            if !effects.isEmpty { entries.append(Entry(index: index, effects: effects)) }
+            existedOnce = existedOnce || after.shortcut != nil
+            before = after
+        }
+        return entries
+    }
+
+    private static func shortcutEffects(_ old: ShortcutView?, _ new: ShortcutView?, event: EventBody, existedOnce: Bool) -> [ShortcutEffect] {
+        let isDonation = if case .donation = event { true } else { false }
+        switch (old, new) {
+        case (nil, nil):
+            return []
+        case (nil, .some):
+            return [existedOnce ? .broughtBack : .created]
+        case (.some, nil):
+            return [.deleted]
+        case (let old?, let new?):
+            var effects: [ShortcutEffect] = []
+            if new.donationCount > old.donationCount {
+                effects.append(.donatedAgain)
+            } else if new.donationCount < old.donationCount {
+                effects.append(.donationsCovered(old.donationCount - new.donationCount))
+            }
+            let changed = changedAttributes(old, new)
+            if !changed.isEmpty {
+                if effects.first == .donatedAgain { effects.removeFirst() }
+                effects.append(.attributesChanged(changed))
+            }
+            return effects.isEmpty && isDonation ? [.coveredOnArrival] : effects
+        }
+    }
+
+    private static func voiceEffects(_ old: [UUID: VoiceShortcutView], _ new: [UUID: VoiceShortcutView]) -> [ShortcutEffect] {
+        var effects: [ShortcutEffect] = []
+        for id in Set(old.keys).union(new.keys).sorted(by: { $0.uuidString < $1.uuidString }) {
+            switch (old[id], new[id]) {
+            case (nil, let added?):
+                effects.append(.voiceShortcutAdded(id: id, phrase: added.phrase))
+                if let owner = added.conflictsWith { effects.append(.phraseConflict(id: id, with: owner)) }
+            case (.some, nil):
+                effects.append(.voiceShortcutDeleted(id: id))
+            case (let before?, let after?):
+                if before.phrase != after.phrase {
+                    effects.append(.phraseChanged(id: id, from: before.phrase, to: after.phrase))
+                }
+                if let owner = after.conflictsWith, owner != before.conflictsWith {
+                    effects.append(.phraseConflict(id: id, with: owner))
+                } else if after.conflictsWith == nil, before.conflictsWith != nil {
+                    effects.append(.conflictResolved(id: id))
+                }
+            case (nil, nil):
+                break
+            }
+        }
+        return effects
+    }
+
+    private static func changedAttributes(_ old: ShortcutView, _ new: ShortcutView) -> [String] {
+        var fields: [String] = []
+        func compare<Value: Equatable>(_ name: String, _ value: (ShortcutView) -> Value) {
+            if value(old) != value(new) { fields.append(name) }
+        }
+        compare("kind", \.kind)
+        compare("activityType", \.activityType)
+        compare("intentType", \.intentType)
+        compare("title", \.title)
+        compare("subtitle", \.subtitle)
+        compare("groupIdentifier", \.groupIdentifier)
+        compare("suggestedInvocationPhrase", \.suggestedInvocationPhrase)
+        compare("keywords", \.keywords)
+        compare("eligibleForSearch", \.eligibleForSearch)
+        compare("eligibleForPrediction", \.eligibleForPrediction)
+        compare("parameters", \.parameters)
+        return fields
+    }
+
+    /// Which events name the shortcut, whatever they changed.
+    private struct Selection {
+        let shortcut: ShortcutID
+        /// The groups its donations were made in: a deletion of one of them selects it.
+        var groups: Set<String> = []
+        /// The voice shortcuts ever bound to it.
+        var voiceShortcuts: Set<UUID> = []
+
+        init(shortcut: ShortcutID, events: [AcceptedEvent]) {
+            self.shortcut = shortcut
+            for event in events {
+                switch event.event.body {
+                case .donation(let donation) where donation.shortcutID == shortcut:
+                    if let group = donation.groupIdentifier { groups.insert(group) }
+                case .voiceShortcutAdded(let added) where added.target == shortcut:
+                    voiceShortcuts.insert(added.voiceShortcutId)
+                default:
+                    break
+                }
+            }
+        }
+
+        func touches(_ body: EventBody) -> Bool {
+            switch body {
+            case .donation(let donation):
+                donation.shortcutID == shortcut
+            case .deletion(let deletion):
+                deletion.bundleId == shortcut.bundleId && {
+                    switch deletion.selector {
+                    case .identifiers(let identifiers): identifiers.contains(shortcut.identifier)
+                    case .groupIdentifier(let group): groups.contains(group)
+                    case .all: true
+                    }
+                }()
+            case .voiceShortcutAdded(let added):
+                voiceShortcuts.contains(added.voiceShortcutId)
+            case .voiceShortcutUpdated(let updated):
+                voiceShortcuts.contains(updated.voiceShortcutId)
+            case .voiceShortcutDeleted(let deleted):
+                voiceShortcuts.contains(deleted.voiceShortcutId)
+            case .appsReported:
+                false
+            }
+        }
+    }
+}
+
+extension Donation {
+    var shortcutID: ShortcutID { ShortcutID(bundleId: bundleId, identifier: identifier) }
+}
+
+extension VoiceShortcutAdded {
+    var target: ShortcutID { ShortcutID(bundleId: bundleId, identifier: identifier) }
+}
+
+extension VoiceShortcutView {
+    /// The shortcut it is bound to.
+    public var target: ShortcutID { ShortcutID(bundleId: bundleId, identifier: identifier) }
+}

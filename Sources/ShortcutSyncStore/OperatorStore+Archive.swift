@@ -1,0 +1,206 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// An account with its token's hash, as an export carries it.
+public struct AccountRecord: Sendable, Hashable {
+    public var accountId: UUID
+    public var createdAt: Date
+    public var tokenHash: [UInt8]
+
+    public init(accountId: UUID, createdAt: Date, tokenHash: [UInt8]) {
+        self.accountId = accountId
+        self.createdAt = createdAt
+        self.tokenHash = tokenHash
+    }
+}
+
+/// A device with its token's hash (none once it signed out), as an export carries it.
+public struct ArchivedDevice: Sendable, Hashable {
+    public var record: DeviceRecord
+    public var tokenHash: [UInt8]?
+    /// The line of the file it came from, when imported.
+    public var line: Int
+
+    public init(record: DeviceRecord, tokenHash: [UInt8]?, line: Int = 0) {
+        self.record = record
+        self.tokenHash = tokenHash
+        self.line = line
+    }
+}
+
+/// One event of an import, with the line of the file it came from.
+public struct ArchivedEvent: Sendable, Hashable {
+    public var line: Int
+    public var deviceId: UUID
+    public var recordedAt: Date
+    public var event: Event
+
+    public init(line: Int, deviceId: UUID, recordedAt: Date, event: Event) {
+        self.line = line
+        self.deviceId = deviceId
+        self.recordedAt = recordedAt
+        self.event = event
+    }
+}
+
+/// What an import added (what the database already had is not counted).
+public struct ImportCounts: Sendable, Hashable, Codable {
+    public var accounts = 0
+    public var devices = 0
+    public var events = 0
+    /// Events of the file the database already held.
+    public var eventsAlreadyStored = 0
+}
+
+/// Why an import stored nothing: the file disagrees with what the database holds.
+public struct ImportConflict: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The line of the file at fault.
+    public var line: Int
+    public var reason: String
+
+    public var description: String { "line \(line): \(reason)" }
+}
+
+extension OperatorStore {
+    /// The account with its token hash, nil if there is none.
+    public func accountRecord(_ account: UUID) async throws -> AccountRecord? {
+        let rows = try await client.query(
+            "SELECT account_id, created_at, token_hash FROM accounts WHERE account_id = \(account)", logger: logger)
+        return try await rows.decode((UUID, Date, ByteBuffer).self).collectAll().first.map {
+            AccountRecord(accountId: $0.0, createdAt: $0.1, tokenHash: Array(buffer: $0.2))
+        }
+    }
+
+    /// The account's devices with their token hashes, oldest first.
+    public func archivedDevices(account: UUID) async throws -> [ArchivedDevice] {
+        let rows = try await client.query("""
+            SELECT device_id, account_id, name, platform, created_at, revoked_at, token_hash
+            FROM devices WHERE account_id = \(account) ORDER BY created_at, device_id
+            """, logger: logger)
+        return try await rows.decode((UUID, UUID, String, String, Date, Date?, ByteBuffer?).self).collectAll().map {
+            ArchivedDevice(
+                record: DeviceRecord(deviceId: $0.0, accountId: $0.1, name: $0.2, platform: $0.3, createdAt: $0.4, revokedAt: $0.5),
+                tokenHash: $0.6.map { Array(buffer: $0) })
+        }
+    }
+
+    /// Stores an exported account in one transaction, adding only what the database lacks: the
+    /// same file twice adds nothing. Throws `ImportConflict` (and stores nothing) when the file
+    /// and the database disagree: an account, device or event id that is stored differently,
+    /// or a device's seq already taken by another event.
+    public func importAccount(_ account: AccountRecord, devices: [ArchivedDevice], events: [ArchivedEvent]) async throws -> ImportCounts {
+        try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection in
+                var counts = ImportCounts()
+                // One import of an account at a time: the second waits, then finds the first's rows.
+                try await connection.guardedQuery("SELECT pg_advisory_xact_lock(hashtext(\(account.accountId.uuidString)))", logger: logger)
+                counts.accounts = try await insertAccount(account, on: connection)
+                for device in devices {
+                    counts.devices += try await insertDevice(device, on: connection)
+                }
+                let fresh = try await newEvents(events, account: account.accountId, on: connection)
+                counts.eventsAlreadyStored = events.count - fresh.count
+                counts.events = try await insertEvents(fresh, account: account.accountId, on: connection)
+                return counts
+            }
+        }
+    }
+
+    private func insertAccount(_ account: AccountRecord, on connection: PostgresConnection) async throws -> Int {
+        let rows = try await connection.guardedQuery("""
+            WITH added AS (
+                INSERT INTO accounts (account_id, token_hash, created_at)
+                VALUES (\(account.accountId), \(ByteBuffer(bytes: account.tokenHash)), \(account.createdAt))
+                ON CONFLICT (account_id) DO NOTHING RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM added), (SELECT token_hash = \(ByteBuffer(bytes: account.tokenHash)) FROM accounts WHERE account_id = \(account.accountId))
+            """, logger: logger)
+        for try await (added, sameToken) in rows.decode((Int64, Bool?).self) {
+            if added == 0 && sameToken != true {
+                throw ImportConflict(line: 1, reason: "account \(account.accountId) is already stored with another token")
+            }
+            return Int(added)
+        }
+        return 0
+    }
+
+    private func insertDevice(_ device: ArchivedDevice, on connection: PostgresConnection) async throws -> Int {
+        let record = device.record
+        let rows = try await connection.guardedQuery("""
+            WITH added AS (
+                INSERT INTO devices (device_id, account_id, name, platform, token_hash, created_at, revoked_at)
+                VALUES (\(record.deviceId), \(record.accountId), \(record.name), \(record.platform),
+                        \(device.tokenHash.map { ByteBuffer(bytes: $0) }), \(record.createdAt), \(record.revokedAt))
+                ON CONFLICT (device_id) DO NOTHING RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM added), (SELECT account_id FROM devices WHERE device_id = \(record.deviceId))
+            """, logger: logger)
+        for try await (added, owner) in rows.decode((Int64, UUID?).self) {
+            if added == 0 && owner != record.accountId {
+                throw ImportConflict(line: device.line, reason: "device \(record.deviceId) is already stored for another account")
+            }
+            return Int(added)
+        }
+        return 0
+    }
+
+    /// The events the account does not hold yet; throws if one disagrees with a stored one.
+    private func newEvents(_ events: [ArchivedEvent], account: UUID, on connection: PostgresConnection) async throws -> [ArchivedEvent] {
+        let rows = try await connection.guardedQuery(
+            "SELECT event_id, device_id, seq FROM events WHERE account_id = \(account)", logger: logger)
+        var storedByID: [UUID: (device: UUID, seq: Int64)] = [:]
+        var takenSeqs: Set<DeviceSeq> = []
+        for try await (id, device, seq) in rows.decode((UUID, UUID, Int64).self) {
+            storedByID[id] = (device, seq)
+            takenSeqs.insert(DeviceSeq(device: device, seq: seq))
+        }
+        var fresh: [ArchivedEvent] = []
+        for archived in events {
+            if let stored = storedByID[archived.event.id] {
+                guard stored.device == archived.deviceId, stored.seq == archived.event.seq else {
+                    throw ImportConflict(line: archived.line, reason: "event \(archived.event.id) is already stored as seq \(stored.seq) of device \(stored.device)")
+                }
+                continue
+            }
+            let slot = DeviceSeq(device: archived.deviceId, seq: archived.event.seq)
+            guard takenSeqs.insert(slot).inserted else {
+                throw ImportConflict(line: archived.line, reason: "device \(archived.deviceId) already has another event with seq \(archived.event.seq)")
+            }
+            storedByID[archived.event.id] = (archived.deviceId, archived.event.seq)
+            fresh.append(archived)
+        }
+        return fresh
+    }
+
+    private struct DeviceSeq: Hashable {
+        var device: UUID
+        var seq: Int64
+    }
+
+    /// Appends events after the account's stream head, in the given order, with their recorded times.
+    private func insertEvents(_ events: [ArchivedEvent], account: UUID, on connection: PostgresConnection) async throws -> Int {
+        var inserted = 0
+        for chunk in stride(from: 0, to: events.count, by: 5000).map({ events[$0..<min($0 + 5000, events.count)] }) {
+            let bodies = try chunk.map { try EventCoding.bodyJSON($0.event.body) }
+            let rows = try await connection.guardedQuery("""
+                WITH head AS (SELECT coalesce(max(stream_version), 0) AS version FROM events WHERE account_id = \(account)),
+                inserted AS (
+                    INSERT INTO events (account_id, stream_version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, recorded_at)
+                    SELECT \(account), head.version + b.ord, b.device, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb, b.recorded_at
+                    FROM head, unnest(\(chunk.map(\.deviceId))::uuid[], \(chunk.map(\.event.seq))::int8[], \(chunk.map(\.event.id))::uuid[],
+                                      \(chunk.map(\.event.type.rawValue))::text[], \(chunk.map(\.event.hlc.wallMillis))::int8[],
+                                      \(chunk.map { Int64($0.event.hlc.counter) })::int8[], \(bodies)::text[],
+                                      \(chunk.map(\.recordedAt))::timestamptz[])
+                         WITH ORDINALITY AS b(device, seq, event_id, type, wall, counter, body, recorded_at, ord)
+                    ORDER BY b.ord
+                    RETURNING 1
+                )
+                SELECT count(*) FROM inserted
+                """, logger: logger)
+            inserted += Int(try await rows.decode(Int64.self).collectAll().first ?? 0)
+        }
+        return inserted
+    }
+}
