@@ -76,6 +76,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The operators' commands (`shortcut-sync admin`): reports for people and scripts, the export format.
+        .target(
+            name: "ShortcutSyncAdmin",
+            dependencies: [
+                "ShortcutSyncDomain",
+                "ShortcutSyncStore",
+                "ShortcutSyncWorker",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Types, server stubs and client generated from openapi.yaml; the document itself ships
         // as a resource too, for `GET /openapi.yaml`.
         .target(
@@ -115,6 +127,7 @@ let package = Package(
                 "ShortcutSyncWorker",
                 "ShortcutSyncServer",
                 "ShortcutSyncBench",
+                "ShortcutSyncAdmin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `health` asks a running service for /readyz.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -173,6 +186,15 @@ let package = Package(
                 "ShortcutSyncWorker", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ShortcutSyncAdminTests",
+            dependencies: [
+                "ShortcutSyncAdmin", "ShortcutSyncWorker", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport",
+                "ShortcutSyncDatabaseTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -96,9 +96,12 @@ public struct ShortcutHistory: Sendable {
             state.apply(event)
             let view = state.accountView
             let after = (shortcut: view.shortcuts[shortcut], voices: view.voiceShortcuts.filter { $0.value.target == shortcut })
-            var effects = Self.shortcutEffects(before.shortcut, after.shortcut, event: event.event.body, existedOnce: existedOnce)
+            var effects = Self.shortcutEffects(before.shortcut, after.shortcut, existedOnce: existedOnce)
             effects += Self.voiceEffects(before.voices, after.voices)
-            if effects.isEmpty, selection.touches(event.event.body) { effects = [.noChange] }
+            if effects.isEmpty, selection.touches(event.event.body) {
+                // Its own donation that changed nothing was older than a deletion of it.
+                effects = if case .donation = event.event.body { [.coveredOnArrival] } else { [.noChange] }
+            }
             if !effects.isEmpty { entries.append(Entry(index: index, effects: effects)) }
             existedOnce = existedOnce || after.shortcut != nil
             before = after
@@ -106,8 +109,7 @@ public struct ShortcutHistory: Sendable {
         return entries
     }
 
-    private static func shortcutEffects(_ old: ShortcutView?, _ new: ShortcutView?, event: EventBody, existedOnce: Bool) -> [ShortcutEffect] {
-        let isDonation = if case .donation = event { true } else { false }
+    private static func shortcutEffects(_ old: ShortcutView?, _ new: ShortcutView?, existedOnce: Bool) -> [ShortcutEffect] {
         switch (old, new) {
         case (nil, nil):
             return []
@@ -127,7 +129,7 @@ public struct ShortcutHistory: Sendable {
                 if effects.first == .donatedAgain { effects.removeFirst() }
                 effects.append(.attributesChanged(changed))
             }
-            return effects.isEmpty && isDonation ? [.coveredOnArrival] : effects
+            return effects
         }
     }
 

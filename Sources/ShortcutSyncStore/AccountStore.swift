@@ -11,6 +11,15 @@ public struct DeviceRecord: Sendable, Hashable {
     public var platform: String
     public var createdAt: Date
     public var revokedAt: Date?
+
+    public init(deviceId: UUID, accountId: UUID, name: String, platform: String, createdAt: Date, revokedAt: Date?) {
+        self.deviceId = deviceId
+        self.accountId = accountId
+        self.name = name
+        self.platform = platform
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
 }
 
 /// Accounts, devices and the hashes of their tokens.

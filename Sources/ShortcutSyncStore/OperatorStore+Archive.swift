@@ -112,7 +112,7 @@ extension OperatorStore {
         let rows = try await connection.guardedQuery("""
             WITH added AS (
                 INSERT INTO accounts (account_id, token_hash, created_at)
-                VALUES (\(account.accountId), \(ByteBuffer(bytes: account.tokenHash)), \(account.createdAt))
+                VALUES (\(account.accountId), \(ByteBuffer(bytes: account.tokenHash)), to_timestamp(\(account.createdAt.timeIntervalSince1970)))
                 ON CONFLICT (account_id) DO NOTHING RETURNING 1
             )
             SELECT (SELECT count(*) FROM added), (SELECT token_hash = \(ByteBuffer(bytes: account.tokenHash)) FROM accounts WHERE account_id = \(account.accountId))
@@ -132,7 +132,8 @@ extension OperatorStore {
             WITH added AS (
                 INSERT INTO devices (device_id, account_id, name, platform, token_hash, created_at, revoked_at)
                 VALUES (\(record.deviceId), \(record.accountId), \(record.name), \(record.platform),
-                        \(device.tokenHash.map { ByteBuffer(bytes: $0) }), \(record.createdAt), \(record.revokedAt))
+                        \(device.tokenHash.map { ByteBuffer(bytes: $0) }), to_timestamp(\(record.createdAt.timeIntervalSince1970)),
+                        to_timestamp(\(record.revokedAt?.timeIntervalSince1970)))
                 ON CONFLICT (device_id) DO NOTHING RETURNING 1
             )
             SELECT (SELECT count(*) FROM added), (SELECT account_id FROM devices WHERE device_id = \(record.deviceId))
@@ -180,6 +181,8 @@ extension OperatorStore {
     }
 
     /// Appends events after the account's stream head, in the given order, with their recorded times.
+    /// (Times go as seconds that `to_timestamp` rounds to whole microseconds, as they were read:
+    /// a `Date` bound directly would be truncated, a microsecond off now and then.)
     private func insertEvents(_ events: [ArchivedEvent], account: UUID, on connection: PostgresConnection) async throws -> Int {
         var inserted = 0
         for chunk in stride(from: 0, to: events.count, by: 5000).map({ events[$0..<min($0 + 5000, events.count)] }) {
@@ -188,11 +191,11 @@ extension OperatorStore {
                 WITH head AS (SELECT coalesce(max(stream_version), 0) AS version FROM events WHERE account_id = \(account)),
                 inserted AS (
                     INSERT INTO events (account_id, stream_version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, recorded_at)
-                    SELECT \(account), head.version + b.ord, b.device, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb, b.recorded_at
+                    SELECT \(account), head.version + b.ord, b.device, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb, to_timestamp(b.recorded_at)
                     FROM head, unnest(\(chunk.map(\.deviceId))::uuid[], \(chunk.map(\.event.seq))::int8[], \(chunk.map(\.event.id))::uuid[],
                                       \(chunk.map(\.event.type.rawValue))::text[], \(chunk.map(\.event.hlc.wallMillis))::int8[],
                                       \(chunk.map { Int64($0.event.hlc.counter) })::int8[], \(bodies)::text[],
-                                      \(chunk.map(\.recordedAt))::timestamptz[])
+                                      \(chunk.map(\.recordedAt.timeIntervalSince1970))::float8[])
                          WITH ORDINALITY AS b(device, seq, event_id, type, wall, counter, body, recorded_at, ord)
                     ORDER BY b.ord
                     RETURNING 1

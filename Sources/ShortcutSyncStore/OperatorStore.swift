@@ -97,6 +97,11 @@ public struct OperatorStore: Sendable {
         }
     }
 
+    /// How many events the log holds (committed and visible now).
+    public func eventCount() async throws -> Int {
+        Int(try await client.query("SELECT count(*) FROM events", logger: logger).decode(Int64.self).collectAll().first ?? 0)
+    }
+
     public func accountExists(_ account: UUID) async throws -> Bool {
         try await client.query("SELECT count(*) FROM accounts WHERE account_id = \(account)", logger: logger)
             .decode(Int64.self).collectAll().first == 1
@@ -202,14 +207,15 @@ public struct OperatorStore: Sendable {
         return report
     }
 
-    /// The oldest transaction that has an id (it wrote, or asked for one) and is still open.
+    /// The oldest transaction that has an id (it wrote, or asked for one) and is still open;
+    /// one of this database first (transaction ids, and so the horizon, are the whole server's).
     public func oldestOpenTransaction() async throws -> HorizonHolder? {
         let rows = try await client.query("""
             SELECT pid, coalesce(application_name, ''), coalesce(state, ''),
                    coalesce(extract(epoch FROM now() - xact_start)::float8, 0)
             FROM pg_stat_activity
             WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()
-            ORDER BY age(backend_xid) DESC
+            ORDER BY datname IS NOT DISTINCT FROM current_database() DESC, age(backend_xid) DESC
             LIMIT 1
             """, logger: logger)
         return try await rows.decode((Int32, String, String, Double).self).collectAll().first.map {

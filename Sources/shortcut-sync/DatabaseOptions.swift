@@ -11,18 +11,27 @@ struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: "Where the embedded PostgreSQL keeps its data.")
     var dataDir: String = ".shortcut-sync"
 
-    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical (default: info; error for admin).")
+    var logLevel: String?
 
-    var logger: Logger {
+    var logger: Logger { logger(defaultLevel: .info) }
+
+    /// The logger (on standard error), at `--log-level` if given.
+    func logger(defaultLevel: Logger.Level) -> Logger {
         var logger = Logger(label: "shortcut-sync")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        logger.logLevel = logLevel.flatMap(Logger.Level.init(rawValue:)) ?? defaultLevel
         return logger
     }
 
-    func resolve() async throws -> DatabaseLocation {
+    func validate() throws {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    func resolve(logger: Logger? = nil) async throws -> DatabaseLocation {
         try await DatabaseLocation.resolve(
             databaseURL: databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"],
-            dataDirectory: dataDir, logger: logger)
+            dataDirectory: dataDir, logger: logger ?? self.logger)
     }
 }

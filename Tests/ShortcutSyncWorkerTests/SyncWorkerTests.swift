@@ -219,19 +219,6 @@ private let logger = TestDatabase.shared.logger
     }
 }
 
-/// Runs `worker` while `body` runs, then cancels it and waits for it to stop.
-func whileRunning<Result: Sendable>(
-    _ worker: SyncWorker,
-    isolation: isolated (any Actor)? = #isolation,
-    _ body: () async throws -> Result
-) async throws -> Result {
-    try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
-        group.addTask { try await worker.run() }
-        defer { group.cancelAll() }
-        return try await body()
-    }
-}
-
 /// The backend pid of the session holding the worker's advisory lock.
 func lockHolder(_ client: PostgresClient) async throws -> Int32? {
     try await client.query("""

@@ -1,0 +1,222 @@
+import Foundation
+import ShortcutSyncDomain
+import ShortcutSyncStore
+
+/// The export format (`admin export`, read by `admin import`): NDJSON, one JSON object per line,
+/// each with a `kind`. The first line is the account, then its devices, then its events in log
+/// order; the file is self-contained. Times are ISO 8601 in UTC with microseconds; token hashes
+/// are lowercase hex (the tokens themselves are never stored), so devices keep working after an
+/// import. See the README for the fields.
+public enum AccountArchive {
+    public static let formatVersion = 1
+
+    struct AccountLine: Codable {
+        var kind = "account"
+        var formatVersion: Int
+        var accountId: UUID
+        var createdAt: String
+        var tokenHash: String
+    }
+
+    struct DeviceLine: Codable {
+        var kind = "device"
+        var deviceId: UUID
+        var name: String
+        var platform: String
+        var createdAt: String
+        var revokedAt: String?
+        var tokenHash: String?
+    }
+
+    struct EventLine: Codable {
+        var kind = "event"
+        /// Where the event stood in the exporting database's log (informative: an import appends).
+        var position: Int64
+        var deviceId: UUID
+        var recordedAt: String
+        var event: Event
+    }
+
+    private struct Kind: Decodable {
+        var kind: String
+    }
+
+    /// The lines of an export, each without its line break.
+    public static func lines(account: AccountRecord, devices: [ArchivedDevice], events: [RecordedEvent]) throws -> [String] {
+        var lines = [try encode(AccountLine(formatVersion: formatVersion, accountId: account.accountId,
+                                            createdAt: PreciseTime.format(account.createdAt), tokenHash: Hex.encode(account.tokenHash)))]
+        for device in devices {
+            let record = device.record
+            lines.append(try encode(DeviceLine(deviceId: record.deviceId, name: record.name, platform: record.platform,
+                                               createdAt: PreciseTime.format(record.createdAt), revokedAt: record.revokedAt.map(PreciseTime.format),
+                                               tokenHash: device.tokenHash.map(Hex.encode))))
+        }
+        for event in events {
+            lines.append(try encode(EventLine(position: event.position, deviceId: event.deviceId,
+                                              recordedAt: PreciseTime.format(event.recordedAt), event: event.event)))
+        }
+        return lines
+    }
+
+    private static func encode(_ line: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(line), as: UTF8.self)
+    }
+
+    /// An export read back, every line checked.
+    public struct Contents: Sendable {
+        public var account: AccountRecord
+        public var devices: [ArchivedDevice]
+        public var events: [ArchivedEvent]
+    }
+
+    /// A line that cannot be imported; nothing of the file is stored.
+    public struct LineError: Error, Sendable, Hashable, CustomStringConvertible {
+        public var line: Int
+        public var reason: String
+        public var description: String { "line \(line): \(reason)" }
+    }
+
+    /// Reads an export: the account first, then devices, then events of those devices, each
+    /// event valid by DESIGN §2. Empty lines are skipped. Throws the first `LineError`.
+    public static func read(_ lines: some Sequence<Substring>) throws -> Contents {
+        let decoder = JSONDecoder()
+        let validator = EventValidator(nowMillis: Int64(Date().timeIntervalSince1970 * 1000))
+        var account: AccountRecord?
+        var devices: [ArchivedDevice] = []
+        var deviceIds: Set<UUID> = []
+        var events: [ArchivedEvent] = []
+        var seenEvents: Set<UUID> = []
+        var number = 0
+        for text in lines {
+            number += 1
+            let line = number
+            func fail(_ reason: String) -> LineError { LineError(line: line, reason: reason) }
+            func decode<Line: Decodable>(_ type: Line.Type) throws -> Line {
+                do {
+                    return try decoder.decode(type, from: Data(text.utf8))
+                } catch let error as DecodingError {
+                    throw fail("not a valid \(String(describing: type).replacingOccurrences(of: "Line", with: "").lowercased()) line: \(error.summary)")
+                }
+            }
+            func time(_ text: String, _ field: String) throws -> Date {
+                guard let date = PreciseTime.parse(text) else { throw fail("\(field) is not an ISO 8601 time: \(text)") }
+                return date
+            }
+            func hex(_ text: String, _ field: String) throws -> [UInt8] {
+                guard let bytes = Hex.decode(text), bytes.count == 32 else { throw fail("\(field) is not 64 hex digits") }
+                return bytes
+            }
+
+            if text.allSatisfy(\.isWhitespace) { continue }
+            let kind: String
+            do {
+                kind = try decoder.decode(Kind.self, from: Data(text.utf8)).kind
+            } catch {
+                throw fail("not a JSON object with a \"kind\"")
+            }
+            switch kind {
+            case "account":
+                guard account == nil, devices.isEmpty, events.isEmpty else { throw fail("the account line must come first, and once") }
+                let decoded = try decode(AccountLine.self)
+                guard decoded.formatVersion == formatVersion else {
+                    throw fail("format version \(decoded.formatVersion) is not supported (this version reads \(formatVersion))")
+                }
+                account = AccountRecord(accountId: decoded.accountId, createdAt: try time(decoded.createdAt, "createdAt"),
+                                        tokenHash: try hex(decoded.tokenHash, "tokenHash"))
+            case "device":
+                guard let account else { throw fail("a device before the account line") }
+                guard events.isEmpty else { throw fail("a device after the events: devices come before them") }
+                let decoded = try decode(DeviceLine.self)
+                guard deviceIds.insert(decoded.deviceId).inserted else { throw fail("device \(decoded.deviceId.lowercased) is listed twice") }
+                guard (decoded.revokedAt == nil) != (decoded.tokenHash == nil) else {
+                    throw fail("a device has either a tokenHash (signed in) or a revokedAt (signed out)")
+                }
+                devices.append(ArchivedDevice(
+                    record: DeviceRecord(deviceId: decoded.deviceId, accountId: account.accountId, name: decoded.name,
+                                         platform: decoded.platform, createdAt: try time(decoded.createdAt, "createdAt"),
+                                         revokedAt: try decoded.revokedAt.map { try time($0, "revokedAt") }),
+                    tokenHash: try decoded.tokenHash.map { try hex($0, "tokenHash") }, line: line))
+            case "event":
+                guard account != nil else { throw fail("an event before the account line") }
+                let decoded = try decode(EventLine.self)
+                guard deviceIds.contains(decoded.deviceId) else {
+                    throw fail("the event's device \(decoded.deviceId.lowercased) is not listed before it")
+                }
+                let violations = validator.violations(of: decoded.event)
+                guard violations.isEmpty else {
+                    throw fail("invalid event: " + violations.map { "/event\($0.pointer): \($0.detail)" }.joined(separator: "; "))
+                }
+                guard seenEvents.insert(decoded.event.id).inserted else { throw fail("event \(decoded.event.id.lowercased) is listed twice") }
+                events.append(ArchivedEvent(line: line, deviceId: decoded.deviceId, recordedAt: try time(decoded.recordedAt, "recordedAt"),
+                                            event: decoded.event))
+            default:
+                throw fail("unknown kind \"\(kind)\" (account, device or event)")
+            }
+        }
+        guard let account else { throw LineError(line: max(number, 1), reason: "no account line: the file is empty or not an export") }
+        return Contents(account: account, devices: devices, events: events)
+    }
+}
+
+extension DecodingError {
+    /// Where and what, in a few words.
+    var summary: String {
+        func path(_ context: Context) -> String {
+            let path = context.codingPath.map { $0.intValue.map { "\($0)" } ?? $0.stringValue }.joined(separator: "/")
+            return path.isEmpty ? "" : "/\(path): "
+        }
+        switch self {
+        case .keyNotFound(let key, let context): return "\(path(context))\(key.stringValue) is missing"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context))\(context.debugDescription)"
+        @unknown default: return "\(self)"
+        }
+    }
+}
+
+/// Lowercase hex for token hashes.
+enum Hex {
+    static func encode(_ bytes: [UInt8]) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func decode(_ text: String) -> [UInt8]? {
+        guard text.count.isMultiple(of: 2) else { return nil }
+        var bytes: [UInt8] = []
+        var index = text.startIndex
+        while index < text.endIndex {
+            let next = text.index(index, offsetBy: 2)
+            guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+}
+
+/// ISO 8601 in UTC with microseconds, PostgreSQL's precision, so an export and import keep
+/// every recorded time exactly (and `--as-of` answers the same on both databases).
+enum PreciseTime {
+    static func format(_ date: Date) -> String {
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let seconds = (micros / 1_000_000).rounded(.down)
+        let fraction = Int(micros - seconds * 1_000_000)
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                      parts.tm_hour, parts.tm_min, parts.tm_sec, fraction)
+    }
+
+    static func parse(_ text: String) -> Date? {
+        // The fraction is read here; the rest by ISO 8601 without one.
+        guard let dot = text.firstIndex(of: ".") else { return ISO8601.parse(text) }
+        let digits = text[text.index(after: dot)...].prefix { $0.isNumber }
+        guard !digits.isEmpty, let whole = ISO8601.parse(String(text[..<dot]) + text[digits.endIndex...]) else { return nil }
+        let fraction = Double("0." + digits)!
+        // Whole microseconds, as PostgreSQL keeps them.
+        return Date(timeIntervalSince1970: ((whole.timeIntervalSince1970 + fraction) * 1_000_000).rounded() / 1_000_000)
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// An aligned text table for people: a header, a rule, the rows; values wider than a column's
+/// limit are shortened with "…", numbers are right-aligned.
+public struct TextTable: Sendable {
+    public struct Column: Sendable {
+        public var title: String
+        public var maxWidth: Int
+        public var alignRight: Bool
+
+        public init(_ title: String, maxWidth: Int = 40, alignRight: Bool = false) {
+            self.title = title
+            self.maxWidth = maxWidth
+            self.alignRight = alignRight
+        }
+    }
+
+    public var columns: [Column]
+    public private(set) var rows: [[String]] = []
+
+    public init(_ columns: [Column]) {
+        self.columns = columns
+    }
+
+    public mutating func append(_ row: [String]) {
+        precondition(row.count == columns.count, "a row of \(row.count) values for \(columns.count) columns")
+        rows.append(row)
+    }
+
+    public var rendered: String {
+        let cells = ([columns.map(\.title)] + rows).map { row in
+            zip(row, columns).map { Self.shorten($0, to: $1.maxWidth) }
+        }
+        let widths = columns.indices.map { index in cells.map { $0[index].count }.max() ?? 0 }
+        func line(_ row: [String]) -> String {
+            zip(row, columns.indices).map { value, index in
+                let padding = String(repeating: " ", count: widths[index] - value.count)
+                return columns[index].alignRight ? padding + value : value + padding
+            }.joined(separator: "  ").trimmingTrailingSpaces
+        }
+        var lines = [line(cells[0]), widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")]
+        lines += cells.dropFirst().map(line)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `value` cut to `width` characters, ending in "…" when cut; line breaks shown as spaces.
+    static func shorten(_ value: String, to width: Int) -> String {
+        let flat = value.replacingOccurrences(of: "\n", with: " ")
+        guard flat.count > width, width > 1 else { return flat }
+        return String(flat.prefix(width - 1)) + "…"
+    }
+}
+
+extension String {
+    var trimmingTrailingSpaces: String {
+        var text = self
+        while text.last == " " { text.removeLast() }
+        return text
+    }
+}
+
+/// How times are shown to people: local time, to the second.
+public enum LocalTime {
+    public static func format(_ date: Date?) -> String {
+        guard let date else { return "-" }
+        return formatter.string(from: date)
+    }
+
+    private static let formatter: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter
+    }()
+}
+
+/// JSON for scripts: sorted keys, ISO 8601 times, one document per output (or per line with `--follow`).
+public enum ScriptJSON {
+    public static func encode(_ value: some Encodable, pretty: Bool = true) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ISO8601.format(date))
+        }
+        return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
+    }
+}
+
+/// ISO 8601 with milliseconds, in UTC: how the export and `--json` write times, and how
+/// `--as-of` reads them (with or without fractional seconds, any offset).
+public enum ISO8601 {
+    public static func format(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    public static func parse(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime]] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return date }
+        }
+        // A date and time without an offset: local time.
+        let local = DateFormatter()
+        local.locale = Locale(identifier: "en_US_POSIX")
+        local.timeZone = .current
+        for format in ["yyyy-MM-dd'T'HH:mm:ss.SSS", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd"] {
+            local.dateFormat = format
+            if let date = local.date(from: text) { return date }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncAdmin
+import ShortcutSyncStore
+
+/// `shortcut-sync admin …`: the operators' queries and maintenance (DESIGN §7).
+///
+/// Exit status: 0 ok, 1 a check failed (verify found differences, an import was refused),
+/// 2 usage (bad arguments, unknown ids), 3 the database cannot be reached.
+struct AdminCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin",
+        abstract: "Operators' queries, replay, rebuild, verify, export/import and erasure.",
+        discussion: "Exit status: 0 ok, 1 a check failed, 2 usage, 3 database unreachable. --json prints JSON for scripts.",
+        subcommands: [
+            AccountsCommand.self, DevicesCommand.self, ShortcutsCommand.self, VoiceShortcutsCommand.self, EventsCommand.self,
+            HistoryCommand.self, ProjectionsCommand.self, VerifyCommand.self, ExportCommand.self, ImportCommand.self, EraseCommand.self,
+        ]
+    )
+}
+
+/// What every `admin` command takes: where the database is, and `--json`.
+struct AdminOptions: ParsableArguments {
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Print JSON (stable field names, see the README) instead of a table.")
+    var json = false
+
+    /// Runs `body` with an `Operator` on the database (the embedded one under `--data-dir`
+    /// when no URL is given, joined if a `serve` runs on it), and turns failures into a one-line
+    /// message and the exit status of `AdminCommand`.
+    func withOperator(_ body: (Operator) async throws -> Void) async throws {
+        // Operators read tables: the service's own logs show only errors unless --log-level asks.
+        let logger = database.logger(defaultLevel: .error)
+        do {
+            let location = try await reach(logger: logger)
+            defer { location.close() }
+            try await Migrator.migrate(location.url, logger: logger)
+            let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 6), backgroundLogger: logger)
+            try await client.withRunning {
+                try await body(Operator(client: client, logger: logger))
+            }
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            throw Self.exit(for: error)
+        }
+    }
+
+    /// Prints a report as a table or as JSON.
+    func print(_ report: some AdminReport) throws {
+        FileHandle.standardOutput.write(Data((json ? try ScriptJSON.encode(report) : report.text).utf8))
+    }
+
+    /// The database, once one connection to it was made: a server that cannot be reached
+    /// fails here, in seconds, with exit status 3 (a pool would keep trying).
+    private func reach(logger: Logger) async throws -> DatabaseLocation {
+        let url = database.databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"]
+        if let url, !url.isEmpty {
+            let parsed = try DatabaseURL(url)
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: try parsed.with(database: "postgres").connectionConfiguration(), id: 1, logger: logger)
+                try await connection.close()
+            } catch {
+                throw Unreachable(detail: "cannot reach PostgreSQL at \(parsed.host):\(parsed.port): \(Self.oneLine(error))")
+            }
+        }
+        do {
+            return try await database.resolve(logger: logger)
+        } catch let error as EmbeddedPostgres.Failure {
+            throw Unreachable(detail: "the embedded PostgreSQL under \(database.dataDir) did not start: \(error)")
+        }
+    }
+
+    struct Unreachable: Error {
+        var detail: String
+    }
+
+    static func exit(for error: any Error) -> ExitCode {
+        let (message, code): (String, Int32) = switch error {
+        case let error as Unreachable:
+            ("\(error.detail)\nStart the database, or point --database-url (or DATABASE_URL) at one that runs.", 3)
+        case let error where DatabaseAvailability.isUnavailable(error):
+            ("the database stopped answering: \(oneLine(error))\nCheck that PostgreSQL runs, then try again.", 3)
+        case let error as AdminUsageError:
+            (error.description, 2)
+        case let error as DatabaseURL.ParseError:
+            ("\(error)", 2)
+        case let error as AccountArchive.LineError:
+            ("the file was not imported, nothing of it is stored: \(error)", 1)
+        case let error as ImportConflict:
+            ("the file was not imported, nothing of it is stored: \(error)", 1)
+        default:
+            (oneLine(error), 1)
+        }
+        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        return ExitCode(code)
+    }
+
+    static func oneLine(_ error: any Error) -> String {
+        let psql = error as? PSQLError
+        let text = psql?.serverInfo?[.message] ?? psql?.underlying.map { String(describing: $0) } ?? String(describing: error)
+        return text.split(separator: "\n").first.map(String.init) ?? text
+    }
+}
+
+/// An id given on the command line.
+struct IdentifierArgument: ExpressibleByArgument {
+    var uuid: UUID
+
+    init?(argument: String) {
+        guard let uuid = UUID(uuidString: argument) else { return nil }
+        self.uuid = uuid
+    }
+
+    static var defaultCompletionKind: CompletionKind { .default }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Progress of long work on standard error: on a terminal a bar redrawn in place, with the
+/// rate and the time left; otherwise a plain line every few seconds (for logs and pipes).
+actor ProgressLine {
+    let task: String
+    private let terminal = isatty(STDERR_FILENO) == 1
+    private let started = ContinuousClock.now
+    private var lastShown: ContinuousClock.Instant?
+    private var shownAny = false
+
+    init(task: String) {
+        self.task = task
+    }
+
+    func update(_ done: Int, of total: Int) {
+        let now = ContinuousClock.now
+        let interval: Duration = terminal ? .milliseconds(200) : .seconds(5)
+        if let lastShown, now - lastShown < interval, done < total { return }
+        lastShown = now
+        shownAny = true
+        let elapsed = max((now - started).secondsValue, 0.001)
+        let fraction = total > 0 ? min(Double(done) / Double(total), 1) : 1
+        let rate = Double(done) / elapsed
+        let left = rate > 0 ? Double(max(total - done, 0)) / rate : 0
+        let numbers = "\(done)/\(total) events, \(Int(rate)) ev/s, about \(Self.duration(left)) left"
+        if terminal {
+            let width = 30
+            let filled = Int(fraction * Double(width))
+            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+            write("\r\(task) [\(bar)] \(Int(fraction * 100))% \(numbers)\u{1B}[K")
+        } else {
+            write("\(task): \(Int(fraction * 100))% \(numbers)\n")
+        }
+    }
+
+    func finish() {
+        if terminal && shownAny { write("\n") }
+    }
+
+    private func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        seconds < 60 ? "\(Int(seconds.rounded())) s" : "\(Int(seconds / 60)) min \(Int(seconds.truncatingRemainder(dividingBy: 60))) s"
+    }
+}
+
+extension Duration {
+    var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

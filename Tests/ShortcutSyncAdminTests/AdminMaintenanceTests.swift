@@ -1,0 +1,226 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncAdmin
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import ShortcutSyncWorker
+import Testing
+
+private let logger = TestDatabase.shared.logger
+
+/// Rebuild, verify, export/import and erasure against a real PostgreSQL.
+@Suite struct AdminMaintenanceTests {
+    @Test func verifyFindsAProjectionRowChangedByHand() async throws {
+        try await TestDatabase.withClient { client, url in
+            var phone = DeviceScript()
+            try await register([phone], client: client)
+            var log = PushLog(client: client)
+            try await log.push(phone, [phone.donate("tomato", at: 100), phone.donate("leek", at: 110)])
+            let store = ProjectionStore(client: client, logger: logger)
+            try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
+            let admin = Operator(client: client, logger: logger)
+            let progress = Counter()
+
+            let clean = try await admin.verify { processed, _ in await progress.set(processed) }
+            #expect(clean.consistent && clean.differences.isEmpty)
+            #expect(await progress.value == 2)
+
+            try await client.query("""
+                UPDATE projection_shortcuts SET view = jsonb_set(view, '{title}', '"Changed by hand"')
+                WHERE identifier = 'leek'
+                """, logger: logger)
+            let changed = try await admin.verify { _, _ in }
+            #expect(!changed.consistent)
+            #expect(changed.differences.map(\.kind) == ["shortcut"])
+            #expect(changed.differences.first?.key == "com.example.soup/leek")
+            #expect(changed.differences.first?.live?.contains("Changed by hand") == true)
+            #expect(changed.text.contains("1 difference"))
+        }
+    }
+
+    /// `projections rebuild` while devices keep pushing and the worker keeps folding: the
+    /// swapped-in projections are the domain's fold of everything pushed.
+    @Test func aRebuildWhilePushesGoOnEndsEqualToTheFold() async throws {
+        try await TestDatabase.withClient { client, url in
+            var scenario = Scenario(seed: 5, accounts: 3, devicesPerAccount: 2)
+            try await register(scenario.devices, client: client)
+            var log = PushLog(client: client)
+            for _ in 0..<60 {
+                let (device, events) = scenario.push()
+                try await log.push(device, events)
+            }
+            let store = ProjectionStore(client: client, logger: logger)
+            let worker = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 50)
+            let admin = Operator(client: client, logger: logger)
+            try await whileRunning(worker) {
+                let rebuilt = try await withThrowingTaskGroup(of: RebuildReport?.self) { group in
+                    group.addTask { try await admin.rebuild { _, _ in } }
+                    for _ in 0..<40 {
+                        let (device, events) = scenario.push()
+                        try await log.push(device, events)
+                        worker.nudge()
+                    }
+                    return try await group.next()!
+                }
+                #expect((rebuilt?.eventsReplayed ?? 0) >= 60)
+                try await store.waitUntilCaughtUp()
+            }
+            for device in scenario.devices {
+                #expect(try await store.fullView(account: device.account, device: device.deviceId)
+                        == log.expectedView(account: device.account, device: device.deviceId))
+            }
+            #expect(try await admin.verify { _, _ in }.consistent)
+        }
+    }
+
+    /// An export imported into an empty database gives every device the same view; importing
+    /// it again adds nothing; exporting the copy gives the same file (positions aside).
+    @Test func anExportImportedElsewhereGivesTheSameViewsAndASecondImportAddsNothing() async throws {
+        try await TestDatabase.withClient { source, sourceURL in
+            try await TestDatabase.withClient { target, targetURL in
+                var scenario = Scenario(seed: 21, accounts: 1, devicesPerAccount: 3)
+                try await register(scenario.devices, client: source)
+                var log = PushLog(client: source)
+                for _ in 0..<30 {
+                    let (device, events) = scenario.push()
+                    try await log.push(device, events)
+                }
+                let account = scenario.devices[0].account
+                let lines = try await Operator(client: source, logger: logger).export(account: account)
+                #expect(lines.count == 1 + 3 + (log.accepted[account]?.count ?? 0))
+
+                let importer = Operator(client: target, logger: logger)
+                let first = try await importer.importAccount(try AccountArchive.read(lines.map { Substring($0) }))
+                #expect(first.accountsAdded == 1 && first.devicesAdded == 3 && first.eventsAdded == log.accepted[account]?.count)
+                let second = try await importer.importAccount(try AccountArchive.read(lines.map { Substring($0) }))
+                #expect(second.accountsAdded == 0 && second.devicesAdded == 0 && second.eventsAdded == 0)
+                #expect(second.eventsAlreadyStored == first.eventsAdded)
+
+                for (client, url) in [(source, sourceURL), (target, targetURL)] {
+                    let store = ProjectionStore(client: client, logger: logger)
+                    try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
+                }
+                for device in scenario.devices {
+                    let there = try await ProjectionStore(client: target, logger: logger).fullView(account: account, device: device.deviceId)
+                    #expect(there == log.expectedView(account: account, device: device.deviceId))
+                }
+                let again = try await importer.export(account: account)
+                #expect(again.map(withoutPosition) == lines.map(withoutPosition))
+            }
+        }
+    }
+
+    @Test func aBrokenLineIsNamedAndNothingOfTheFileIsStored() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var phone = DeviceScript()
+            try await register([phone], client: client)
+            var log = PushLog(client: client)
+            try await log.push(phone, [phone.donate("tomato", at: 100), phone.donate("leek", at: 110), phone.delete(.all, at: 120)])
+            var lines = try await Operator(client: client, logger: logger).export(account: phone.account)
+
+            // In the file: an event whose title is empty, on line 4.
+            lines[3] = lines[3].replacingOccurrences(of: "\"title\":\"Order leek\"", with: "\"title\":\"\"")
+            #expect(throws: AccountArchive.LineError.self) { try AccountArchive.read(lines.map { Substring($0) }) }
+            do {
+                _ = try AccountArchive.read(lines.map { Substring($0) })
+            } catch let error as AccountArchive.LineError {
+                #expect(error.line == 4 && error.description.contains("/event/title"))
+            }
+            #expect(throws: AccountArchive.LineError.self) { try AccountArchive.read(["{\"kind\":\"event\"}", "not json"]) }
+
+            // Against the database: files that disagree with what it holds store nothing.
+            try await TestDatabase.withClient { target, _ in
+                let admin = Operator(client: target, logger: logger)
+                let clean = try await Operator(client: client, logger: logger).export(account: phone.account)
+                #expect(try await admin.importAccount(try AccountArchive.read(clean.dropLast().map { Substring($0) })).eventsAdded == 2)
+
+                // A new event that takes a seq the device already used for another one.
+                var reused = try AccountArchive.read(clean.map { Substring($0) })
+                reused.events[2].event.seq = 2
+                reused.events[2].event.id = UUID()
+                await #expect(throws: ImportConflict.self) { try await admin.importAccount(reused) }
+                // The account under another token.
+                var otherToken = try AccountArchive.read(clean.map { Substring($0) })
+                otherToken.account.tokenHash = Array(repeating: 7, count: 32)
+                await #expect(throws: ImportConflict.self) { try await admin.importAccount(otherToken) }
+                #expect(try await eventCount(target) == 2)
+
+                #expect(try await admin.importAccount(try AccountArchive.read(clean.map { Substring($0) })).eventsAdded == 1)
+            }
+        }
+    }
+
+    @Test func erasureLeavesNoRowOfTheAccountAnywhereAndVerifyPasses() async throws {
+        try await TestDatabase.withClient { client, url in
+            var scenario = Scenario(seed: 3, accounts: 2, devicesPerAccount: 2)
+            try await register(scenario.devices, client: client)
+            var log = PushLog(client: client)
+            for _ in 0..<40 {
+                let (device, events) = scenario.push()
+                try await log.push(device, events)
+            }
+            let store = ProjectionStore(client: client, logger: logger)
+            try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
+            let admin = Operator(client: client, logger: logger)
+            _ = try await admin.verify { _, _ in }  // fills the rebuild tables too
+            let erased = scenario.devices[0].account
+            let kept = scenario.devices.first { $0.account != erased }!.account
+            #expect(try await rowsMentioning(erased, client) > 0)
+
+            let report = try await admin.erase(account: erased)
+            #expect(report.events == Int64(log.accepted[erased]?.count ?? -1) && report.devices == 2 && report.accounts == 1)
+            #expect(try await rowsMentioning(erased, client) == 0)
+            #expect(try await rowsMentioning(kept, client) > 0)
+            #expect(try await admin.verify { _, _ in }.consistent)
+            await #expect(throws: AdminUsageError.self) { try await admin.erase(account: erased) }
+        }
+    }
+
+    /// A batch the worker read before an erasure, folded after it, writes nothing of the account back.
+    @Test func aBatchReadBeforeAnErasureDoesNotBringTheAccountBack() async throws {
+        try await TestDatabase.withClient { client, url in
+            var phone = DeviceScript()
+            var other = DeviceScript()
+            try await register([phone, other], client: client)
+            var log = PushLog(client: client)
+            try await log.push(phone, [phone.donate("tomato", at: 100)])
+            try await log.push(other, [other.donate("leek", at: 100)])
+            let events = PostgresEventStore(client: client, logger: logger)
+            let batch = try await events.readLogEventually(after: .start, count: 2)
+
+            _ = try await Operator(client: client, logger: logger).erase(account: phone.account)
+            try await withConnection(url) { connection in
+                _ = try await ProjectionStore(client: client, logger: logger).apply(batch, from: .start, on: connection)
+            }
+            #expect(try await rowsMentioning(phone.account, client) == 0)
+            #expect(try await ProjectionStore(client: client, logger: logger).fullView(account: other.account, device: other.deviceId).shortcuts.count == 1)
+        }
+    }
+}
+
+/// Rows that name the account in any table of the database (every schema, every column called `account_id`).
+private func rowsMentioning(_ account: UUID, _ client: PostgresClient) async throws -> Int64 {
+    let tables = try await client.query("""
+        SELECT table_schema || '.' || table_name FROM information_schema.columns
+        WHERE column_name = 'account_id' AND table_schema NOT IN ('pg_catalog', 'information_schema')
+        """, logger: logger).decode(String.self).collectAll()
+    #expect(tables.count >= 14)
+    var total: Int64 = 0
+    for table in tables {
+        total += try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table) WHERE account_id = '\(account.uuidString)'"),
+                                        logger: logger).decode(Int64.self).collectAll().first ?? 0
+    }
+    return total
+}
+
+/// An export line without the exporting database's log position.
+private func withoutPosition(_ line: String) -> String {
+    line.replacingOccurrences(of: #""position":\d+,"#, with: "", options: .regularExpression)
+}
+
+actor Counter {
+    var value = 0
+    func set(_ value: Int) { self.value = value }
+}
