@@ -1,0 +1,115 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+private let logger = TestDatabase.shared.logger
+
+/// `shortcut-sync admin` as operators run it: the real executable, its output and exit status.
+@Suite struct AdminCommandLineTests {
+    @Test func exitStatusesSayWhatWentWrong() async throws {
+        try await TestDatabase.withClient { client, url in
+            var phone = DeviceScript()
+            try await register([phone], client: client)
+            var log = PushLog(client: client)
+            try await log.push(phone, [phone.donate("tomato", at: 100)])
+            let store = ProjectionStore(client: client, logger: logger)
+            try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
+            let database = ["--database-url", url.urlString]
+
+            let accounts = try await CommandProcess.run(["admin", "accounts", "--json"] + database)
+            defer { accounts.forceStop() }
+            #expect(accounts.exitStatus == 0)
+            let listed = try JSONSerialization.jsonObject(with: Data(accounts.output.utf8)) as? [String: [[String: Any]]]
+            #expect((listed?["accounts"]?.first?["accountId"] as? String).flatMap(UUID.init(uuidString:)) == phone.account)
+            #expect(listed?["accounts"]?.first?["events"] as? Int == 1)
+
+            let badId = try await CommandProcess.run(["admin", "devices", "--account", "nope"] + database)
+            defer { badId.forceStop() }
+            #expect(badId.exitStatus == 2)
+            #expect(badId.errorOutput.contains("'nope' is invalid"))
+
+            let unknown = try await CommandProcess.run(["admin", "devices", "--account", UUID().uuidString] + database)
+            defer { unknown.forceStop() }
+            #expect(unknown.exitStatus == 2)
+            #expect(unknown.errorOutput.hasPrefix("error: there is no account"))
+
+            let port = try EmbeddedPostgres.freeLoopbackPort()
+            let unreachable = try await CommandProcess.run(["admin", "accounts", "--database-url", "postgres://nobody:secret@127.0.0.1:\(port)/nothing"])
+            defer { unreachable.forceStop() }
+            #expect(unreachable.exitStatus == 3)
+            #expect(unreachable.errorOutput.hasPrefix("error: cannot reach PostgreSQL at 127.0.0.1:\(port)"))
+            #expect(!unreachable.errorOutput.contains("secret"))
+
+            let clean = try await CommandProcess.run(["admin", "verify"] + database)
+            defer { clean.forceStop() }
+            #expect(clean.exitStatus == 0)
+            #expect(clean.output.contains("equal a replay of the log"))
+            try await client.query("UPDATE projection_shortcuts SET view = jsonb_set(view, '{title}', '\"Tampered\"')", logger: logger)
+            let tampered = try await CommandProcess.run(["admin", "verify"] + database)
+            defer { tampered.forceStop() }
+            #expect(tampered.exitStatus == 1)
+            #expect(tampered.output.contains("com.example.soup/tomato") && tampered.output.contains("Tampered"))
+
+            let unconfirmed = try await CommandProcess.run(["admin", "erase", "--account", phone.account.uuidString] + database)
+            defer { unconfirmed.forceStop() }
+            #expect(unconfirmed.exitStatus == 2)
+            #expect(try await eventCount(client) == 1)
+        }
+    }
+
+    @Test func aBrokenImportFromStandardInputNamesItsLineAndStoresNothing() async throws {
+        try await TestDatabase.withClient { source, sourceURL in
+            try await TestDatabase.withClient { target, targetURL in
+                var phone = DeviceScript()
+                try await register([phone], client: source)
+                var log = PushLog(client: source)
+                try await log.push(phone, [phone.donate("tomato", at: 100), phone.donate("leek", at: 110)])
+                let export = try await CommandProcess.run(["admin", "export", "--account", phone.account.uuidString, "--database-url", sourceURL.urlString])
+                defer { export.forceStop() }
+                #expect(export.exitStatus == 0)
+                var lines = export.output.split(separator: "\n").map(String.init)
+                #expect(lines.count == 4)
+
+                lines[3] = String(lines[3].dropLast(5))  // cut short
+                let broken = try await CommandProcess.run(["admin", "import", "--database-url", targetURL.urlString],
+                                                          standardInput: lines.joined(separator: "\n"))
+                defer { broken.forceStop() }
+                #expect(broken.exitStatus == 1)
+                #expect(broken.errorOutput.contains("line 4"))
+                #expect(try await eventCount(target) == 0)
+
+                let whole = try await CommandProcess.run(["admin", "import", "-", "--json", "--database-url", targetURL.urlString],
+                                                         standardInput: export.output)
+                defer { whole.forceStop() }
+                #expect(whole.exitStatus == 0)
+                #expect(whole.output.contains("\"eventsAdded\" : 2"))
+                #expect(try await eventCount(target) == 2)
+            }
+        }
+    }
+
+    /// `events --follow` prints events as they are committed, and Ctrl-C ends it with status 0.
+    @Test func followingEventsPrintsNewOnesUntilInterrupted() async throws {
+        try await TestDatabase.withClient { client, url in
+            var phone = DeviceScript()
+            try await register([phone], client: client)
+            var log = PushLog(client: client)
+            try await log.push(phone, [phone.donate("tomato", at: 100)])
+            let follow = try CommandProcess(["admin", "events", "--account", phone.account.uuidString, "--after", "0", "--follow", "--json",
+                                             "--database-url", url.urlString])
+            defer { follow.forceStop() }
+            try await eventually("the first event is printed") { follow.output.contains("\"identifier\":\"tomato\"") }
+            try await log.push(phone, [phone.donate("leek", at: 110)])
+            try await eventually("the new event is printed") { follow.output.contains("\"identifier\":\"leek\"") }
+            #expect(follow.output.split(separator: "\n").count == 2)
+
+            follow.send(SIGINT)
+            #expect(try await follow.waitForExit(timeout: .seconds(10)))
+            #expect(follow.exitStatus == 0)
+        }
+    }
+}
