@@ -358,7 +358,7 @@ extension EventBody {
         case .voiceShortcutDeleted(let deleted):
             "\(deleted.voiceShortcutId.short)"
         case .appsReported(let report):
-            "\(report.installed.count) apps"
+            "\(report.installed.count) app\(report.installed.count == 1 ? "" : "s")"
         }
     }
 }

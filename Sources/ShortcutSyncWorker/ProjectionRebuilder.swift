@@ -117,7 +117,16 @@ public struct ProjectionRebuilder: Sendable {
             while limit.map({ checkpoint < $0 }) ?? true {
                 var page = try await log.readFoldLog(after: checkpoint, limit: pageSize)
                 if let limit { page.removeAll { $0.checkpoint > limit } }
-                guard let last = page.last else { break }
+                guard let last = page.last else {
+                    // Nothing is left up to `limit`: every event at or below it was committed
+                    // when the live side passed it, so the rest were erased since. The replay
+                    // stands where the live side does.
+                    if let limit, checkpoint < limit {
+                        try await folder.rows.advanceCheckpoint(to: limit, on: connection)
+                        checkpoint = limit
+                    }
+                    break
+                }
                 try await folder.fold(page, from: checkpoint, on: connection, notify: false)
                 checkpoint = last.checkpoint
                 processed += page.count
