@@ -203,7 +203,7 @@ public struct HistoryReport: AdminReport {
 
     public var text: String {
         var table = TextTable([.init("POSITION", alignRight: true), .init("RECORDED"), .init("DEVICE", maxWidth: 8), .init("TYPE"),
-                               .init("EFFECT", maxWidth: 80)])
+                               .init("EFFECT", maxWidth: 120)])
         for entry in entries {
             table.append([String(entry.position), LocalTime.format(entry.recordedAt), entry.deviceId.short, entry.type.rawValue,
                           entry.effects.map(\.description).joined(separator: "; ")])
@@ -248,11 +248,11 @@ public struct StatusReport: AdminReport {
         var lines = [
             "checkpoint       position \(checkpointPosition) (transaction \(checkpointTransactionId)), epoch \(epoch)",
             "head             position \(headPosition)",
-            "lag              \(pendingEvents) events, \(String(format: "%.1f", lagSeconds)) s",
+            "lag              \(plural(Int(pendingEvents), "event")), \(String(format: "%.1f", lagSeconds)) s",
             "parked accounts  \(parkedAccounts)",
         ]
         if eventsBehindHorizon > 0 {
-            var line = "horizon          held back: \(eventsBehindHorizon) committed events wait for an older open transaction"
+            var line = "horizon          held back: \(plural(Int(eventsBehindHorizon), "committed event")) \(eventsBehindHorizon == 1 ? "waits" : "wait") for an older open transaction"
             if let holder = horizonHolder {
                 line += "\n                 pid \(holder.pid), application \"\(holder.applicationName)\", open \(String(format: "%.1f", holder.ageSeconds)) s, \(holder.state)"
             }
@@ -319,7 +319,13 @@ public struct ImportReport: AdminReport {
     public var eventsAlreadyStored: Int
 
     public var text: String {
-        "Imported account \(accountId.lowercased): \(accountsAdded) account, \(devicesAdded) devices and \(eventsAdded) events added; \(eventsAlreadyStored) events were already stored.\n"
+        let added = [accountsAdded > 0 ? "the account" : nil, devicesAdded > 0 ? plural(devicesAdded, "device") : nil,
+                     eventsAdded > 0 ? plural(eventsAdded, "event") : nil].compactMap { $0 }
+        guard !added.isEmpty else {
+            return "Account \(accountId.lowercased) was already stored: nothing added (\(plural(eventsAlreadyStored, "event")) already there).\n"
+        }
+        return "Imported account \(accountId.lowercased): added \(added.joined(separator: ", "))"
+            + (eventsAlreadyStored > 0 ? "; \(plural(eventsAlreadyStored, "event")) were already stored.\n" : ".\n")
     }
 }
 
@@ -331,8 +337,13 @@ public struct EraseReport: AdminReport {
     public var accounts: Int64
 
     public var text: String {
-        "Erased account \(accountId.lowercased): \(events) events, \(projectionRows) projection rows, \(devices) devices (with their tokens) and the account.\n"
+        "Erased account \(accountId.lowercased): \(plural(Int(events), "event")), \(plural(Int(projectionRows), "projection row")), \(plural(Int(devices), "device")) (with their tokens) and the account.\n"
     }
+}
+
+/// "1 event", "2 events".
+func plural(_ count: Int, _ word: String) -> String {
+    "\(count) \(word)\(count == 1 ? "" : "s")"
 }
 
 extension UUID {

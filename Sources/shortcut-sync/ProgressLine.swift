@@ -17,6 +17,8 @@ actor ProgressLine {
         let now = ContinuousClock.now
         let interval: Duration = terminal ? .milliseconds(200) : .seconds(5)
         if let lastShown, now - lastShown < interval, done < total { return }
+        // A log gets no "0 %" line: the first one says how far the work came.
+        if !terminal && done == 0 && total > 0 { return }
         lastShown = now
         shownAny = true
         let elapsed = max((now - started).secondsValue, 0.001)
