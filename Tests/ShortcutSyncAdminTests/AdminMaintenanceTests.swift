@@ -45,12 +45,7 @@ private let logger = TestDatabase.shared.logger
     @Test func aRebuildWhilePushesGoOnEndsEqualToTheFold() async throws {
         try await TestDatabase.withClient { client, url in
             var scenario = Scenario(seed: 5, accounts: 3, devicesPerAccount: 2)
-            try await register(scenario.devices, client: client)
-            var log = PushLog(client: client)
-            for _ in 0..<60 {
-                let (device, events) = scenario.push()
-                try await log.push(device, events)
-            }
+            var log = try await PushLog.registering(&scenario, pushes: 60, client: client)
             let store = ProjectionStore(client: client, logger: logger)
             let worker = try SyncWorker(client: client, databaseURL: url, logger: logger, batchSize: 50)
             let admin = Operator(client: client, logger: logger)
@@ -81,12 +76,7 @@ private let logger = TestDatabase.shared.logger
         try await TestDatabase.withClient { source, sourceURL in
             try await TestDatabase.withClient { target, targetURL in
                 var scenario = Scenario(seed: 21, accounts: 1, devicesPerAccount: 3)
-                try await register(scenario.devices, client: source)
-                var log = PushLog(client: source)
-                for _ in 0..<30 {
-                    let (device, events) = scenario.push()
-                    try await log.push(device, events)
-                }
+                let log = try await PushLog.registering(&scenario, pushes: 30, client: source)
                 let account = scenario.devices[0].account
                 let lines = try await Operator(client: source, logger: logger).export(account: account)
                 #expect(lines.count == 1 + 3 + (log.accepted[account]?.count ?? 0))
@@ -155,12 +145,7 @@ private let logger = TestDatabase.shared.logger
     @Test func erasureLeavesNoRowOfTheAccountAnywhereAndVerifyPasses() async throws {
         try await TestDatabase.withClient { client, url in
             var scenario = Scenario(seed: 3, accounts: 2, devicesPerAccount: 2)
-            try await register(scenario.devices, client: client)
-            var log = PushLog(client: client)
-            for _ in 0..<40 {
-                let (device, events) = scenario.push()
-                try await log.push(device, events)
-            }
+            var log = try await PushLog.registering(&scenario, pushes: 40, client: client)
             // The erased account holds the log's last events: the live checkpoint then names an
             // event that is gone, which a replay must still reach (it once waited for it forever).
             var last = scenario.devices[0]

@@ -17,12 +17,7 @@ private let logger = TestDatabase.shared.logger
     @Test func aDevicesViewOfThePastIsTheFoldOfTheLogUpToThen() async throws {
         try await TestDatabase.withClient { client, url in
             var scenario = Scenario(seed: 11, accounts: 2, devicesPerAccount: 3)
-            try await register(scenario.devices, client: client)
-            var log = PushLog(client: client)
-            for _ in 0..<40 {
-                let (device, events) = scenario.push()
-                try await log.push(device, events)
-            }
+            let log = try await PushLog.registering(&scenario, pushes: 40, client: client)
             let store = ProjectionStore(client: client, logger: logger)
             try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
             let admin = Operator(client: client, logger: logger)

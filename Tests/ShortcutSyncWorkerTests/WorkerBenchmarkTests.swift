@@ -1,5 +1,6 @@
 import Foundation
 import ShortcutSyncBench
+import ShortcutSyncDomain
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncStore
 import ShortcutSyncWorker

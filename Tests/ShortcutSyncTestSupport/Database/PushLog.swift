@@ -25,3 +25,16 @@ public struct PushLog {
         AccountState(folding: accepted[account] ?? []).view(forDevice: device)
     }
 }
+
+extension PushLog {
+    /// A log of `pushes` random pushes of `scenario`, whose accounts and devices are registered first.
+    public static func registering(_ scenario: inout Scenario, pushes: Int, client: PostgresClient) async throws -> PushLog {
+        try await register(scenario.devices, client: client)
+        var log = PushLog(client: client)
+        for _ in 0..<pushes {
+            let (device, events) = scenario.push()
+            try await log.push(device, events)
+        }
+        return log
+    }
+}
