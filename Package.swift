@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "shortcut-sync", targets: ["ShortcutSyncCLI"]),
         .library(name: "ShortcutSyncDomain", targets: ["ShortcutSyncDomain"]),
         .library(name: "ShortcutSyncAPI", targets: ["ShortcutSyncAPI"]),
+        .library(name: "ShortcutSyncClient", targets: ["ShortcutSyncClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -30,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // Pure domain: events, clock, phrases, the fold. Foundation only.
@@ -99,6 +101,33 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
+        // What an app embeds: SiriKit-like calls, a durable outbox and view (SQLite), pushes, pulls
+        // and the stream, over any OpenAPI transport (AsyncHTTPClient on Linux, URLSession on Apple's).
+        .target(
+            name: "ShortcutSyncClient",
+            dependencies: [
+                "ShortcutSyncDomain",
+                "ShortcutSyncAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `shortcut-sync demo`: the service and three simulated devices built on the client library.
+        .target(
+            name: "ShortcutSyncDemo",
+            dependencies: [
+                "ShortcutSyncClient", "ShortcutSyncServer", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The HTTP service: the only module that speaks HTTP.
         .target(
             name: "ShortcutSyncServer",
@@ -128,6 +157,7 @@ let package = Package(
                 "ShortcutSyncServer",
                 "ShortcutSyncBench",
                 "ShortcutSyncAdmin",
+                "ShortcutSyncDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `health` asks a running service for /readyz.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

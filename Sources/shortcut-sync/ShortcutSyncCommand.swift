@@ -8,7 +8,8 @@ struct ShortcutSyncCommand: AsyncParsableCommand {
         commandName: "shortcut-sync",
         abstract: "Keeps a person's Siri-style shortcuts in step across their devices.",
         subcommands: [
-            ServeCommand.self, WorkerCommand.self, MigrateCommand.self, AdminCommand.self, HealthCommand.self, BenchCommand.self,
+            ServeCommand.self, WorkerCommand.self, MigrateCommand.self, AdminCommand.self, DemoCommand.self, HealthCommand.self,
+            BenchCommand.self,
         ]
     )
 

@@ -1,0 +1,154 @@
+import Foundation
+import GRDB
+import ShortcutSyncDomain
+
+/// What a client keeps on the device, in one SQLite file: the outbox of events not yet accepted
+/// by the service, the device's clock and seq, and the last view with its cursor.
+///
+/// Every change is one SQLite transaction (journal in WAL mode, synchronous FULL): an app
+/// killed at any moment reopens with either all of a change or none of it. An event is in the
+/// outbox from the moment `enqueue` returns until the service acknowledged its seq, so it is
+/// never lost; it keeps its id and seq across resends, so the service stores it once.
+final class ClientStore: Sendable {
+    private let database: DatabaseQueue
+
+    init(path: String) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        database = try DatabaseQueue(path: path, configuration: configuration)
+        try database.writeWithoutTransaction { db in
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+        }
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("1: outbox, state, view") { db in
+            try db.execute(sql: """
+                CREATE TABLE outbox (seq INTEGER PRIMARY KEY, event TEXT NOT NULL);
+                CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                """)
+        }
+        try migrator.migrate(database)
+    }
+
+    /// What the device knows of itself and its view.
+    struct State: Sendable, Codable, Equatable {
+        /// The seq of the last event made.
+        var lastSeq: Int64 = 0
+        /// The greatest seq the service acknowledged.
+        var acknowledgedSeq: Int64 = 0
+        var clock = HLCTimestamp.zero
+        var cursor: String?
+        var view = StoredView()
+    }
+
+    /// A device view in a form that encodes.
+    struct StoredView: Sendable, Codable, Equatable {
+        var shortcuts: [ShortcutView] = []
+        var voiceShortcuts: [VoiceShortcutView] = []
+
+        init() {}
+
+        init(_ view: DeviceView) {
+            shortcuts = view.shortcuts.values.sorted { $0.shortcutID < $1.shortcutID }
+            voiceShortcuts = view.voiceShortcuts.values.sorted { $0.voiceShortcutId.uuidString < $1.voiceShortcutId.uuidString }
+        }
+
+        var view: DeviceView {
+            DeviceView(shortcuts: Dictionary(uniqueKeysWithValues: shortcuts.map { ($0.shortcutID, $0) }),
+                       voiceShortcuts: Dictionary(uniqueKeysWithValues: voiceShortcuts.map { ($0.voiceShortcutId, $0) }))
+        }
+    }
+
+    func state() throws -> State {
+        try database.read { try Self.state($0) }
+    }
+
+    private static func state(_ db: Database) throws -> State {
+        guard let json = try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = 'device'") else { return State() }
+        return try JSONDecoder().decode(State.self, from: Data(json.utf8))
+    }
+
+    private static func save(_ state: State, _ db: Database) throws {
+        let json = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
+        try db.execute(sql: "INSERT INTO state (key, value) VALUES ('device', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                       arguments: [json])
+    }
+
+    /// Makes the next event of this device (next seq, clock ticked) and puts it in the outbox, in
+    /// one transaction; returns it.
+    func enqueue(_ body: EventBody, physicalMillis: Int64) throws -> Event {
+        try database.write { db in
+            var state = try Self.state(db)
+            var clock = HybridLogicalClock(last: state.clock)
+            state.lastSeq += 1
+            let event = Event(seq: state.lastSeq, hlc: clock.tick(physicalMillis: physicalMillis), body: body)
+            state.clock = clock.last
+            try db.execute(sql: "INSERT INTO outbox (seq, event) VALUES (?, ?)",
+                           arguments: [event.seq, String(decoding: try JSONEncoder().encode(event), as: UTF8.self)])
+            try Self.save(state, db)
+            return event
+        }
+    }
+
+    /// The oldest events of the outbox, up to `limit`, in seq order.
+    func pending(limit: Int) throws -> [Event] {
+        try database.read { db in
+            try String.fetchAll(db, sql: "SELECT event FROM outbox ORDER BY seq LIMIT ?", arguments: [limit]).map {
+                try JSONDecoder().decode(Event.self, from: Data($0.utf8))
+            }
+        }
+    }
+
+    func pendingCount() throws -> Int {
+        try database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM outbox") ?? 0 }
+    }
+
+    /// The service holds every event up to `seq`: they leave the outbox.
+    func acknowledge(through seq: Int64) throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM outbox WHERE seq <= ?", arguments: [seq])
+            var state = try Self.state(db)
+            state.acknowledgedSeq = max(state.acknowledgedSeq, seq)
+            try Self.save(state, db)
+        }
+    }
+
+    /// The service expects `seq` next (its answer to a push whose seqs do not continue what it
+    /// holds: this device's storage was reset, or restored from a backup). The outbox's events,
+    /// none of which it holds, are numbered anew from there, in order.
+    func renumberPending(from seq: Int64) throws {
+        try database.write { db in
+            let events = try String.fetchAll(db, sql: "SELECT event FROM outbox ORDER BY seq").map {
+                try JSONDecoder().decode(Event.self, from: Data($0.utf8))
+            }
+            try db.execute(sql: "DELETE FROM outbox")
+            var next = seq
+            for var event in events {
+                event.seq = next
+                next += 1
+                try db.execute(sql: "INSERT INTO outbox (seq, event) VALUES (?, ?)",
+                               arguments: [event.seq, String(decoding: try JSONEncoder().encode(event), as: UTF8.self)])
+            }
+            var state = try Self.state(db)
+            state.lastSeq = next - 1
+            state.acknowledgedSeq = seq - 1
+            try Self.save(state, db)
+        }
+    }
+
+    /// Applies a pull's answer: the view (whole when `reset`), the cursor and the service's clock.
+    func apply(reset: Bool, changes: ViewChanges, cursor: String, serviceClock: HLCTimestamp, physicalMillis: Int64) throws -> DeviceView {
+        try database.write { db in
+            var state = try Self.state(db)
+            let view = (reset ? DeviceView.empty : state.view.view).applying(changes)
+            state.view = StoredView(view)
+            state.cursor = cursor
+            var clock = HybridLogicalClock(last: state.clock)
+            clock.receive(serviceClock, physicalMillis: physicalMillis)
+            state.clock = clock.last
+            try Self.save(state, db)
+            return view
+        }
+    }
+}

@@ -1,0 +1,263 @@
+import Foundation
+import Logging
+import OpenAPIRuntime
+import ShortcutSyncDomain
+
+/// What an app embeds to keep its shortcuts in step with the person's other devices.
+///
+/// It reads like SiriKit: `donate(_:)` an interaction or a user activity, `deleteDonations…`,
+/// `addVoiceShortcut(phrase:for:)`; `shortcuts()` and `voiceShortcuts()` answer from the last
+/// view pulled, at once and offline. Every call that changes something is stored in the
+/// device's outbox (SQLite) before it returns, and pushed from there: an app killed between a
+/// donation and its push sends it when it opens again, once. `run()` keeps the device in step
+/// while the app runs: it pushes what waits (retrying with backoff, after `Retry-After` when the
+/// service says), listens to the service's stream and pulls when poked or pushed.
+public actor ShortcutSyncClient {
+    public struct Configuration: Sendable {
+        /// The app whose donations this client makes and deletes (like SiriKit's, per app).
+        public var bundleId: String
+        /// The SQLite file that keeps the outbox, the clock and the last view.
+        public var storagePath: String
+        /// The first wait after a failed push or a broken stream; it doubles up to `maximumBackoff`.
+        public var initialBackoff: Duration = .milliseconds(200)
+        public var maximumBackoff: Duration = .seconds(30)
+        /// The most events one push carries (the service takes 500).
+        public var pushBatchSize = 500
+        /// The device's clock, in epoch milliseconds.
+        public var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+
+        public init(bundleId: String, storagePath: String) {
+            self.bundleId = bundleId
+            self.storagePath = storagePath
+        }
+    }
+
+    public let configuration: Configuration
+    private let transport: any SyncTransport
+    private let store: ClientStore
+    private let logger: Logger
+    private var view: DeviceView
+    private var subscribers: [UUID: AsyncStream<DeviceView>.Continuation] = [:]
+    private var wake: AsyncStream<Void>.Continuation?
+
+    /// Opens (or creates) the device's storage; nothing is sent until `sync()` or `run()`.
+    public init(configuration: Configuration, transport: any SyncTransport, logger: Logger = Logger(label: "shortcut-sync-client")) throws {
+        self.configuration = configuration
+        self.transport = transport
+        self.logger = logger
+        store = try ClientStore(path: configuration.storagePath)
+        view = try store.state().view.view
+    }
+
+    // MARK: SiriKit-like calls
+
+    /// Donates an intent interaction (`INInteraction.donate`).
+    public func donate(_ interaction: IntentDonation) throws {
+        try record(.donation(interaction.donation(bundleId: configuration.bundleId)))
+    }
+
+    /// Donates a user activity eligible for prediction (`NSUserActivity.becomeCurrent`).
+    public func donate(_ activity: UserActivityDonation) throws {
+        try record(.donation(activity.donation(bundleId: configuration.bundleId)))
+    }
+
+    /// `INInteraction.delete(with:)`: the app's donations with these identifiers.
+    public func deleteDonations(withIdentifiers identifiers: [String]) throws {
+        try record(.deletion(Deletion(bundleId: configuration.bundleId, selector: .identifiers(identifiers))))
+    }
+
+    /// `INInteraction.delete(with groupIdentifier:)`.
+    public func deleteDonations(withGroupIdentifier group: String) throws {
+        try record(.deletion(Deletion(bundleId: configuration.bundleId, selector: .groupIdentifier(group))))
+    }
+
+    /// `INInteraction.deleteAll()`: every donation of the app.
+    public func deleteAllDonations() throws {
+        try record(.deletion(Deletion(bundleId: configuration.bundleId, selector: .all)))
+    }
+
+    /// Binds a phrase to one of the app's shortcuts (`INVoiceShortcutCenter`); returns the new
+    /// voice shortcut's id. Whether the phrase is free shows in `voiceShortcuts()` once synced.
+    @discardableResult
+    public func addVoiceShortcut(phrase: String, for shortcut: ShortcutView) throws -> UUID {
+        let id = UUID()
+        try record(.voiceShortcutAdded(VoiceShortcutAdded(
+            voiceShortcutId: id, phrase: phrase, bundleId: shortcut.bundleId, identifier: shortcut.identifier, title: shortcut.title)))
+        return id
+    }
+
+    public func updateVoiceShortcut(_ id: UUID, phrase: String) throws {
+        try record(.voiceShortcutUpdated(VoiceShortcutUpdated(voiceShortcutId: id, phrase: phrase)))
+    }
+
+    public func deleteVoiceShortcut(_ id: UUID) throws {
+        try record(.voiceShortcutDeleted(VoiceShortcutDeleted(voiceShortcutId: id)))
+    }
+
+    /// Tells the service which apps are installed: this device then sees only their items.
+    public func reportInstalledApps(_ bundleIds: [String]) throws {
+        try record(.appsReported(AppsReported(installed: bundleIds)))
+    }
+
+    /// The shortcuts of the last view pulled, by bundle and identifier.
+    public func shortcuts() -> [ShortcutView] {
+        view.shortcuts.values.sorted { $0.shortcutID < $1.shortcutID }
+    }
+
+    /// The voice shortcuts of the last view pulled; one whose `status` is `phraseConflict` waits
+    /// for the person to choose another phrase (`conflictsWith` owns it).
+    public func voiceShortcuts() -> [VoiceShortcutView] {
+        view.voiceShortcuts.values.sorted { ($0.phrase, $0.voiceShortcutId.uuidString) < ($1.phrase, $1.voiceShortcutId.uuidString) }
+    }
+
+    /// The last view pulled.
+    public var currentView: DeviceView { view }
+
+    /// How many events wait to be pushed.
+    public func pendingEvents() throws -> Int {
+        try store.pendingCount()
+    }
+
+    /// Every view this device pulls from now on (the current one first).
+    public func viewChanges() -> AsyncStream<DeviceView> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DeviceView.self, bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        subscribers[id] = continuation
+        continuation.yield(view)
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        return stream
+    }
+
+    private func unsubscribe(_ id: UUID) {
+        subscribers[id] = nil
+    }
+
+    private func record(_ body: EventBody) throws {
+        _ = try store.enqueue(body, physicalMillis: configuration.now())
+        wake?.yield()
+    }
+
+    // MARK: Syncing
+
+    /// Pushes everything waiting, then pulls what changed (waiting for its own pushes to show):
+    /// once, now. Throws what the service or the network said.
+    public func sync() async throws {
+        let position = try await pushPending()
+        try await pull(waitFor: position)
+    }
+
+    /// Pushes the outbox, batch by batch; returns the log position covering it (0 if nothing was pushed).
+    @discardableResult
+    func pushPending() async throws -> Int64 {
+        var position: Int64 = 0
+        while true {
+            let batch = try store.pending(limit: configuration.pushBatchSize)
+            guard let first = batch.first else { return position }
+            switch try await transport.push(batch) {
+            case .accepted(let lastAcceptedSeq, let covering):
+                try store.acknowledge(through: lastAcceptedSeq)
+                position = max(position, covering)
+            case .seqMismatch(let expectedSeq):
+                logger.notice("the service expects another seq: the outbox is numbered anew", metadata: [
+                    "expected_seq": "\(expectedSeq)", "first_pending_seq": "\(first.seq)",
+                ])
+                try store.renumberPending(from: expectedSeq)
+            }
+        }
+    }
+
+    /// Pulls with the stored cursor and stores the new view.
+    func pull(waitFor position: Int64? = nil) async throws {
+        let state = try store.state()
+        let answer = try await transport.pull(cursor: state.cursor, waitFor: position.flatMap { $0 > 0 ? $0 : nil },
+                                              timeoutMillis: position == nil ? nil : 10_000)
+        let updated = try store.apply(reset: answer.reset, changes: answer.changes, cursor: answer.cursor,
+                                      serviceClock: answer.serviceClock, physicalMillis: configuration.now())
+        if updated != view {
+            view = updated
+            for subscriber in subscribers.values { subscriber.yield(updated) }
+        }
+    }
+
+    /// Keeps the device in step until cancelled: pushes as soon as something is recorded (and
+    /// at start, for what an earlier run left), pulls after each push, and listens to the
+    /// stream, pulling at each poke and after each reconnection. Failures are retried with
+    /// backoff; `Retry-After` is honoured.
+    public func run() async throws {
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.wake = wake
+        wake.yield()
+        defer { self.wake = nil }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.pushLoop(wakes) }
+            group.addTask { try await self.streamLoop() }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func pushLoop(_ wakes: AsyncStream<Void>) async throws {
+        for await _ in wakes {
+            try await retrying("push") { try await self.sync() }
+        }
+    }
+
+    private func streamLoop() async throws {
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                let pokes = try await transport.pokes()
+                failures = 0
+                try await retrying("pull") { try await self.pull() }  // what changed while not listening
+                for try await _ in pokes {
+                    try await retrying("pull") { try await self.pull() }
+                }
+            } catch where !Task.isCancelled {
+                logger.info("the stream ended; reconnecting", metadata: ["error": "\(error)"])
+                failures += 1
+            }
+            try await Task.sleep(for: backoff(after: failures, retryAfter: nil))
+        }
+    }
+
+    /// Runs `operation` until it succeeds or fails for good (a refusal), waiting between tries.
+    private func retrying(_ what: String, _ operation: () async throws -> Void) async throws {
+        var failures = 0
+        while true {
+            do {
+                return try await operation()
+            } catch where !Task.isCancelled {
+                let reason = SyncTransportError.unwrapping(error)
+                if case .refused = reason {
+                    logger.error("the service refused a \(what); it will not be retried", metadata: ["error": "\(reason.map { "\($0)" } ?? "\(error)")"])
+                    throw error
+                }
+                failures += 1
+                let retryAfter: Int? = if case .retryLater(let seconds) = reason { seconds } else { nil }
+                let delay = backoff(after: failures, retryAfter: retryAfter)
+                logger.info("a \(what) failed; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
+                try await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    /// The wait after `failures` failures in a row: doubling from the initial backoff, at most
+    /// the maximum, never less than `Retry-After`.
+    func backoff(after failures: Int, retryAfter: Int?) -> Duration {
+        guard failures > 0 else { return .zero }
+        var delay = configuration.initialBackoff
+        for _ in 1..<min(failures, 20) where delay < configuration.maximumBackoff { delay *= 2 }
+        delay = min(delay, configuration.maximumBackoff)
+        if let retryAfter { delay = max(delay, .seconds(retryAfter)) }
+        return delay
+    }
+}
+
+extension SyncTransportError {
+    /// The transport error behind `error`, which the generated client wraps in its `ClientError`.
+    static func unwrapping(_ error: any Error) -> SyncTransportError? {
+        if let error = error as? SyncTransportError { return error }
+        if let error = error as? ClientError { return unwrapping(error.underlyingError) }
+        return nil
+    }
+}

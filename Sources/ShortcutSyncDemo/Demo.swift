@@ -1,0 +1,172 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+import ServiceLifecycle
+import ShortcutSyncAPI
+import ShortcutSyncClient
+import ShortcutSyncDomain
+import ShortcutSyncServer
+import ShortcutSyncStore
+
+/// `shortcut-sync demo`: the service and three devices of one person, each built on
+/// `ShortcutSyncClient`, that donate, assign phrases (two collide), go offline, delete, come back
+/// and sync; it prints every device's view after each step and ends by comparing them.
+public struct Demo: Sendable {
+    public let database: DatabaseURL
+    public let logger: Logger
+    /// Where the devices keep their SQLite files.
+    public let storage: URL
+    let write: @Sendable (String) -> Void
+
+    public init(database: DatabaseURL, storage: URL, logger: Logger, write: @escaping @Sendable (String) -> Void) {
+        self.database = database
+        self.storage = storage
+        self.logger = logger
+        self.write = write
+    }
+
+    struct Device {
+        let name: String
+        let client: ShortcutSyncClient
+    }
+
+    /// Runs the story; true when every device ends with the same view.
+    public func run() async throws -> Bool {
+        let adminToken = "demo-" + UUID().uuidString
+        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, adminToken: adminToken,
+                                                maximumConnections: 10, keepAliveInterval: .seconds(1))
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = try await buildApplication(configuration, logger: logger, onServerRunning: { channel in
+            portContinuation.yield(channel.localAddress?.port ?? 0)
+            portContinuation.finish()
+        })
+        var groupConfiguration = ServiceGroupConfiguration(services: [app], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(5)
+        groupConfiguration.maximumCancellationDuration = .seconds(2)
+        let services = ServiceGroup(configuration: groupConfiguration)
+        return try await withThrowingTaskGroup(of: Bool?.self) { group in
+            group.addTask { try await services.run(); return nil }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next(), port > 0 else { throw CancellationError() }
+            let outcome: Result<Bool, any Error>
+            do {
+                outcome = .success(try await story(URL(string: "http://127.0.0.1:\(port)")!, adminToken: adminToken))
+            } catch {
+                outcome = .failure(error)
+            }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return try outcome.get()
+        }
+    }
+
+    private func story(_ server: URL, adminToken: String) async throws -> Bool {
+        let http = AsyncHTTPClientTransport()
+        let admin = Client(serverURL: server, transport: http, middlewares: [Bearer(token: adminToken)])
+        let account = try await admin.createAccount().created.body.json
+        write("ShortcutSync demo: one person (account \(account.accountId.lowercased())), three devices, service on \(server.absoluteString)\n")
+        let accountClient = Client(serverURL: server, transport: http, middlewares: [Bearer(token: account.accountToken)])
+        var devices: [Device] = []
+        for (name, platform) in [("iPhone", Components.Schemas.Platform.iOS), ("iPad", .iPadOS), ("Mac", .macOS)] {
+            let created = try await accountClient.createDevice(body: .json(.init(name: name, platform: platform))).created.body.json
+            var settings = ShortcutSyncClient.Configuration(bundleId: "com.example.soup",
+                                                            storagePath: storage.appendingPathComponent("\(name).sqlite").path)
+            settings.initialBackoff = .milliseconds(50)
+            let transport = OpenAPISyncTransport(serverURL: server, deviceToken: created.deviceToken, transport: http)
+            devices.append(Device(name: name, client: try ShortcutSyncClient(configuration: settings, transport: transport, logger: logger)))
+        }
+        let (phone, pad, mac) = (devices[0].client, devices[1].client, devices[2].client)
+
+        try await step(1, "Every device online. The iPhone donates two soups; the Mac orders a soup too.", devices) {
+            try await phone.donate(IntentDonation(intentType: "OrderSoupIntent", identifier: "tomato", title: "Tomato soup", groupIdentifier: "soups"))
+            try await phone.donate(IntentDonation(intentType: "OrderSoupIntent", identifier: "leek", title: "Leek soup", groupIdentifier: "soups"))
+            try await mac.donate(UserActivityDonation(activityType: "com.example.soup.order", persistentIdentifier: "pumpkin", title: "Pumpkin soup"))
+        }
+        let tomato = try await shortcut("tomato", on: phone)
+        let leek = try await shortcut("leek", on: phone)
+        try await step(2, "Phrases: the iPhone says \"Soup time\" for tomato, the Mac \"soup time!\" for leek: they collide.", devices) {
+            try await phone.addVoiceShortcut(phrase: "Soup time", for: tomato)
+            try await Task.sleep(for: .milliseconds(5))
+            try await mac.addVoiceShortcut(phrase: "soup time!", for: leek)
+        }
+        try await step(3, "The iPad goes offline and deletes tomato; meanwhile the iPhone orders leek again and the Mac renames its phrase.",
+                       devices, offline: ["iPad"]) {
+            try await pad.deleteDonations(withIdentifiers: ["tomato"])
+            try await phone.donate(IntentDonation(intentType: "OrderSoupIntent", identifier: "leek", title: "Leek soup, large", groupIdentifier: "soups"))
+            if let conflicting = await mac.voiceShortcuts().first(where: { $0.status == .phraseConflict }) {
+                try await mac.updateVoiceShortcut(conflicting.voiceShortcutId, phrase: "Leek please")
+            }
+        }
+        try await step(4, "The iPad comes back and syncs: its deletion reaches everyone.", devices) {}
+        try await step(5, "The iPhone orders tomato again, after the deletion: it is back everywhere.", devices) {
+            try await phone.donate(IntentDonation(intentType: "OrderSoupIntent", identifier: "tomato", title: "Tomato soup", groupIdentifier: "soups"))
+        }
+
+        var views: [(String, DeviceView)] = []
+        for device in devices { views.append((device.name, await device.client.currentView)) }
+        let differing = views.filter { $0.1 != views[0].1 }.map(\.0)
+        if differing.isEmpty {
+            write("All three devices show the same \(views[0].1.shortcuts.count) shortcuts and \(views[0].1.voiceShortcuts.count) voice shortcuts: converged.\n")
+            return true
+        }
+        write("The views differ: \(differing.joined(separator: ", ")) disagree with the iPhone.\n")
+        return false
+    }
+
+    /// Runs `actions`, then syncs every online device twice (their pushes first, then what the
+    /// others pushed), and prints the views.
+    private func step(_ number: Int, _ title: String, _ devices: [Device], offline: Set<String> = [],
+                      _ actions: () async throws -> Void) async throws {
+        write("\n\(number). \(title)\n")
+        try await actions()
+        let online = devices.filter { !offline.contains($0.name) }
+        for _ in 0..<2 {
+            for device in online { try await device.client.sync() }
+        }
+        for device in devices {
+            let view = await device.client.currentView
+            let pending = try await device.client.pendingEvents()
+            write(Self.line(device.name, view, note: offline.contains(device.name) ? "offline, \(pending) waiting" : ""))
+        }
+    }
+
+    private func shortcut(_ identifier: String, on client: ShortcutSyncClient) async throws -> ShortcutView {
+        guard let found = await client.shortcuts().first(where: { $0.identifier == identifier }) else {
+            throw DemoError(description: "the iPhone does not see its own \(identifier) donation")
+        }
+        return found
+    }
+
+    /// One device's view on one line: shortcuts with their donation counts, then phrases.
+    static func line(_ name: String, _ view: DeviceView, note: String) -> String {
+        let shortcuts = view.shortcuts.values.sorted { $0.shortcutID < $1.shortcutID }.map { "\($0.identifier)×\($0.donationCount)" }
+        let phrases = view.voiceShortcuts.values.sorted { $0.phrase < $1.phrase }.map {
+            "\"\($0.phrase)\"→\($0.identifier)" + ($0.status == .phraseConflict ? " (conflict)" : "") + ($0.targetAvailable ? "" : " (unavailable)")
+        }
+        let padded = name.padding(toLength: 7, withPad: " ", startingAt: 0)
+        let items = (shortcuts.isEmpty ? "-" : shortcuts.joined(separator: " ")).padding(toLength: 34, withPad: " ", startingAt: 0)
+        return "   \(padded) \(items) \(phrases.isEmpty ? "-" : phrases.joined(separator: ", "))\(note.isEmpty ? "" : "  [\(note)]")\n"
+    }
+}
+
+struct DemoError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Sends a bearer token with every request.
+struct Bearer: ClientMiddleware {
+    let token: String
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[.authorization] = "Bearer \(token)"
+        return try await next(request, body, baseURL)
+    }
+}
