@@ -1,6 +1,8 @@
 # Builds the shortcut-sync executable and runs `serve` on a slim Debian image.
 FROM swift:6.2-bookworm AS build
 WORKDIR /src
+# The client library (linked by `demo`) keeps its outbox in SQLite.
+RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-dev && rm -rf /var/lib/apt/lists/*
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
@@ -11,7 +13,7 @@ RUN swift build -c release --product shortcut-sync --static-swift-stdlib \
 
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates libcurl4 libxml2 tzdata \
+    && apt-get install -y --no-install-recommends ca-certificates libcurl4 libxml2 libsqlite3-0 tzdata \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home /app shortcut-sync
 WORKDIR /app

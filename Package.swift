@@ -231,7 +231,7 @@ let package = Package(
         .testTarget(
             name: "ShortcutSyncServerTests",
             dependencies: [
-                "ShortcutSyncServer", "ShortcutSyncWorker", "ShortcutSyncAPI", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
+                "ShortcutSyncServer", "ShortcutSyncClient", "ShortcutSyncWorker", "ShortcutSyncAPI", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

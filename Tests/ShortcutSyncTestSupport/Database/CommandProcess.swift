@@ -15,8 +15,8 @@ public final class CommandProcess: @unchecked Sendable {
         let base = NSTemporaryDirectory() + "shortcut-sync-command-\(UUID().uuidString)"
         outputPath = base + ".out"
         errorPath = base + ".err"
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
-        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         process.executableURL = try ServeProcess.executable()
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment

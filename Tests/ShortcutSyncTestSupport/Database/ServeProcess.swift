@@ -18,16 +18,18 @@ public final class ServeProcess: @unchecked Sendable {
     private let process = Process()
     private let outputPath: String
 
-    /// Starts `shortcut-sync serve` with the embedded PostgreSQL under `dataDirectory`.
-    public init(dataDirectory: URL, arguments: [String] = []) throws {
+    /// Starts `shortcut-sync serve` with the embedded PostgreSQL under `dataDirectory`, on
+    /// `port` (a free one when nil: give an earlier one's to start the service again where
+    /// its clients expect it).
+    public init(dataDirectory: URL, port: Int? = nil, arguments: [String] = []) throws {
         self.dataDirectory = dataDirectory
-        port = try EmbeddedPostgres.freeLoopbackPort()
+        self.port = try port ?? EmbeddedPostgres.freeLoopbackPort()
         adminToken = "admin-\(UUID())"
         outputPath = dataDirectory.path + ".log"
         FileManager.default.createFile(atPath: outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         process.executableURL = try Self.executable()
-        process.arguments = ["serve", "--port", "\(port)", "--data-dir", dataDirectory.path, "--admin-token", adminToken,
+        process.arguments = ["serve", "--port", "\(self.port)", "--data-dir", dataDirectory.path, "--admin-token", adminToken,
                              "--log-level", "info"] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = nil
