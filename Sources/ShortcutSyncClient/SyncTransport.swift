@@ -21,6 +21,21 @@ public struct PullAnswer: Sendable, Hashable {
     public var lastAcceptedSeq: Int64
 }
 
+extension PullAnswer {
+    /// The domain's reading of a pull's wire answer (the views share their JSON form).
+    public init(_ answer: Components.Schemas.PullResponse) throws {
+        let decoder = JSONDecoder(), encoder = JSONEncoder()
+        var changes = ViewChanges()
+        changes.upsertedShortcuts = try decoder.decode([ShortcutView].self, from: encoder.encode(answer.shortcuts.upserted))
+        changes.removedShortcuts = try decoder.decode([ShortcutID].self, from: encoder.encode(answer.shortcuts.removed))
+        changes.upsertedVoiceShortcuts = try decoder.decode([VoiceShortcutView].self, from: encoder.encode(answer.voiceShortcuts.upserted))
+        changes.removedVoiceShortcuts = answer.voiceShortcuts.removed.compactMap(UUID.init(uuidString:))
+        self.init(cursor: answer.cursor, reset: answer.reset, changes: changes,
+                  serviceClock: HLCTimestamp(wallMillis: answer.hlc.wallMillis, counter: answer.hlc.counter),
+                  lastAcceptedSeq: answer.lastAcceptedSeq)
+    }
+}
+
 /// Why a request did not go through.
 public enum SyncTransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The service is unavailable now (503, 429): try again, after `retryAfter` seconds if given.
@@ -57,7 +72,7 @@ public struct OpenAPISyncTransport: SyncTransport {
 
     public init(serverURL: URL, deviceToken: String, transport: any ClientTransport) {
         client = Client(serverURL: serverURL, transport: transport,
-                        middlewares: [DeviceToken(token: deviceToken), RetryLaterMiddleware()])
+                        middlewares: [BearerToken(token: deviceToken), RetryLaterMiddleware()])
     }
 
     public func push(_ events: [Event]) async throws -> PushOutcome {
@@ -76,16 +91,7 @@ public struct OpenAPISyncTransport: SyncTransport {
     public func pull(cursor: String?, waitFor position: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
         switch try await client.pull(query: .init(cursor: cursor, waitFor: position, timeout: timeoutMillis.map(Int32.init))) {
         case .ok(let ok):
-            let answer = try ok.body.json
-            let decoder = JSONDecoder(), encoder = JSONEncoder()
-            var changes = ViewChanges()
-            changes.upsertedShortcuts = try decoder.decode([ShortcutView].self, from: encoder.encode(answer.shortcuts.upserted))
-            changes.removedShortcuts = try decoder.decode([ShortcutID].self, from: encoder.encode(answer.shortcuts.removed))
-            changes.upsertedVoiceShortcuts = try decoder.decode([VoiceShortcutView].self, from: encoder.encode(answer.voiceShortcuts.upserted))
-            changes.removedVoiceShortcuts = answer.voiceShortcuts.removed.compactMap(UUID.init(uuidString:))
-            return PullAnswer(cursor: answer.cursor, reset: answer.reset, changes: changes,
-                              serviceClock: HLCTimestamp(wallMillis: answer.hlc.wallMillis, counter: answer.hlc.counter),
-                              lastAcceptedSeq: answer.lastAcceptedSeq)
+            return try PullAnswer(try ok.body.json)
         case .default(let status, let problem):
             throw Self.error(status: status, detail: (try? problem.body.applicationProblemJson).map(Self.detail) ?? "")
         }
@@ -128,16 +134,20 @@ public struct OpenAPISyncTransport: SyncTransport {
     }
 }
 
-/// Sends the device's token with every request.
-struct DeviceToken: ClientMiddleware {
-    let token: String
+/// Sends a bearer token (a device's, an account's, the admin's) with every request; none when nil.
+public struct BearerToken: ClientMiddleware {
+    public let token: String?
 
-    func intercept(
+    public init(token: String?) {
+        self.token = token
+    }
+
+    public func intercept(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var request = request
-        request.headerFields[.authorization] = "Bearer \(token)"
+        if let token { request.headerFields[.authorization] = "Bearer \(token)" }
         return try await next(request, body, baseURL)
     }
 }

@@ -66,10 +66,10 @@ public struct Demo: Sendable {
 
     private func story(_ server: URL, adminToken: String) async throws -> Bool {
         let http = AsyncHTTPClientTransport()
-        let admin = Client(serverURL: server, transport: http, middlewares: [Bearer(token: adminToken)])
+        let admin = Client(serverURL: server, transport: http, middlewares: [BearerToken(token: adminToken)])
         let account = try await admin.createAccount().created.body.json
         write("ShortcutSync demo: one person (account \(account.accountId.lowercased())), three devices, service on \(server.absoluteString)\n")
-        let accountClient = Client(serverURL: server, transport: http, middlewares: [Bearer(token: account.accountToken)])
+        let accountClient = Client(serverURL: server, transport: http, middlewares: [BearerToken(token: account.accountToken)])
         var devices: [Device] = []
         for (name, platform) in [("iPhone", Components.Schemas.Platform.iOS), ("iPad", .iPadOS), ("Mac", .macOS)] {
             let created = try await accountClient.createDevice(body: .json(.init(name: name, platform: platform))).created.body.json
@@ -155,18 +155,4 @@ public struct Demo: Sendable {
 
 struct DemoError: Error, CustomStringConvertible {
     var description: String
-}
-
-/// Sends a bearer token with every request.
-struct Bearer: ClientMiddleware {
-    let token: String
-
-    func intercept(
-        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
-        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
-    ) async throws -> (HTTPResponse, HTTPBody?) {
-        var request = request
-        request.headerFields[.authorization] = "Bearer \(token)"
-        return try await next(request, body, baseURL)
-    }
 }

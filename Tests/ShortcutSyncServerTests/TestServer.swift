@@ -11,6 +11,7 @@ import OpenAPIRuntime
 import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncAPI
+import ShortcutSyncClient
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncServer
@@ -94,20 +95,6 @@ struct TestServer {
     }
 }
 
-/// Sets the Authorization header of every request.
-struct BearerToken: ClientMiddleware {
-    let token: String?
-
-    func intercept(
-        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
-        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
-    ) async throws -> (HTTPResponse, HTTPBody?) {
-        var request = request
-        if let token { request.headerFields[.authorization] = "Bearer \(token)" }
-        return try await next(request, body, baseURL)
-    }
-}
-
 /// A device as the tests drive it: its own seq counter and clock, and what it has pulled.
 final class SimulatedDevice: @unchecked Sendable {
     let id: UUID
@@ -166,13 +153,7 @@ enum WireEvents {
     }
 
     static func changes(_ answer: Components.Schemas.PullResponse) throws -> ViewChanges {
-        let decoder = JSONDecoder(), encoder = JSONEncoder()
-        var changes = ViewChanges()
-        changes.upsertedShortcuts = try decoder.decode([ShortcutView].self, from: encoder.encode(answer.shortcuts.upserted))
-        changes.removedShortcuts = try decoder.decode([ShortcutID].self, from: encoder.encode(answer.shortcuts.removed))
-        changes.upsertedVoiceShortcuts = try decoder.decode([VoiceShortcutView].self, from: encoder.encode(answer.voiceShortcuts.upserted))
-        changes.removedVoiceShortcuts = answer.voiceShortcuts.removed.compactMap(UUID.init(uuidString:))
-        return changes
+        try PullAnswer(answer).changes
     }
 }
 
