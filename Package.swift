@@ -8,7 +8,8 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "shortcut-sync",
-    platforms: [.macOS(.v15)],
+    // iOS, watchOS and visionOS are for apps that embed ShortcutSyncClient (not built on this Linux machine).
+    platforms: [.macOS(.v15), .iOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "shortcut-sync", targets: ["ShortcutSyncCLI"]),
         .library(name: "ShortcutSyncDomain", targets: ["ShortcutSyncDomain"]),

@@ -80,6 +80,30 @@ import Testing
         }
     }
 
+    /// The app's storage was wiped (reinstalled, restored from an old backup): its new outbox
+    /// starts again at seq 1, the service answers 409 with the seq it expects, and the client
+    /// numbers its waiting events from there.
+    @Test func aDeviceWhoseStorageWasWipedNumbersItsEventsFromWhatTheServiceExpects() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let before = try Self.client(server, token: phone.token, storage: Self.storage())
+            try await before.donate(Self.soup("tomato"))
+            try await before.donate(Self.soup("leek"))
+            try await before.sync()
+
+            let wiped = try Self.client(server, token: phone.token, storage: Self.storage())
+            try await wiped.donate(Self.soup("kale"))
+            try await wiped.sync()
+            #expect(try await wiped.pendingEvents() == 0)
+            #expect(try await Self.stored(server, device: phone.id).map(\.0) == [1, 2, 3])
+            #expect(await wiped.shortcuts().map(\.identifier) == ["kale", "leek", "tomato"])
+            try await wiped.donate(Self.soup("pea"))
+            try await wiped.sync()
+            #expect(try await Self.stored(server, device: phone.id).map(\.0) == [1, 2, 3, 4])
+        }
+    }
+
     /// Two devices that worked offline — donations, a deletion, phrases that collide — sync in
     /// any order and end with the view the domain folds of everything they did.
     @Test func twoDevicesThatWorkedOfflineConvergeOnTheDomainFold() async throws {
