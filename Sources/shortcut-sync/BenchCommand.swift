@@ -9,7 +9,7 @@ import ShortcutSyncStore
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure the service beside raw PostgreSQL (DESIGN §8).",
-        subcommands: [WorkerBenchCommand.self])
+        subcommands: [WorkerBenchCommand.self, PushBenchCommand.self])
 }
 
 /// `shortcut-sync bench worker`: the worker's catch-up and a rebuild, beside a raw ordered read.

@@ -1,0 +1,369 @@
+import AsyncHTTPClient
+import Foundation
+import Histogram
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import PostgresNIO
+import ShortcutSyncStore
+
+/// `bench push`: pushes over HTTP to a running service beside raw inserts of the same rows into
+/// a copy of the events table on the same database (DESIGN §8), the end-to-end latency from one
+/// device's push to another's pull woken by its stream with many streams open, and the
+/// service's resident memory with them open.
+public struct PushBenchmark: Sendable {
+    /// One push scenario: `devices` devices pushing `batch`-event batches at once, each of its own
+    /// account or all of one, beside `rawClients` connections inserting `batch`-row transactions.
+    public struct Scenario: Sendable, Hashable, Codable {
+        public var name: String
+        public var devices: Int
+        public var batch: Int
+        public var oneAccount: Bool
+        public var rawClients: Int
+
+        public init(name: String, devices: Int, batch: Int, oneAccount: Bool, rawClients: Int) {
+            self.name = name
+            self.devices = devices
+            self.batch = batch
+            self.oneAccount = oneAccount
+            self.rawClients = rawClients
+        }
+
+        /// The scenarios of DESIGN §8 and the issue's table.
+        public static let all = [
+            Scenario(name: "100-event pushes, 4 devices of 4 accounts", devices: 4, batch: 100, oneAccount: false, rawClients: 4),
+            Scenario(name: "100-event pushes, 4 devices of 1 account", devices: 4, batch: 100, oneAccount: true, rawClients: 4),
+            Scenario(name: "1-event pushes, 32 devices", devices: 32, batch: 1, oneAccount: false, rawClients: 8),
+        ]
+    }
+
+    public struct Throughput: Sendable, Hashable, Codable {
+        public var scenario: Scenario
+        public var oursEventsPerSecond: Double
+        public var rawRowsPerSecond: Double
+        public var ratio: Double { rawRowsPerSecond > 0 ? oursEventsPerSecond / rawRowsPerSecond : 0 }
+        public var pushP50Milliseconds: Double
+        public var pushP99Milliseconds: Double
+        public var failedPushes: Int
+    }
+
+    public struct Latency: Sendable, Hashable, Codable {
+        public var streams: Int
+        public var samples: Int
+        public var p50Milliseconds: Double
+        public var p99Milliseconds: Double
+        /// The service's resident memory with every stream open, in bytes (nil where unknown).
+        public var serviceResidentBytes: Int?
+    }
+
+    public let service: URL
+    public let adminToken: String
+    public let database: DatabaseURL
+    /// The service's process, for its resident memory (Linux /proc).
+    public let servicePID: Int32?
+    public let duration: Duration
+    public let logger: Logger
+    public var report: @Sendable (String) -> Void = { _ in }
+
+    public init(service: URL, adminToken: String, database: DatabaseURL, servicePID: Int32?, duration: Duration, logger: Logger) {
+        self.service = service
+        self.adminToken = adminToken
+        self.database = database
+        self.servicePID = servicePID
+        self.duration = duration
+        self.logger = logger
+    }
+
+    // MARK: Push throughput
+
+    public func throughput(_ scenario: Scenario, http: HTTPClient) async throws -> Throughput {
+        let devices = try await register(devices: scenario.devices, accounts: scenario.oneAccount ? 1 : scenario.devices, http: http)
+        let (events, histogram, failures) = try await pushAsFastAsPossible(devices, batch: scenario.batch, http: http)
+        let ours = Double(events) / duration.seconds
+        report("\(scenario.name): ours \(Int(ours)) events/s")
+        let raw = try await rawInserts(batch: scenario.batch, clients: scenario.rawClients)
+        report("\(scenario.name): raw \(Int(raw)) rows/s")
+        return Throughput(scenario: scenario, oursEventsPerSecond: ours, rawRowsPerSecond: raw,
+                          pushP50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
+                          pushP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, failedPushes: failures)
+    }
+
+    struct Device: Sendable {
+        var token: String
+        var account: Int
+    }
+
+    /// `devices` new devices spread over `accounts` new accounts (round robin).
+    func register(devices: Int, accounts: Int, http: HTTPClient) async throws -> [Device] {
+        var accountTokens: [String] = []
+        for _ in 0..<accounts {
+            let created = try await post("/v1/accounts", token: adminToken, body: nil, http: http)
+            accountTokens.append(try string(created, "accountToken"))
+        }
+        var registered: [Device] = []
+        for index in 0..<devices {
+            let created = try await post("/v1/devices", token: accountTokens[index % accounts],
+                                         body: #"{"name":"bench \#(index)","platform":"iOS"}"#, http: http)
+            registered.append(Device(token: try string(created, "deviceToken"), account: index % accounts))
+        }
+        return registered
+    }
+
+    /// Every device pushes batches back to back for `duration`; events accepted, push latencies
+    /// in microseconds, and pushes that failed.
+    func pushAsFastAsPossible(_ devices: [Device], batch: Int, http: HTTPClient) async throws -> (Int, Histogram<UInt64>, Int) {
+        let deadline = ContinuousClock.now + duration
+        return try await withThrowingTaskGroup(of: (Int, Histogram<UInt64>, Int).self) { group in
+            for device in devices {
+                group.addTask {
+                    var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+                    var seq: Int64 = 0, accepted = 0, failed = 0
+                    while ContinuousClock.now < deadline {
+                        let body = BenchEvents.pushBody(from: seq + 1, count: batch)
+                        let started = ContinuousClock.now
+                        let status = try await post(status: "/v1/sync/push", token: device.token, body: body, http: http)
+                        histogram.record(UInt64((ContinuousClock.now - started).seconds * 1_000_000))
+                        if status == 200 {
+                            seq += Int64(batch)
+                            accepted += batch
+                        } else {
+                            failed += 1
+                        }
+                    }
+                    return (accepted, histogram, failed)
+                }
+            }
+            var total = 0, failures = 0
+            var merged = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+            for try await (accepted, histogram, failed) in group {
+                total += accepted
+                failures += failed
+                merged.add(histogram)
+            }
+            return (total, merged, failures)
+        }
+    }
+
+    /// `clients` connections insert `batch`-row transactions of the same event-shaped rows into a
+    /// copy of the events table (its indexes and constraints, not its trigger) for `duration`.
+    func rawInserts(batch: Int, clients: Int) async throws -> Double {
+        let client = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: clients + 1), backgroundLogger: logger)
+        return try await client.withRunning {
+            try await client.query("DROP TABLE IF EXISTS bench_raw_events", logger: logger)
+            try await client.query("CREATE TABLE bench_raw_events (LIKE events INCLUDING ALL)", logger: logger)
+            let body = String(BenchEvents.body.dropFirst().dropLast())  // the body's fields, as the events table keeps them
+            let deadline = ContinuousClock.now + duration
+            let rows = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<clients {
+                    group.addTask {
+                        let account = UUID(), device = UUID()
+                        var next: Int64 = 1, inserted = 0
+                        while ContinuousClock.now < deadline {
+                            let seqs = Array(next..<(next + Int64(batch)))
+                            try await client.query("""
+                                INSERT INTO bench_raw_events (account_id, stream_version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
+                                SELECT \(account), s, \(device), s, gen_random_uuid(), 'donation', 1763712000000 + s, 0, ('{' || \(body) || '}')::jsonb
+                                FROM unnest(\(seqs)::int8[]) AS s
+                                """, logger: logger)
+                            next += Int64(batch)
+                            inserted += batch
+                        }
+                        return inserted
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            try await client.query("DROP TABLE bench_raw_events", logger: logger)
+            return Double(rows) / duration.seconds
+        }
+    }
+
+    // MARK: End-to-end latency
+
+    /// `streams` devices (two per account) hold their streams open; `samples` times, one device
+    /// pushes a donation and its account's other device, woken by its stream, pulls until it
+    /// sees it. The service's memory is read with every stream open.
+    public func endToEnd(streams: Int, samples: Int, http: HTTPClient) async throws -> Latency {
+        let accounts = max(streams / 2, 1)
+        let devices = try await register(devices: accounts * 2, accounts: accounts, http: http)
+        let pokes = PokeBoard()
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, device) in devices.enumerated() {
+                group.addTask { try await listen(device.token, index: index, pokes: pokes, http: http) }
+            }
+            try await pokes.waitForOpen(devices.count, timeout: .seconds(120))
+            report("\(devices.count) streams open")
+            try await waitForWorker(http: http)
+            let memory = servicePID.flatMap(ResidentMemory.of)
+            var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+            var seqs = [Int64](repeating: 0, count: devices.count)
+            var cursors = [String?](repeating: nil, count: devices.count)
+            for sample in 0..<samples {
+                // `register` deals devices to accounts round robin: device a and a + accounts share account a.
+                let pusher = sample % accounts, reader = pusher + accounts
+                let identifier = "e2e-\(sample)"
+                seqs[pusher] += 1
+                let pokesBefore = await pokes.count(reader)
+                let started = ContinuousClock.now
+                let status = try await post(status: "/v1/sync/push", token: devices[pusher].token,
+                                            body: BenchEvents.pushBody(from: seqs[pusher], count: 1, identifier: identifier), http: http)
+                guard status == 200 else { throw BenchError("a push answered \(status)") }
+                try await pokes.waitForPoke(reader, after: pokesBefore, timeout: .seconds(10))
+                while true {
+                    let (found, cursor) = try await pull(devices[reader].token, cursor: cursors[reader], seeking: identifier, http: http)
+                    cursors[reader] = cursor
+                    if found { break }
+                    try await pokes.waitForPoke(reader, after: await pokes.count(reader), timeout: .seconds(10))
+                }
+                histogram.record(UInt64((ContinuousClock.now - started).seconds * 1_000_000))
+            }
+            group.cancelAll()
+            return Latency(streams: devices.count, samples: samples, p50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
+                           p99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, serviceResidentBytes: memory)
+        }
+    }
+
+    /// Waits until the worker has folded every pushed event, so that latency is not a backlog's.
+    private func waitForWorker(http: HTTPClient) async throws {
+        let deadline = ContinuousClock.now + .seconds(300)
+        while ContinuousClock.now < deadline {
+            let response = try await http.execute(HTTPClientRequest(url: service.absoluteString + "/readyz"), timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+            if json?["workerLag"] as? Int == 0 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw BenchError("the worker did not catch up within 300 s")
+    }
+
+    private func listen(_ token: String, index: Int, pokes: PokeBoard, http: HTTPClient) async throws {
+        var request = HTTPClientRequest(url: service.absoluteString + "/v1/sync/stream")
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        let response = try await http.execute(request, timeout: .hours(1))
+        guard response.status.code == 200 else { throw BenchError("a stream answered \(response.status.code)") }
+        await pokes.opened(index)
+        for try await chunk in response.body {
+            let text = String(buffer: chunk)
+            let changes = text.components(separatedBy: "event: changed").count - 1
+            if changes > 0 { await pokes.poked(index, times: changes) }
+        }
+    }
+
+    private func pull(_ token: String, cursor: String?, seeking identifier: String, http: HTTPClient) async throws -> (Bool, String?) {
+        var url = service.absoluteString + "/v1/sync/pull"
+        if let cursor { url += "?cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor) }
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 16 << 20)
+        guard response.status.code == 200,
+              let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
+            throw BenchError("a pull answered \(response.status.code)")
+        }
+        let upserted = (json["shortcuts"] as? [String: Any])?["upserted"] as? [[String: Any]] ?? []
+        return (upserted.contains { $0["identifier"] as? String == identifier }, json["cursor"] as? String)
+    }
+
+    // MARK: HTTP
+
+    private func post(_ path: String, token: String, body: String?, http: HTTPClient) async throws -> [String: Any] {
+        var request = HTTPClientRequest(url: service.absoluteString + path)
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let answer = try await response.body.collect(upTo: 1 << 20)
+        guard (200..<300).contains(response.status.code),
+              let json = try JSONSerialization.jsonObject(with: Data(buffer: answer)) as? [String: Any] else {
+            throw BenchError("POST \(path) answered \(response.status.code): \(String(buffer: answer))")
+        }
+        return json
+    }
+
+    /// A push's status, its answer read and dropped.
+    private func post(status path: String, token: String, body: String, http: HTTPClient) async throws -> UInt {
+        var request = HTTPClientRequest(url: service.absoluteString + path)
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await http.execute(request, timeout: .seconds(30))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        return response.status.code
+    }
+
+    private func string(_ json: [String: Any], _ key: String) throws -> String {
+        guard let value = json[key] as? String else { throw BenchError("the answer has no \(key)") }
+        return value
+    }
+}
+
+/// Who has opened their stream and how many pokes each got.
+actor PokeBoard {
+    private var open: Set<Int> = []
+    private var pokes: [Int: Int] = [:]
+
+    func opened(_ index: Int) { open.insert(index) }
+    func poked(_ index: Int, times: Int) { pokes[index, default: 0] += times }
+    func count(_ index: Int) -> Int { pokes[index] ?? 0 }
+
+    func waitForOpen(_ count: Int, timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while open.count < count {
+            guard ContinuousClock.now < deadline else { throw BenchError("only \(open.count) of \(count) streams opened") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func waitForPoke(_ index: Int, after seen: Int, timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while count(index) <= seen {
+            guard ContinuousClock.now < deadline else { throw BenchError("device \(index) was not poked within \(timeout)") }
+            try await Task.sleep(for: .microseconds(200))
+        }
+    }
+}
+
+/// Event-shaped push bodies, made as text (the load generator's own cost stays small): a
+/// donation of about 400 bytes, as DESIGN §8's raw figures assume.
+enum BenchEvents {
+    static let body = #"{"type":"donation","bundleId":"com.example.soup","identifier":"item-7","kind":"intent","intentType":"OrderSoupIntent","title":"Order a large bowl of tomato soup","subtitle":"From the place around the corner","groupIdentifier":"soups","keywords":["soup","tomato","lunch","order"],"eligibleForSearch":true,"eligibleForPrediction":true,"parameters":{"size":"large","count":2,"extras":["bread","cheese"],"note":"no onions please"}}"#
+
+    static func pushBody(from seq: Int64, count: Int, identifier: String? = nil) -> String {
+        let wall = Int64(Date().timeIntervalSince1970 * 1000)
+        var text = #"{"events":["#
+        for offset in 0..<count {
+            if offset > 0 { text += "," }
+            var fields = body.dropFirst().dropLast()
+            var custom = String(fields)
+            if let identifier { custom = custom.replacingOccurrences(of: #""identifier":"item-7""#, with: #""identifier":"\#(identifier)""#) }
+            fields = Substring(custom)
+            text += #"{"id":"\#(UUID().uuidString)","seq":\#(seq + Int64(offset)),"hlc":{"wallMillis":\#(wall),"counter":\#(offset)},\#(fields)}"#
+        }
+        return text + "]}"
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension ResidentMemory {
+    /// Another process's resident memory (VmRSS), in bytes.
+    static func of(_ pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
+        }
+        return nil
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

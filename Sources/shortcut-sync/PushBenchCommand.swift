@@ -1,0 +1,168 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ShortcutSyncBench
+import ShortcutSyncStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `shortcut-sync bench push`: pushes over HTTP beside raw inserts, end-to-end latency with many
+/// streams open, and the service's memory with them (DESIGN §8).
+struct PushBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push",
+        abstract: "Push throughput beside raw inserts, push-to-pull latency and memory with many streams (DESIGN §8).",
+        discussion: """
+            The service runs as a child process (`serve`, this executable) on a fresh database of the \
+            same server, so its memory is its own; the load comes from this process.
+            """)
+
+    @Option(help: "Seconds each push scenario and each raw insert run lasts.")
+    var seconds: Int = 10
+
+    @Option(help: "Devices holding their streams open for the latency and memory figures.")
+    var streams: Int = 1000
+
+    @Option(help: "Push-to-pull samples for the latency figure.")
+    var samples: Int = 300
+
+    @Flag(help: "A short run (1 s per part, 20 streams, 20 samples), to check that it works.")
+    var smoke = false
+
+    @Option(help: "Also write the results as JSON to this file.")
+    var json: String?
+
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        if seconds < 1 || streams < 2 || samples < 1 { throw ValidationError("--seconds must be 1 or more, --streams 2 or more, --samples 1 or more") }
+    }
+
+    struct Results: Codable {
+        var throughput: [PushBenchmark.Throughput]
+        var latency: PushBenchmark.Latency
+    }
+
+    func run() async throws {
+        let logger = database.logger(defaultLevel: .error)
+        let (duration, streams, samples) = smoke ? (Duration.seconds(1), 20, 20) : (Duration.seconds(seconds), streams, samples)
+        Self.raiseFileLimit()
+        let location = try await database.resolve(logger: logger)
+        defer { location.close() }
+        let url = location.url.with(database: "shortcut_sync_bench_\(UInt32.random(in: 0...UInt32.max))")
+        try await url.createDatabaseIfMissing(logger: logger)
+        defer { Self.drop(url, logger: logger) }
+        try await Migrator.migrate(url, logger: logger)
+
+        let service = try ChildService(database: url)
+        defer { service.stop() }
+        try await service.waitUntilReady()
+        print("service: pid \(service.pid) on \(service.url.absoluteString), database \(url.database)")
+
+        var http = HTTPClient.Configuration()
+        http.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: streams + 64)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+        var benchmark = PushBenchmark(service: service.url, adminToken: service.adminToken, database: url, servicePID: service.pid,
+                                      duration: duration, logger: logger)
+        benchmark.report = { print("  \($0)") }
+        let measure = benchmark
+        let results: Result<Results, any Error>
+        do {
+            results = .success(try await cancellingOnSignal {
+                var throughput: [PushBenchmark.Throughput] = []
+                for scenario in PushBenchmark.Scenario.all {
+                    throughput.append(try await measure.throughput(scenario, http: client))
+                }
+                let latency = try await measure.endToEnd(streams: streams, samples: samples, http: client)
+                return Results(throughput: throughput, latency: latency)
+            })
+        } catch {
+            results = .failure(error)
+        }
+        try await client.shutdown()
+        let measured = try results.get()
+        print()
+        print(Self.table(measured))
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(measured).write(to: URL(fileURLWithPath: json))
+            print("wrote \(json)")
+        }
+    }
+
+    static func table(_ results: Results) -> String {
+        var lines = ["| what | ours | raw | ratio | target | push p50 / p99 |", "| --- | --- | --- | --- | --- | --- |"]
+        for figure in results.throughput {
+            let target = figure.scenario.oneAccount ? "—" : "≥ 0.60"
+            lines.append("| \(figure.scenario.name) | \(Int(figure.oursEventsPerSecond)) ev/s | \(Int(figure.rawRowsPerSecond)) rows/s "
+                + "(\(figure.scenario.rawClients) clients, \(figure.scenario.batch)-row transactions) | \(String(format: "%.2f", figure.ratio)) | \(target) | "
+                + String(format: "%.1f / %.1f ms", figure.pushP50Milliseconds, figure.pushP99Milliseconds)
+                + (figure.failedPushes > 0 ? " (\(figure.failedPushes) failed)" : "") + " |")
+        }
+        let latency = results.latency
+        lines.append("| push → another device's pull, woken by its stream, \(latency.streams) streams open | "
+            + String(format: "p50 %.1f ms, p99 %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds) + " | — | — | p99 ≤ 50 ms | — |")
+        let memory = latency.serviceResidentBytes.map { String(format: "%.0f MB", Double($0) / 1_048_576) } ?? "?"
+        lines.append("| service resident memory, \(latency.streams) streams open | \(memory) | — | — | ≤ 150 MB | — |")
+        return lines.joined(separator: "\n")
+    }
+
+    /// Many streams need many sockets: the soft limit on open files goes up to the hard one.
+    static func raiseFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    static func drop(_ url: DatabaseURL, logger: Logger) {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            try? await url.dropDatabase(logger: logger)
+            done.signal()
+        }
+        done.wait()
+    }
+}
+
+/// `shortcut-sync serve` (this executable) as a child process on a given database, stopped by `stop()`.
+final class ChildService: @unchecked Sendable {
+    let url: URL
+    let adminToken = "bench-" + UUID().uuidString
+    private let process = Process()
+
+    var pid: Int32 { process.processIdentifier }
+
+    init(database: DatabaseURL) throws {
+        let port = try EmbeddedPostgres.freeLoopbackPort()
+        url = URL(string: "http://127.0.0.1:\(port)")!
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        process.arguments = ["serve", "--port", "\(port)", "--database-url", database.urlString, "--admin-token", adminToken, "--log-level", "error"]
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func waitUntilReady() async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            guard process.isRunning else { throw ValidationError("the service ended at start (status \(process.terminationStatus))") }
+            if let answer = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url.absoluteString + "/readyz"), timeout: .seconds(2)),
+               answer.status.code == 200 {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw ValidationError("the service did not become ready within 60 s")
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
