@@ -55,35 +55,13 @@ struct PushBenchCommand: AsyncParsableCommand {
         defer { location.close() }
         let url = location.url.with(database: "shortcut_sync_bench_\(UInt32.random(in: 0...UInt32.max))")
         try await url.createDatabaseIfMissing(logger: logger)
-        defer { Self.drop(url, logger: logger) }
-        try await Migrator.migrate(url, logger: logger)
-
-        let service = try ChildService(database: url)
-        defer { service.stop() }
-        try await service.waitUntilReady()
-        print("service: pid \(service.pid) on \(service.url.absoluteString), database \(url.database)")
-
-        var http = HTTPClient.Configuration()
-        http.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: streams + 64)
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
-        var benchmark = PushBenchmark(service: service.url, adminToken: service.adminToken, database: url, servicePID: service.pid,
-                                      duration: duration, logger: logger)
-        benchmark.report = { print("  \($0)") }
-        let measure = benchmark
         let results: Result<Results, any Error>
         do {
-            results = .success(try await cancellingOnSignal {
-                var throughput: [PushBenchmark.Throughput] = []
-                for scenario in PushBenchmark.Scenario.all {
-                    throughput.append(try await measure.throughput(scenario, http: client))
-                }
-                let latency = try await measure.endToEnd(streams: streams, samples: samples, http: client)
-                return Results(throughput: throughput, latency: latency)
-            })
+            results = .success(try await measure(on: url, duration: duration, streams: streams, samples: samples, logger: logger))
         } catch {
             results = .failure(error)
         }
-        try await client.shutdown()
+        try? await url.dropDatabase(logger: logger)
         let measured = try results.get()
         print()
         print(Self.table(measured))
@@ -93,6 +71,38 @@ struct PushBenchCommand: AsyncParsableCommand {
             try encoder.encode(measured).write(to: URL(fileURLWithPath: json))
             print("wrote \(json)")
         }
+    }
+
+    /// Starts the service on `url`, runs every part, and stops the service (also when a part fails).
+    private func measure(on url: DatabaseURL, duration: Duration, streams: Int, samples: Int, logger: Logger) async throws -> Results {
+        try await Migrator.migrate(url, logger: logger)
+        let service = try ChildService(database: url)
+        defer { service.stop() }
+        try await service.waitUntilReady()
+        print("service: pid \(service.pid) on \(service.url.absoluteString), database \(url.database)")
+
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: streams + 64)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        var benchmark = PushBenchmark(service: service.url, adminToken: service.adminToken, database: url, servicePID: service.pid,
+                                      duration: duration, logger: logger)
+        benchmark.report = { print("  \($0)") }
+        let measure = benchmark
+        let results: Result<Results, any Error>
+        do {
+            results = .success(try await cancellingOnSignal {
+                var throughput: [PushBenchmark.Throughput] = []
+                for scenario in PushBenchmark.Scenario.all {
+                    throughput.append(try await measure.throughput(scenario, http: http))
+                }
+                let latency = try await measure.endToEnd(streams: streams, samples: samples, http: http)
+                return Results(throughput: throughput, latency: latency)
+            })
+        } catch {
+            results = .failure(error)
+        }
+        try await http.shutdown()
+        return try results.get()
     }
 
     static func table(_ results: Results) -> String {
@@ -118,15 +128,6 @@ struct PushBenchCommand: AsyncParsableCommand {
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
         limit.rlim_cur = limit.rlim_max
         _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-    }
-
-    static func drop(_ url: DatabaseURL, logger: Logger) {
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            try? await url.dropDatabase(logger: logger)
-            done.signal()
-        }
-        done.wait()
     }
 }
 

@@ -164,7 +164,7 @@ import Testing
             var settings = ShortcutSyncClient.Configuration(bundleId: "com.example.tea", storagePath: Self.storage())
             settings.initialBackoff = .milliseconds(20)
             let resets = ResetWatcher(OpenAPISyncTransport(serverURL: server.baseURL, deviceToken: device.token, transport: AsyncHTTPClientTransport()))
-            let client = try ShortcutSyncClient(configuration: settings, transport: resets)
+            let client = try ShortcutSyncClient(configuration: settings, transport: resets, logger: TestDatabase.shared.logger)
             try await client.donate(IntentDonation(intentType: "OrderTeaIntent", identifier: "green", title: "Green tea"))
             try await client.sync()
             #expect(await client.shortcuts().map(\.identifier) == ["green"])
@@ -198,11 +198,13 @@ import Testing
         configuration.initialBackoff = .milliseconds(50)
         configuration.maximumBackoff = .milliseconds(500)
         let listener = try ShortcutSyncClient(configuration: configuration,
-                                              transport: OpenAPISyncTransport(serverURL: base, deviceToken: listenerToken, transport: http))
+                                              transport: OpenAPISyncTransport(serverURL: base, deviceToken: listenerToken, transport: http),
+                                              logger: TestDatabase.shared.logger)
         var pusherConfiguration = configuration
         pusherConfiguration.storagePath = Self.storage()
         let pusher = try ShortcutSyncClient(configuration: pusherConfiguration,
-                                            transport: OpenAPISyncTransport(serverURL: base, deviceToken: pusherToken, transport: http))
+                                            transport: OpenAPISyncTransport(serverURL: base, deviceToken: pusherToken, transport: http),
+                                            logger: TestDatabase.shared.logger)
         let running = Task { try await listener.run() }
         defer { running.cancel() }
         try await pusher.donate(Self.soup("tomato"))
