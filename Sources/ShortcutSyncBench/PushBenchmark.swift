@@ -46,6 +46,9 @@ public struct PushBenchmark: Sendable {
         public var pushP50Milliseconds: Double
         public var pushP99Milliseconds: Double
         public var failedPushes: Int
+        /// The service's CPU time (user and system) per event pushed, in microseconds (nil where unknown):
+        /// steadier than throughput on a machine whose speed varies from run to run.
+        public var serviceCPUMicrosecondsPerEvent: Double?
     }
 
     public struct Latency: Sendable, Hashable, Codable {
@@ -79,14 +82,18 @@ public struct PushBenchmark: Sendable {
 
     public func throughput(_ scenario: Scenario, http: HTTPClient) async throws -> Throughput {
         let devices = try await register(devices: scenario.devices, accounts: scenario.oneAccount ? 1 : scenario.devices, http: http)
+        let cpuBefore = servicePID.flatMap(CPUTime.of)
         let (events, histogram, failures) = try await pushAsFastAsPossible(devices, batch: scenario.batch, http: http)
+        let cpuAfter = servicePID.flatMap(CPUTime.of)
         let ours = Double(events) / duration.seconds
+        let cpuPerEvent: Double? = if let cpuBefore, let cpuAfter, events > 0 { (cpuAfter - cpuBefore) * 1_000_000 / Double(events) } else { nil }
         report("\(scenario.name): ours \(Int(ours)) events/s")
         let raw = try await rawInserts(batch: scenario.batch, clients: scenario.rawClients)
         report("\(scenario.name): raw \(Int(raw)) rows/s")
         return Throughput(scenario: scenario, oursEventsPerSecond: ours, rawRowsPerSecond: raw,
                           pushP50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
-                          pushP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, failedPushes: failures)
+                          pushP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, failedPushes: failures,
+                          serviceCPUMicrosecondsPerEvent: cpuPerEvent)
     }
 
     struct Device: Sendable {
@@ -361,6 +368,18 @@ extension ResidentMemory {
             return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
         }
         return nil
+    }
+}
+
+/// A process's CPU time so far (user and system), in seconds, from /proc (Linux).
+enum CPUTime {
+    static func of(_ pid: Int32) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
 

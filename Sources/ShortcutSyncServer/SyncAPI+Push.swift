@@ -28,10 +28,17 @@ extension SyncAPI {
             throw APIProblem.tooLarge("a push holds at most \(Limits.maxEventsPerPush) events, not \(wireEvents.count)", pointer: "/events")
         }
         let events: [Event]
-        do {
-            events = try WireFormat.convert(wireEvents, to: [Event].self)
-        } catch let error as DecodingError {
-            throw APIProblem.invalid([error.fieldError.nested(under: "/events")])
+        switch PushBodyMiddleware.events {
+        case .success(let decoded)?:
+            events = decoded
+        case .failure(let error)?:
+            throw APIProblem.invalid([error.fieldError])  // its path starts at /events
+        case nil:
+            do {
+                events = try WireFormat.convert(wireEvents, to: [Event].self)
+            } catch let error as DecodingError {
+                throw APIProblem.invalid([error.fieldError.nested(under: "/events")])
+            }
         }
         let violations = EventValidator(nowMillis: now()).violations(ofBatch: events)
         guard violations.isEmpty else { throw APIProblem.invalid(violations) }

@@ -106,19 +106,21 @@ struct PushBenchCommand: AsyncParsableCommand {
     }
 
     static func table(_ results: Results) -> String {
-        var lines = ["| what | ours | raw | ratio | target | push p50 / p99 |", "| --- | --- | --- | --- | --- | --- |"]
+        var lines = ["| what | ours | raw | ratio | target | push p50 / p99 | service CPU per event |",
+                     "| --- | --- | --- | --- | --- | --- | --- |"]
         for figure in results.throughput {
             let target = figure.scenario.oneAccount ? "—" : "≥ 0.60"
             lines.append("| \(figure.scenario.name) | \(Int(figure.oursEventsPerSecond)) ev/s | \(Int(figure.rawRowsPerSecond)) rows/s "
                 + "(\(figure.scenario.rawClients) clients, \(figure.scenario.batch)-row transactions) | \(String(format: "%.2f", figure.ratio)) | \(target) | "
                 + String(format: "%.1f / %.1f ms", figure.pushP50Milliseconds, figure.pushP99Milliseconds)
-                + (figure.failedPushes > 0 ? " (\(figure.failedPushes) failed)" : "") + " |")
+                + (figure.failedPushes > 0 ? " (\(figure.failedPushes) failed)" : "") + " | "
+                + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |")
         }
         let latency = results.latency
         lines.append("| push → another device's pull, woken by its stream, \(latency.streams) streams open | "
-            + String(format: "p50 %.1f ms, p99 %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds) + " | — | — | p99 ≤ 50 ms | — |")
+            + String(format: "p50 %.1f ms, p99 %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds) + " | — | — | p99 ≤ 50 ms | — | — |")
         let memory = latency.serviceResidentBytes.map { String(format: "%.0f MB", Double($0) / 1_048_576) } ?? "?"
-        lines.append("| service resident memory, \(latency.streams) streams open | \(memory) | — | — | ≤ 150 MB | — |")
+        lines.append("| service resident memory, \(latency.streams) streams open | \(memory) | — | — | ≤ 150 MB | — | — |")
         return lines.joined(separator: "\n")
     }
 
