@@ -12,6 +12,17 @@ struct BenchCommand: AsyncParsableCommand {
         subcommands: [WorkerBenchCommand.self, PushBenchCommand.self])
 }
 
+/// Prints a benchmark's table, and writes its results as JSON to `json` when given.
+func printResults(_ table: String, _ results: some Encodable, json: String?) throws {
+    print()
+    print(table)
+    guard let json else { return }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    try encoder.encode(results).write(to: URL(fileURLWithPath: json))
+    print("wrote \(json)")
+}
+
 /// `shortcut-sync bench worker`: the worker's catch-up and a rebuild, beside a raw ordered read.
 struct WorkerBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -49,14 +60,7 @@ struct WorkerBenchCommand: AsyncParsableCommand {
         let location = try await database.resolve()
         defer { location.close() }
         let results = try await cancellingOnSignal { try await Self.measure(shapes, at: location.url, logger: logger) }
-        print()
-        print(Self.table(results))
-        if let json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(results).write(to: URL(fileURLWithPath: json))
-            print("wrote \(json)")
-        }
+        try printResults(Self.table(results), results, json: json)
     }
 
     /// Runs each shape in a database of its own, dropped afterwards.

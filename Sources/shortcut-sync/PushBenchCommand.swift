@@ -63,14 +63,7 @@ struct PushBenchCommand: AsyncParsableCommand {
         }
         try? await url.dropDatabase(logger: logger)
         let measured = try results.get()
-        print()
-        print(Self.table(measured))
-        if let json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(measured).write(to: URL(fileURLWithPath: json))
-            print("wrote \(json)")
-        }
+        try printResults(Self.table(measured), measured, json: json)
     }
 
     /// Starts the service on `url`, runs every part, and stops the service (also when a part fails).
