@@ -61,9 +61,10 @@ struct AdminOptions: ParsableArguments {
         if let url, !url.isEmpty {
             let parsed = try DatabaseURL(url)
             do {
-                let connection = try await PostgresConnection.connect(
-                    configuration: try parsed.with(database: "postgres").connectionConfiguration(), id: 1, logger: logger)
+                let connection = try await PostgresConnection.connect(configuration: try parsed.connectionConfiguration(), id: 1, logger: logger)
                 try await connection.close()
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "3D000" {
+                // The server answers; its database does not exist yet, and is created next.
             } catch {
                 throw Unreachable(detail: "cannot reach PostgreSQL at \(parsed.host):\(parsed.port): \(Self.oneLine(error))")
             }
