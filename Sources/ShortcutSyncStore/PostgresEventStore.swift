@@ -215,15 +215,8 @@ enum EventCoding {
 
     /// The body's own fields as JSON, without the envelope (which has columns of its own).
     static func bodyJSON(_ body: EventBody) throws -> String {
-        String(decoding: try encoder.encode(BodyFields(body: body)), as: UTF8.self)
+        body.fieldsJSON
     }
-
-    private struct BodyFields: Encodable {
-        var body: EventBody
-        func encode(to encoder: any Encoder) throws { try body.encodeFields(to: encoder) }
-    }
-
-    private static let encoder = JSONEncoder()
 }
 
 extension PSQLError {
