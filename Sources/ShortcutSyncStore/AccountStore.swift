@@ -74,25 +74,6 @@ public struct AccountStore: Sendable {
             "SELECT device_id, account_id FROM devices WHERE token_hash = \(ByteBuffer(bytes: tokenHash))", logger: logger)
         return try await rows.decode((UUID, UUID).self).collectAll().first.map { (device: $0.0, account: $0.1) }
     }
-
-    public func accounts() async throws -> [(id: UUID, createdAt: Date, devices: Int)] {
-        let rows = try await client.query("""
-            SELECT a.account_id, a.created_at, count(d.device_id)::int8
-            FROM accounts a LEFT JOIN devices d ON d.account_id = a.account_id
-            GROUP BY a.account_id, a.created_at ORDER BY a.created_at
-            """, logger: logger)
-        return try await rows.decode((UUID, Date, Int64).self).collectAll().map { ($0.0, $0.1, Int($0.2)) }
-    }
-
-    public func devices(account: UUID) async throws -> [DeviceRecord] {
-        let rows = try await client.query("""
-            SELECT device_id, account_id, name, platform, created_at, revoked_at
-            FROM devices WHERE account_id = \(account) ORDER BY created_at
-            """, logger: logger)
-        return try await rows.decode((UUID, UUID, String, String, Date, Date?).self).collectAll().map {
-            DeviceRecord(deviceId: $0.0, accountId: $0.1, name: $0.2, platform: $0.3, createdAt: $0.4, revokedAt: $0.5)
-        }
-    }
 }
 
 extension AccountStore {
