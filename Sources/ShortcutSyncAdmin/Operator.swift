@@ -152,7 +152,7 @@ public struct Operator: Sendable {
         try await rebuilder.promote()
         let live = try await ProjectionStore(client: client, logger: logger).checkpoint()
         return RebuildReport(eventsReplayed: try await store.eventCount(), checkpointPosition: max(live.log.position, checkpoint.position),
-                             seconds: (ContinuousClock.now - started).seconds)
+                             seconds: (ContinuousClock.now - started).inSeconds)
     }
 
     /// Replays the log and compares the result with the live projections row for row.
@@ -190,8 +190,4 @@ public struct Operator: Sendable {
     private func noAccount(_ account: UUID) -> AdminUsageError {
         AdminUsageError("there is no account \(account.lowercased); `shortcut-sync admin accounts` lists them")
     }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

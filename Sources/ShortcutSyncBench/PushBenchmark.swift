@@ -85,7 +85,7 @@ public struct PushBenchmark: Sendable {
         let cpuBefore = servicePID.flatMap(CPUTime.of)
         let (events, histogram, failures) = try await pushAsFastAsPossible(devices, batch: scenario.batch, http: http)
         let cpuAfter = servicePID.flatMap(CPUTime.of)
-        let ours = Double(events) / duration.seconds
+        let ours = Double(events) / duration.inSeconds
         let cpuPerEvent: Double? = if let cpuBefore, let cpuAfter, events > 0 { (cpuAfter - cpuBefore) * 1_000_000 / Double(events) } else { nil }
         report("\(scenario.name): ours \(Int(ours)) events/s")
         let raw = try await rawInserts(batch: scenario.batch, clients: scenario.rawClients)
@@ -130,7 +130,7 @@ public struct PushBenchmark: Sendable {
                         let body = BenchEvents.pushBody(from: seq + 1, count: batch)
                         let started = ContinuousClock.now
                         let status = try await post(status: "/v1/sync/push", token: device.token, body: body, http: http)
-                        histogram.record(UInt64((ContinuousClock.now - started).seconds * 1_000_000))
+                        histogram.record(UInt64((ContinuousClock.now - started).inSeconds * 1_000_000))
                         if status == 200 {
                             seq += Int64(batch)
                             accepted += batch
@@ -182,7 +182,7 @@ public struct PushBenchmark: Sendable {
                 return try await group.reduce(0, +)
             }
             try await client.query("DROP TABLE bench_raw_events", logger: logger)
-            return Double(rows) / duration.seconds
+            return Double(rows) / duration.inSeconds
         }
     }
 
@@ -223,7 +223,7 @@ public struct PushBenchmark: Sendable {
                     if found { break }
                     try await pokes.waitForPoke(reader, after: await pokes.count(reader), timeout: .seconds(10))
                 }
-                histogram.record(UInt64((ContinuousClock.now - started).seconds * 1_000_000))
+                histogram.record(UInt64((ContinuousClock.now - started).inSeconds * 1_000_000))
             }
             group.cancelAll()
             return Latency(streams: devices.count, samples: samples, p50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
@@ -381,8 +381,4 @@ enum CPUTime {
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

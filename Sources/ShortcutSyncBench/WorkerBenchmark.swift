@@ -75,8 +75,7 @@ public struct WorkerBenchmark: Sendable {
         ResidentMemory.resetPeak()
         let started = ContinuousClock.now
         try await body()
-        let (seconds, attoseconds) = (ContinuousClock.now - started).components
-        return Measurement(name: name, events: events, seconds: Double(seconds) + Double(attoseconds) / 1e18,
+        return Measurement(name: name, events: events, seconds: (ContinuousClock.now - started).inSeconds,
                            peakResidentBytes: ResidentMemory.peak())
     }
 

@@ -53,7 +53,7 @@ extension ProjectionRowStore {
 
     /// Records a failed attempt and when to try again.
     public func deferParked(_ account: UUID, error: String, retryIn delay: Duration, on connection: PostgresConnection) async throws {
-        let milliseconds = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = delay.inMilliseconds
         try await connection.guardedQuery("""
             UPDATE projection_parked_accounts
             SET attempts = attempts + 1, error = \(error), retry_at = now() + \(milliseconds) * interval '1 millisecond'

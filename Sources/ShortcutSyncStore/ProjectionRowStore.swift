@@ -85,7 +85,7 @@ public struct ProjectionRowStore: Sendable {
     /// silently; commits do not wait for the disk, since projections and checkpoint commit
     /// together and a batch lost in a crash is simply folded again.
     public func prepareSession(_ connection: PostgresConnection, lockTimeout: Duration = .seconds(10)) async throws {
-        let milliseconds = lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = lockTimeout.inMilliseconds
         try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SET lock_timeout = \(milliseconds)"), logger: logger)
         try await connection.guardedQuery("SET synchronous_commit = off", logger: logger)
     }

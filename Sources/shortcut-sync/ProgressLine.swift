@@ -1,4 +1,5 @@
 import Foundation
+import ShortcutSyncStore
 
 /// Progress of long work on standard error: on a terminal a bar redrawn in place, with the
 /// rate and the time left; otherwise a plain line every few seconds (for logs and pipes).
@@ -21,7 +22,7 @@ actor ProgressLine {
         if !terminal && done == 0 && total > 0 { return }
         lastShown = now
         shownAny = true
-        let elapsed = max((now - started).secondsValue, 0.001)
+        let elapsed = max((now - started).inSeconds, 0.001)
         let fraction = total > 0 ? min(Double(done) / Double(total), 1) : 1
         let rate = Double(done) / elapsed
         let left = rate > 0 ? Double(max(total - done, 0)) / rate : 0
@@ -47,8 +48,4 @@ actor ProgressLine {
     static func duration(_ seconds: Double) -> String {
         seconds < 60 ? "\(Int(seconds.rounded())) s" : "\(Int(seconds / 60)) min \(Int(seconds.truncatingRemainder(dividingBy: 60))) s"
     }
-}
-
-extension Duration {
-    var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
