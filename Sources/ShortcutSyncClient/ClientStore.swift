@@ -31,15 +31,14 @@ final class ClientStore: Sendable {
         try migrator.migrate(database)
     }
 
-    /// What the device knows of itself and its view.
+    /// What the device knows of itself. (Its view is kept apart, under its own key: recording an
+    /// event changes this, never the view.)
     struct State: Sendable, Codable, Equatable {
         /// The seq of the last event made.
         var lastSeq: Int64 = 0
-        /// The greatest seq the service acknowledged.
-        var acknowledgedSeq: Int64 = 0
         var clock = HLCTimestamp.zero
+        /// The cursor of the view stored.
         var cursor: String?
-        var view = StoredView()
     }
 
     /// A device view in a form that encodes.
@@ -64,15 +63,28 @@ final class ClientStore: Sendable {
         try database.read { try Self.state($0) }
     }
 
+    /// The last view pulled.
+    func view() throws -> DeviceView {
+        try database.read { try Self.load(StoredView.self, "view", $0)?.view ?? .empty }
+    }
+
     private static func state(_ db: Database) throws -> State {
-        guard let json = try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = 'device'") else { return State() }
-        return try JSONDecoder().decode(State.self, from: Data(json.utf8))
+        try load(State.self, "device", db) ?? State()
     }
 
     private static func save(_ state: State, _ db: Database) throws {
-        let json = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
-        try db.execute(sql: "INSERT INTO state (key, value) VALUES ('device', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                       arguments: [json])
+        try save(state, "device", db)
+    }
+
+    private static func load<Value: Decodable>(_ type: Value.Type, _ key: String, _ db: Database) throws -> Value? {
+        guard let json = try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = ?", arguments: [key]) else { return nil }
+        return try JSONDecoder().decode(type, from: Data(json.utf8))
+    }
+
+    private static func save(_ value: some Encodable, _ key: String, _ db: Database) throws {
+        let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+        try db.execute(sql: "INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                       arguments: [key, json])
     }
 
     /// Makes the next event of this device (next seq, clock ticked) and puts it in the outbox, in
@@ -108,9 +120,6 @@ final class ClientStore: Sendable {
     func acknowledge(through seq: Int64) throws {
         try database.write { db in
             try db.execute(sql: "DELETE FROM outbox WHERE seq <= ?", arguments: [seq])
-            var state = try Self.state(db)
-            state.acknowledgedSeq = max(state.acknowledgedSeq, seq)
-            try Self.save(state, db)
         }
     }
 
@@ -132,7 +141,6 @@ final class ClientStore: Sendable {
             }
             var state = try Self.state(db)
             state.lastSeq = next - 1
-            state.acknowledgedSeq = seq - 1
             try Self.save(state, db)
         }
     }
@@ -140,9 +148,10 @@ final class ClientStore: Sendable {
     /// Applies a pull's answer: the view (whole when `reset`), the cursor and the service's clock.
     func apply(reset: Bool, changes: ViewChanges, cursor: String, serviceClock: HLCTimestamp, physicalMillis: Int64) throws -> DeviceView {
         try database.write { db in
+            let before = reset ? DeviceView.empty : try Self.load(StoredView.self, "view", db)?.view ?? .empty
+            let view = before.applying(changes)
+            try Self.save(StoredView(view), "view", db)
             var state = try Self.state(db)
-            let view = (reset ? DeviceView.empty : state.view.view).applying(changes)
-            state.view = StoredView(view)
             state.cursor = cursor
             var clock = HybridLogicalClock(last: state.clock)
             clock.receive(serviceClock, physicalMillis: physicalMillis)

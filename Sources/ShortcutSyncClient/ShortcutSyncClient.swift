@@ -46,7 +46,7 @@ public actor ShortcutSyncClient {
         self.transport = transport
         self.logger = logger
         store = try ClientStore(path: configuration.storagePath)
-        view = try store.state().view.view
+        view = try store.view()
     }
 
     // MARK: SiriKit-like calls

@@ -77,6 +77,10 @@ import Testing
             #expect(stored.map(\.0) == [1, 2, 3])
             #expect(Set(stored.map(\.1)).count == 3)
             #expect(await third.shortcuts().map(\.identifier) == ["kale", "leek", "tomato"])
+
+            // 4. Reopened offline: the last view is there without the network.
+            let offline = try Self.client(server, token: phone.token, storage: storage) { _ in HangingTransport() }
+            #expect(await offline.shortcuts().map(\.identifier) == ["kale", "leek", "tomato"])
         }
     }
 
