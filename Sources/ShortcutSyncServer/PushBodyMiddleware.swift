@@ -11,8 +11,9 @@ import ShortcutSyncDomain
 /// into domain events: measured with `perf` during `bench push` (4 devices × 100-event batches),
 /// that round trip was 28 % of the service's CPU, and the service's CPU was what limited pushes.
 struct PushBodyMiddleware: ServerMiddleware {
-    /// The push's events as the domain decodes them from the body, or why they do not decode.
-    @TaskLocal static var events: Result<[Event], DecodingError>?
+    /// The push's events as the domain decodes them from the body, or why they do not decode;
+    /// nil outside a push with a body.
+    @TaskLocal static var events: Result<[Event], any Error>?
 
     private struct PushBody: Decodable {
         var events: [Event]
@@ -28,14 +29,7 @@ struct PushBodyMiddleware: ServerMiddleware {
         guard operationID == "push", let body else { return try await next(request, body, metadata) }
         // BodyLimitMiddleware has already refused bodies over the limit.
         let bytes = try await [UInt8](collecting: body, upTo: Limits.maxPushBytes + 1)
-        let decoded: Result<[Event], DecodingError>?
-        do {
-            decoded = .success(try JSONDecoder().decode(PushBody.self, from: Data(bytes)).events)
-        } catch let error as DecodingError {
-            decoded = .failure(error)
-        } catch {
-            decoded = nil
-        }
+        let decoded = Result { try JSONDecoder().decode(PushBody.self, from: Data(bytes)).events }
         return try await Self.$events.withValue(decoded) {
             try await next(request, HTTPBody(bytes), metadata)
         }

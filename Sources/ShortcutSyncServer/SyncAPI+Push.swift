@@ -27,18 +27,13 @@ extension SyncAPI {
         guard wireEvents.count <= Limits.maxEventsPerPush else {
             throw APIProblem.tooLarge("a push holds at most \(Limits.maxEventsPerPush) events, not \(wireEvents.count)", pointer: "/events")
         }
+        // Decoded once, from the request's bytes, by PushBodyMiddleware (which buildApplication installs).
+        guard let decoded = PushBodyMiddleware.events else { throw APIProblem.malformed("expected a JSON body") }
         let events: [Event]
-        switch PushBodyMiddleware.events {
-        case .success(let decoded)?:
-            events = decoded
-        case .failure(let error)?:
+        do {
+            events = try decoded.get()
+        } catch let error as DecodingError {
             throw APIProblem.invalid([error.fieldError])  // its path starts at /events
-        case nil:
-            do {
-                events = try WireFormat.convert(wireEvents, to: [Event].self)
-            } catch let error as DecodingError {
-                throw APIProblem.invalid([error.fieldError.nested(under: "/events")])
-            }
         }
         let violations = EventValidator(nowMillis: now()).violations(ofBatch: events)
         guard violations.isEmpty else { throw APIProblem.invalid(violations) }
