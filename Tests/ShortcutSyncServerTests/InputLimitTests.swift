@@ -28,6 +28,9 @@ import Testing
                 ("wrong type of a field", Self.push([Self.event(seq: 2).replacingOccurrences(of: #""seq":2"#, with: #""seq":"two""#)]), 422, ["/events/0/seq"]),
                 ("unknown event type", Self.push([Self.event(seq: 2, type: "shortcutRenamed")]), 422, ["/events/0/type"]),
                 ("missing field", Self.push([Self.event(seq: 2, fields: #""phrase":"soup""#)]), 422, ["/events/0/voiceShortcutId"]),
+                // The generated types take these; the domain's decoding of the push refuses them.
+                ("deletion with all: false", Self.push([Self.event(seq: 2, type: "deletion", fields: #""bundleId":"com.example.soup","all":false"#)]), 422, ["/events/0/all"]),
+                ("deletion with two selectors", Self.push([Self.event(seq: 2, type: "deletion", fields: #""bundleId":"com.example.soup","identifiers":["x"],"all":true"#)]), 422, ["/events/0"]),
                 ("not a UUID", Self.push([Self.event(seq: 2, fields: #""voiceShortcutId":"nope","phrase":"soup""#)]), 422, ["/events/0/voiceShortcutId"]),
                 ("blank phrase", Self.push([Self.event(seq: 2, fields: #""voiceShortcutId":"6E9B3A52-2B7B-4E55-9C5A-4D38D7C1B0A1","phrase":"  ""#)]), 422, ["/events/0/phrase"]),
                 ("hlc too far ahead", Self.push([Self.event(seq: 2, wall: Int64(Date().timeIntervalSince1970 * 1000) + 6 * 60 * 1000)]), 422, ["/events/0/hlc/wallMillis"]),
