@@ -80,15 +80,15 @@ public struct Operator: Sendable {
     }
 
     /// Hands the filter's events to `deliver` as they commit, in log order, until cancelled:
-    /// from the filter's `afterPosition` if `fromAfterPosition`, else from what commits next. It reads again when
+    /// from the filter's `afterPosition` if it has one, else from what commits next. It reads again when
     /// the worker notifies a change of the account, and at least every `pollInterval` (events
     /// are readable once committed, before any worker folds them).
     public func follow(
-        _ filter: EventFilter, fromAfterPosition: Bool, pollInterval: Duration = .seconds(1),
+        _ filter: EventFilter, pollInterval: Duration = .seconds(1),
         deliver: @escaping @Sendable ([EventRow]) async throws -> Void
     ) async throws {
         try await requireAccount(filter.account)
-        let start = fromAfterPosition ? LogCheckpoint.start : try await store.horizonCheckpoint()
+        let start = filter.afterPosition != nil ? LogCheckpoint.start : try await store.horizonCheckpoint()
         let (wakes, waker) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

@@ -27,10 +27,11 @@ public struct EventFilter: Sendable, Hashable {
     public var account: UUID
     public var device: UUID?
     public var type: EventType?
-    /// Only events at positions greater than this.
-    public var afterPosition: Int64
+    /// Only events at positions greater than this; nil for every event (or, when following,
+    /// from what commits next).
+    public var afterPosition: Int64?
 
-    public init(account: UUID, device: UUID? = nil, type: EventType? = nil, afterPosition: Int64 = 0) {
+    public init(account: UUID, device: UUID? = nil, type: EventType? = nil, afterPosition: Int64? = nil) {
         self.account = account
         self.device = device
         self.type = type
@@ -137,7 +138,7 @@ public struct OperatorStore: Sendable {
     public func events(_ filter: EventFilter, limit: Int) async throws -> [RecordedEvent] {
         let rows = try await client.query("""
             SELECT \(unescaped: EventCoding.columns) FROM events
-            WHERE account_id = \(filter.account) AND position > \(filter.afterPosition)
+            WHERE account_id = \(filter.account) AND position > \(filter.afterPosition ?? 0)
               AND (\(filter.device)::uuid IS NULL OR device_id = \(filter.device))
               AND (\(filter.type?.rawValue)::text IS NULL OR type = \(filter.type?.rawValue))
             ORDER BY position
@@ -153,7 +154,7 @@ public struct OperatorStore: Sendable {
             SELECT \(unescaped: EventCoding.columns) FROM events
             WHERE (tx_id, position) > (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
               AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-              AND account_id = \(filter.account) AND position > \(filter.afterPosition)
+              AND account_id = \(filter.account) AND position > \(filter.afterPosition ?? 0)
               AND (\(filter.device)::uuid IS NULL OR device_id = \(filter.device))
               AND (\(filter.type?.rawValue)::text IS NULL OR type = \(filter.type?.rawValue))
             ORDER BY events.tx_id, events.position

@@ -81,18 +81,17 @@ struct EventsCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let filter = EventFilter(account: account.uuid, device: device?.uuid, type: type, afterPosition: after ?? 0)
+        let filter = EventFilter(account: account.uuid, device: device?.uuid, type: type, afterPosition: after)
         guard follow else {
             try await options.withOperator { try options.print(try await $0.events(filter, limit: limit ?? 100)) }
             return
         }
         let json = options.json
-        let fromAfter = after != nil
         try await options.withOperator { admin in
             if !json { Self.write(EventsReport.followHeader) }
             do {
                 try await cancellingOnSignal {
-                    try await admin.follow(filter, fromAfterPosition: fromAfter) { rows in
+                    try await admin.follow(filter) { rows in
                         for row in rows {
                             Self.write(json ? try ScriptJSON.encode(row, pretty: false) : EventsReport.line(row))
                         }
