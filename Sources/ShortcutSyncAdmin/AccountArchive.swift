@@ -44,16 +44,16 @@ public enum AccountArchive {
     /// The lines of an export, each without its line break.
     public static func lines(account: AccountRecord, devices: [ArchivedDevice], events: [RecordedEvent]) throws -> [String] {
         var lines = [try encode(AccountLine(formatVersion: formatVersion, accountId: account.accountId,
-                                            createdAt: PreciseTime.format(account.createdAt), tokenHash: Hex.encode(account.tokenHash)))]
+                                            createdAt: ISO8601.format(account.createdAt), tokenHash: Hex.encode(account.tokenHash)))]
         for device in devices {
             let record = device.record
             lines.append(try encode(DeviceLine(deviceId: record.deviceId, name: record.name, platform: record.platform,
-                                               createdAt: PreciseTime.format(record.createdAt), revokedAt: record.revokedAt.map(PreciseTime.format),
+                                               createdAt: ISO8601.format(record.createdAt), revokedAt: record.revokedAt.map(ISO8601.format),
                                                tokenHash: device.tokenHash.map(Hex.encode))))
         }
         for event in events {
             lines.append(try encode(EventLine(position: event.position, deviceId: event.deviceId,
-                                              recordedAt: PreciseTime.format(event.recordedAt), event: event.event)))
+                                              recordedAt: ISO8601.format(event.recordedAt), event: event.event)))
         }
         return lines
     }
@@ -101,7 +101,7 @@ public enum AccountArchive {
                 }
             }
             func time(_ text: String, _ field: String) throws -> Date {
-                guard let date = PreciseTime.parse(text) else { throw fail("\(field) is not an ISO 8601 time: \(text)") }
+                guard let date = ISO8601.parse(text) else { throw fail("\(field) is not an ISO 8601 time: \(text)") }
                 return date
             }
             func hex(_ text: String, _ field: String) throws -> [UInt8] {
@@ -193,30 +193,5 @@ enum Hex {
             index = next
         }
         return bytes
-    }
-}
-
-/// ISO 8601 in UTC with microseconds, PostgreSQL's precision, so an export and import keep
-/// every recorded time exactly (and `--as-of` answers the same on both databases).
-enum PreciseTime {
-    static func format(_ date: Date) -> String {
-        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        let seconds = (micros / 1_000_000).rounded(.down)
-        let fraction = Int(micros - seconds * 1_000_000)
-        var time = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec, fraction)
-    }
-
-    static func parse(_ text: String) -> Date? {
-        // The fraction is read here; the rest by ISO 8601 without one.
-        guard let dot = text.firstIndex(of: ".") else { return ISO8601.parse(text) }
-        let digits = text[text.index(after: dot)...].prefix { $0.isNumber }
-        guard !digits.isEmpty, let whole = ISO8601.parse(String(text[..<dot]) + text[digits.endIndex...]) else { return nil }
-        let fraction = Double("0." + digits)!
-        // Whole microseconds, as PostgreSQL keeps them.
-        return Date(timeIntervalSince1970: ((whole.timeIntervalSince1970 + fraction) * 1_000_000).rounded() / 1_000_000)
     }
 }

@@ -87,30 +87,3 @@ public enum ScriptJSON {
         return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
     }
 }
-
-/// ISO 8601 with milliseconds, in UTC: how the export and `--json` write times, and how
-/// `--as-of` reads them (with or without fractional seconds, any offset).
-public enum ISO8601 {
-    public static func format(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
-    }
-
-    public static func parse(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime]] {
-            formatter.formatOptions = options
-            if let date = formatter.date(from: text) { return date }
-        }
-        // A date and time without an offset: local time.
-        let local = DateFormatter()
-        local.locale = Locale(identifier: "en_US_POSIX")
-        local.timeZone = .current
-        for format in ["yyyy-MM-dd'T'HH:mm:ss.SSS", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd"] {
-            local.dateFormat = format
-            if let date = local.date(from: text) { return date }
-        }
-        return nil
-    }
-}
