@@ -1,11 +1,7 @@
-import AsyncHTTPClient
 import Foundation
-import HTTPTypes
 import Logging
-import NIOCore
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
-import ServiceLifecycle
 import ShortcutSyncAPI
 import ShortcutSyncClient
 import ShortcutSyncDomain
@@ -39,28 +35,8 @@ public struct Demo: Sendable {
         let adminToken = "demo-" + UUID().uuidString
         let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, adminToken: adminToken,
                                                 maximumConnections: 10, keepAliveInterval: .seconds(1))
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = try await buildApplication(configuration, logger: logger, onServerRunning: { channel in
-            portContinuation.yield(channel.localAddress?.port ?? 0)
-            portContinuation.finish()
-        })
-        var groupConfiguration = ServiceGroupConfiguration(services: [app], logger: logger)
-        groupConfiguration.maximumGracefulShutdownDuration = .seconds(5)
-        groupConfiguration.maximumCancellationDuration = .seconds(2)
-        let services = ServiceGroup(configuration: groupConfiguration)
-        return try await withThrowingTaskGroup(of: Bool?.self) { group in
-            group.addTask { try await services.run(); return nil }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0 else { throw CancellationError() }
-            let outcome: Result<Bool, any Error>
-            do {
-                outcome = .success(try await story(URL(string: "http://127.0.0.1:\(port)")!, adminToken: adminToken))
-            } catch {
-                outcome = .failure(error)
-            }
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
-            return try outcome.get()
+        return try await withRunningService(configuration, logger: logger) { server in
+            try await story(server, adminToken: adminToken)
         }
     }
 

@@ -51,29 +51,8 @@ struct TestServer {
         let configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, database: url, adminToken: adminToken, runsWorker: runsWorker,
             maximumConnections: 20, keepAliveInterval: .seconds(1), degradedLag: degradedLag)
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = try await buildApplication(configuration, logger: TestDatabase.shared.logger, clock: clock) { channel in
-            portContinuation.yield(channel.localAddress?.port ?? 0)
-            portContinuation.finish()
-        }
-        // Stopped as SIGTERM stops `serve`: a graceful shutdown, bounded, then cancellation.
-        var groupConfiguration = ServiceGroupConfiguration(services: [app], logger: TestDatabase.shared.logger)
-        groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
-        groupConfiguration.maximumCancellationDuration = .seconds(2)
-        let services = ServiceGroup(configuration: groupConfiguration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await services.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw CancellationError() }
-            let server = TestServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, adminToken: adminToken, database: url, sql: sql)
-            do {
-                try await body(server)
-            } catch {
-                await services.triggerGracefulShutdown()
-                throw error
-            }
-            await services.triggerGracefulShutdown()
-            try await group.waitForAll()
+        try await withRunningService(configuration, logger: TestDatabase.shared.logger, clock: clock) { baseURL in
+            try await body(TestServer(baseURL: baseURL, adminToken: adminToken, database: url, sql: sql))
         }
     }
 
