@@ -11,7 +11,9 @@ public final class CommandProcess: @unchecked Sendable {
     private let outputPath: String
     private let errorPath: String
 
-    public init(_ arguments: [String], environment extra: [String: String] = [:], standardInput: String? = nil) throws {
+    /// Starts it with `arguments`; `environment` sets (or, with nil, removes) variables of the
+    /// tests' own environment, from which `DATABASE_URL` is always removed.
+    public init(_ arguments: [String], environment extra: [String: String?] = [:], standardInput: String? = nil) throws {
         let base = NSTemporaryDirectory() + "shortcut-sync-command-\(UUID().uuidString)"
         outputPath = base + ".out"
         errorPath = base + ".err"
@@ -21,7 +23,7 @@ public final class CommandProcess: @unchecked Sendable {
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = nil
-        environment.merge(extra) { $1 }
+        for (name, value) in extra { environment[name] = value }
         process.environment = environment
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
@@ -38,7 +40,7 @@ public final class CommandProcess: @unchecked Sendable {
     }
 
     /// Runs the command to its end (killing it after `timeout`) and returns it.
-    public static func run(_ arguments: [String], environment: [String: String] = [:], standardInput: String? = nil,
+    public static func run(_ arguments: [String], environment: [String: String?] = [:], standardInput: String? = nil,
                            timeout: Duration = .seconds(60)) async throws -> CommandProcess {
         let command = try CommandProcess(arguments, environment: environment, standardInput: standardInput)
         guard try await command.waitForExit(timeout: timeout) else {
@@ -50,7 +52,10 @@ public final class CommandProcess: @unchecked Sendable {
 
     public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
     public var errorOutput: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+    /// The exit status, once the process has ended and been reaped.
     public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
+    public var isRunning: Bool { process.isRunning }
+    public var processIdentifier: pid_t { process.processIdentifier }
 
     public func send(_ signal: Int32) {
         kill(process.processIdentifier, signal)
@@ -58,11 +63,9 @@ public final class CommandProcess: @unchecked Sendable {
 
     /// Waits up to `timeout` for the process to end; whether it did.
     public func waitForExit(timeout: Duration) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        guard try await ServeProcess.waitUntilEnded(process.processIdentifier, timeout: timeout) else { return false }
+        // Foundation reaps the child and records its status a moment later.
+        for _ in 0..<100 where process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         return true
     }
 

@@ -15,8 +15,7 @@ public final class ServeProcess: @unchecked Sendable {
     public let dataDirectory: URL
     public let adminToken: String
     public var baseURL: String { "http://127.0.0.1:\(port)" }
-    private let process = Process()
-    private let outputPath: String
+    private let command: CommandProcess
 
     /// Starts `shortcut-sync serve` with the embedded PostgreSQL under `dataDirectory`, on
     /// `port` (a free one when nil: give an earlier one's to start the service again where
@@ -25,20 +24,9 @@ public final class ServeProcess: @unchecked Sendable {
         self.dataDirectory = dataDirectory
         self.port = try port ?? EmbeddedPostgres.freeLoopbackPort()
         adminToken = "admin-\(UUID())"
-        outputPath = dataDirectory.path + ".log"
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.executableURL = try Self.executable()
-        process.arguments = ["serve", "--port", "\(self.port)", "--data-dir", dataDirectory.path, "--admin-token", adminToken,
-                             "--log-level", "info"] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["DATABASE_URL"] = nil
-        environment["SHORTCUT_SYNC_ADMIN_TOKEN"] = nil
-        process.environment = environment
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        command = try CommandProcess(
+            ["serve", "--port", "\(self.port)", "--data-dir", dataDirectory.path, "--admin-token", adminToken, "--log-level", "info"] + arguments,
+            environment: ["SHORTCUT_SYNC_ADMIN_TOKEN": nil])
     }
 
     /// The `shortcut-sync` executable built beside the test bundle.
@@ -51,11 +39,12 @@ public final class ServeProcess: @unchecked Sendable {
         throw ServeProcessError("the shortcut-sync executable is not beside the tests in \(buildDirectory.path); build it with `swift build`")
     }
 
-    public var processIdentifier: pid_t { process.processIdentifier }
-    public var isRunning: Bool { process.isRunning }
+    public var processIdentifier: pid_t { command.processIdentifier }
+    public var isRunning: Bool { command.isRunning }
     /// The exit status, once the process has ended and been reaped.
-    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
-    public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+    public var exitStatus: Int32? { command.exitStatus }
+    /// What it printed: its banner (standard output), then its log (standard error).
+    public var output: String { command.output + command.errorOutput }
 
     /// The pid of the postmaster of this data directory's cluster, if one runs.
     public var postmaster: pid_t? { Postmaster.running(dataDirectory: dataDirectory) }
@@ -71,28 +60,21 @@ public final class ServeProcess: @unchecked Sendable {
     }
 
     public func send(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        command.send(signal)
     }
 
     /// Waits for the process to end; returns how long it took, or nil if it still runs after `timeout`.
     public func waitForExit(timeout: Duration) async throws -> Duration? {
         let started = ContinuousClock.now
-        guard try await Self.waitUntilEnded(process.processIdentifier, timeout: timeout) else { return nil }
-        let took = ContinuousClock.now - started
-        // Foundation reaps the child and records its status a moment later.
-        for _ in 0..<100 where process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        return took
+        guard try await command.waitForExit(timeout: timeout) else { return nil }
+        return ContinuousClock.now - started
     }
 
     /// Kills the child and the cluster's postmaster if they still run, and removes the data directory.
     public func forceStop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        command.forceStop()
         Postmaster.quit(dataDirectory: dataDirectory)
         try? FileManager.default.removeItem(at: dataDirectory)
-        try? FileManager.default.removeItem(atPath: outputPath)
     }
 }
 
