@@ -49,6 +49,8 @@ public struct PushBenchmark: Sendable {
         /// The service's CPU time (user and system) per event pushed, in microseconds (nil where unknown):
         /// steadier than throughput on a machine whose speed varies from run to run.
         public var serviceCPUMicrosecondsPerEvent: Double?
+        /// The worker's CPU time per event pushed, when it runs as a process of its own.
+        public var workerCPUMicrosecondsPerEvent: Double?
     }
 
     public struct Latency: Sendable, Hashable, Codable {
@@ -65,12 +67,15 @@ public struct PushBenchmark: Sendable {
     public let database: DatabaseURL
     /// The service's process, for its resident memory (Linux /proc).
     public let servicePID: Int32?
+    /// The worker's process, when it is not the service's.
+    public let workerPID: Int32?
     public let duration: Duration
     public let logger: Logger
     public var report: @Sendable (String) -> Void = { _ in }
 
-    public init(service: URL, adminToken: String, database: DatabaseURL, servicePID: Int32?, duration: Duration, logger: Logger) {
+    public init(service: URL, adminToken: String, database: DatabaseURL, servicePID: Int32?, workerPID: Int32? = nil, duration: Duration, logger: Logger) {
         self.service = service
+        self.workerPID = workerPID
         self.adminToken = adminToken
         self.database = database
         self.servicePID = servicePID
@@ -82,18 +87,21 @@ public struct PushBenchmark: Sendable {
 
     public func throughput(_ scenario: Scenario, http: HTTPClient) async throws -> Throughput {
         let devices = try await register(devices: scenario.devices, accounts: scenario.oneAccount ? 1 : scenario.devices, http: http)
-        let cpuBefore = servicePID.flatMap(CPUTime.of)
+        let cpuBefore = (servicePID.flatMap(CPUTime.of), workerPID.flatMap(CPUTime.of))
         let (events, histogram, failures) = try await pushAsFastAsPossible(devices, batch: scenario.batch, http: http)
-        let cpuAfter = servicePID.flatMap(CPUTime.of)
+        let cpuAfter = (servicePID.flatMap(CPUTime.of), workerPID.flatMap(CPUTime.of))
         let ours = Double(events) / duration.inSeconds
-        let cpuPerEvent: Double? = if let cpuBefore, let cpuAfter, events > 0 { (cpuAfter - cpuBefore) * 1_000_000 / Double(events) } else { nil }
+        func perEvent(_ before: Double?, _ after: Double?) -> Double? {
+            if let before, let after, events > 0 { (after - before) * 1_000_000 / Double(events) } else { nil }
+        }
         report("\(scenario.name): ours \(Int(ours)) events/s")
         let raw = try await rawInserts(batch: scenario.batch, clients: scenario.rawClients)
         report("\(scenario.name): raw \(Int(raw)) rows/s")
         return Throughput(scenario: scenario, oursEventsPerSecond: ours, rawRowsPerSecond: raw,
                           pushP50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
                           pushP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, failedPushes: failures,
-                          serviceCPUMicrosecondsPerEvent: cpuPerEvent)
+                          serviceCPUMicrosecondsPerEvent: perEvent(cpuBefore.0, cpuAfter.0),
+                          workerCPUMicrosecondsPerEvent: perEvent(cpuBefore.1, cpuAfter.1))
     }
 
     struct Device: Sendable {

@@ -89,6 +89,9 @@ public struct Deletion: Sendable, Hashable, Codable {
         case bundleId, identifiers, groupIdentifier, all
     }
 
+    static let allMustBeTrue = "must be true when given; to delete selected donations give identifiers or groupIdentifier"
+    static let exactlyOneSelector = "a deletion needs exactly one of identifiers, groupIdentifier or all: true"
+
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         bundleId = try c.decode(String.self, forKey: .bundleId)
@@ -104,12 +107,10 @@ public struct Deletion: Sendable, Hashable, Codable {
             selector = .all
         case (nil, nil, false):
             throw DecodingError.dataCorrupted(.init(
-                codingPath: c.codingPath + [CodingKeys.all],
-                debugDescription: "must be true when given; to delete selected donations give identifiers or groupIdentifier"))
+                codingPath: c.codingPath + [CodingKeys.all], debugDescription: Self.allMustBeTrue))
         default:
             throw DecodingError.dataCorrupted(.init(
-                codingPath: c.codingPath,
-                debugDescription: "a deletion needs exactly one of identifiers, groupIdentifier or all: true"))
+                codingPath: c.codingPath, debugDescription: Self.exactlyOneSelector))
         }
     }
 

@@ -36,6 +36,9 @@ struct PushBenchCommand: AsyncParsableCommand {
     @Option(help: "Also write the results as JSON to this file.")
     var json: String?
 
+    @Flag(help: "Run the sync worker as a process of its own (`serve --no-worker` beside `worker`), so each one's CPU per event is measured apart.")
+    var workerProcess = false
+
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
@@ -69,16 +72,19 @@ struct PushBenchCommand: AsyncParsableCommand {
     /// Starts the service on `url`, runs every part, and stops the service (also when a part fails).
     private func measure(on url: DatabaseURL, duration: Duration, streams: Int, samples: Int, logger: Logger) async throws -> Results {
         try await Migrator.migrate(url, logger: logger)
-        let service = try ChildService(database: url)
+        let service = try ChildService(database: url, worker: !workerProcess)
         defer { service.stop() }
+        let worker = try workerProcess ? ChildWorker(database: url) : nil
+        defer { worker?.stop() }
         try await service.waitUntilReady()
-        print("service: pid \(service.pid) on \(service.url.absoluteString), database \(url.database)")
+        print("service: pid \(service.pid) on \(service.url.absoluteString), database \(url.database)"
+            + (worker.map { ", worker: pid \($0.pid)" } ?? ""))
 
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: streams + 64)
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         var benchmark = PushBenchmark(service: service.url, adminToken: service.adminToken, database: url, servicePID: service.pid,
-                                      duration: duration, logger: logger)
+                                      workerPID: worker?.pid, duration: duration, logger: logger)
         benchmark.report = { print("  \($0)") }
         let measure = benchmark
         let results: Result<Results, any Error>
@@ -99,19 +105,22 @@ struct PushBenchCommand: AsyncParsableCommand {
     }
 
     static func table(_ results: Results) -> String {
-        var lines = ["| what | ours | raw | ratio | target | push p50 / p99 | service CPU per event |",
-                     "| --- | --- | --- | --- | --- | --- | --- |"]
+        let separateWorker = results.throughput.contains { $0.workerCPUMicrosecondsPerEvent != nil }
+        var lines = ["| what | ours | raw | ratio | target | push p50 / p99 | service CPU per event |"
+                        + (separateWorker ? " worker CPU per event |" : ""),
+                     "| --- | --- | --- | --- | --- | --- | --- |" + (separateWorker ? " --- |" : "")]
         for figure in results.throughput {
             let target = figure.scenario.oneAccount ? "—" : "≥ 0.60"
             lines.append("| \(figure.scenario.name) | \(Int(figure.oursEventsPerSecond)) ev/s | \(Int(figure.rawRowsPerSecond)) rows/s "
                 + "(\(figure.scenario.rawClients) clients, \(figure.scenario.batch)-row transactions) | \(String(format: "%.2f", figure.ratio)) | \(target) | "
                 + String(format: "%.1f / %.1f ms", figure.pushP50Milliseconds, figure.pushP99Milliseconds)
                 + (figure.failedPushes > 0 ? " (\(figure.failedPushes) failed)" : "") + " | "
-                + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |")
+                + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |"
+                + (separateWorker ? " " + (figure.workerCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |" : ""))
         }
         let latency = results.latency
         lines.append("| push → another device's pull, woken by its stream, \(latency.streams) streams open | "
-            + String(format: "p50 %.1f ms, p99 %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds) + " | — | — | p99 ≤ 50 ms | — | — |")
+            + String(format: "p50 %.1f ms, p99 %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds) + " | — | — | p99 ≤ 50 ms | — | — |" + (separateWorker ? " — |" : ""))
         let memory = latency.serviceResidentBytes.map { String(format: "%.0f MB", Double($0) / 1_048_576) } ?? "?"
         lines.append("| service resident memory, \(latency.streams) streams open | \(memory) | — | — | ≤ 150 MB | — | — |")
         return lines.joined(separator: "\n")
@@ -126,21 +135,43 @@ struct PushBenchCommand: AsyncParsableCommand {
     }
 }
 
-/// `shortcut-sync serve` (this executable) as a child process on a given database, stopped by `stop()`.
-final class ChildService: @unchecked Sendable {
-    let url: URL
-    let adminToken = "bench-" + UUID().uuidString
-    private let process = Process()
+/// This executable run as a child process with `arguments`, stopped by `stop()`.
+class ChildProcess: @unchecked Sendable {
+    fileprivate let process = Process()
 
     var pid: Int32 { process.processIdentifier }
 
-    init(database: DatabaseURL) throws {
-        let port = try EmbeddedPostgres.freeLoopbackPort()
-        url = URL(string: "http://127.0.0.1:\(port)")!
+    init(arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = ["serve", "--port", "\(port)", "--database-url", database.urlString, "--admin-token", adminToken, "--log-level", "error"]
+        process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         try process.run()
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// `shortcut-sync worker` on a given database.
+final class ChildWorker: ChildProcess, @unchecked Sendable {
+    init(database: DatabaseURL) throws {
+        try super.init(arguments: ["worker", "--database-url", database.urlString, "--log-level", "error"])
+    }
+}
+
+/// `shortcut-sync serve` on a given database, with its worker or without.
+final class ChildService: ChildProcess, @unchecked Sendable {
+    let url: URL
+    let adminToken = "bench-" + UUID().uuidString
+
+    init(database: DatabaseURL, worker: Bool) throws {
+        let port = try EmbeddedPostgres.freeLoopbackPort()
+        url = URL(string: "http://127.0.0.1:\(port)")!
+        try super.init(arguments: ["serve", "--port", "\(port)", "--database-url", database.urlString, "--admin-token", adminToken,
+                                   "--log-level", "error"] + (worker ? [] : ["--no-worker"]))
     }
 
     func waitUntilReady() async throws {
@@ -154,11 +185,5 @@ final class ChildService: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw ValidationError("the service did not become ready within 60 s")
-    }
-
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
     }
 }

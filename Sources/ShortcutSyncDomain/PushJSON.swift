@@ -1,0 +1,250 @@
+import Foundation
+
+/// Reads a push body, `{"events": [...]}`, into domain events straight from its bytes.
+///
+/// It says what `JSONDecoder` with the domain's `Decodable` conformances says, about valid and
+/// invalid bodies alike: the same events, or the same `DecodingError` (kind, coding path and
+/// type), checked in the same order. `PushJSONTests` holds the two equal on random histories
+/// and on bodies broken in every field. It exists for speed: see `JSONNode`.
+public enum PushJSON {
+    /// The events of a push body, or the `DecodingError` that `JSONDecoder` would throw for it.
+    public static func events(in bytes: UnsafeRawBufferPointer) throws(DecodingError) -> [Event] {
+        let document: JSONNode
+        do {
+            document = try JSONParser.parse(bytes)
+        } catch {
+            throw .dataCorrupted(.init(codingPath: [], debugDescription: "The given data was not valid JSON.", underlyingError: error))
+        }
+        let body = try Fields(document, path: [])
+        let elements = try body.required("events") { node, path throws(DecodingError) in try list(node, path: path) }
+        var events: [Event] = []
+        events.reserveCapacity(elements.count)
+        for (index, node) in elements.enumerated() {
+            events.append(try event(node, path: body.path + [JSONKey("events"), JSONKey(index)]))
+        }
+        return events
+    }
+
+    public static func events(in bytes: [UInt8]) throws(DecodingError) -> [Event] {
+        let result = bytes.withUnsafeBytes { buffer in Result { () throws(DecodingError) -> [Event] in try events(in: buffer) } }
+        return try result.get()
+    }
+
+    static func event(_ node: JSONNode, path: [JSONKey]) throws(DecodingError) -> Event {
+        let fields = try Fields(node, path: path)
+        let id = try fields.required("id", uuid)
+        let seq = try fields.required("seq") { node, path throws(DecodingError) in try integer(node, path: path, as: Int64.self) }
+        let hlc = try fields.required("hlc") { node, path throws(DecodingError) -> HLCTimestamp in
+            let clock = try Fields(node, path: path)
+            return HLCTimestamp(
+                wallMillis: try clock.required("wallMillis") { node, path throws(DecodingError) in try integer(node, path: path, as: Int64.self) },
+                counter: try clock.required("counter") { node, path throws(DecodingError) in try integer(node, path: path, as: Int.self) })
+        }
+        let type = try fields.required("type") { node, path throws(DecodingError) in try rawValue(node, path: path, as: EventType.self) }
+        return Event(id: id, seq: seq, hlc: hlc, body: try body(type, fields))
+    }
+
+    private static func body(_ type: EventType, _ fields: Fields) throws(DecodingError) -> EventBody {
+        switch type {
+        case .donation:
+            return .donation(Donation(
+                bundleId: try fields.required("bundleId", string),
+                identifier: try fields.required("identifier", string),
+                kind: try fields.required("kind") { node, path throws(DecodingError) in try rawValue(node, path: path, as: DonationKind.self) },
+                activityType: try fields.optional("activityType", string),
+                intentType: try fields.optional("intentType", string),
+                title: try fields.required("title", string),
+                subtitle: try fields.optional("subtitle", string),
+                groupIdentifier: try fields.optional("groupIdentifier", string),
+                suggestedInvocationPhrase: try fields.optional("suggestedInvocationPhrase", string),
+                keywords: try fields.optional("keywords", strings) ?? [],
+                eligibleForSearch: try fields.optional("eligibleForSearch", bool) ?? false,
+                eligibleForPrediction: try fields.optional("eligibleForPrediction", bool) ?? true,
+                parameters: try fields.optional("parameters", parameters) ?? [:]))
+        case .deletion:
+            let bundleId = try fields.required("bundleId", string)
+            let identifiers = try fields.optional("identifiers", strings)
+            let group = try fields.optional("groupIdentifier", string)
+            let all = try fields.optional("all", bool)
+            let selector: DeletionSelector
+            switch (identifiers, group, all) {
+            case (let identifiers?, nil, nil): selector = .identifiers(identifiers)
+            case (nil, let group?, nil): selector = .groupIdentifier(group)
+            case (nil, nil, true): selector = .all
+            case (nil, nil, false):
+                throw .dataCorrupted(.init(codingPath: fields.path + [JSONKey("all")], debugDescription: Deletion.allMustBeTrue))
+            default:
+                throw .dataCorrupted(.init(codingPath: fields.path, debugDescription: Deletion.exactlyOneSelector))
+            }
+            return .deletion(Deletion(bundleId: bundleId, selector: selector))
+        case .voiceShortcutAdded:
+            return .voiceShortcutAdded(VoiceShortcutAdded(
+                voiceShortcutId: try fields.required("voiceShortcutId", uuid),
+                phrase: try fields.required("phrase", string),
+                bundleId: try fields.required("bundleId", string),
+                identifier: try fields.required("identifier", string),
+                title: try fields.required("title", string)))
+        case .voiceShortcutUpdated:
+            return .voiceShortcutUpdated(VoiceShortcutUpdated(
+                voiceShortcutId: try fields.required("voiceShortcutId", uuid),
+                phrase: try fields.required("phrase", string)))
+        case .voiceShortcutDeleted:
+            return .voiceShortcutDeleted(VoiceShortcutDeleted(voiceShortcutId: try fields.required("voiceShortcutId", uuid)))
+        case .appsReported:
+            return .appsReported(AppsReported(installed: try fields.required("installed", strings)))
+        }
+    }
+
+    // MARK: Values, with the errors JSONDecoder gives for them
+
+    private static func context(_ path: [JSONKey], _ description: String) -> DecodingError.Context {
+        .init(codingPath: path, debugDescription: description)
+    }
+
+    private static func mismatch(_ type: Any.Type, _ node: JSONNode, _ path: [JSONKey]) -> DecodingError {
+        if case .null = node {
+            return .valueNotFound(type, context(path, "Cannot get value of type \(type) -- found null value instead"))
+        }
+        return .typeMismatch(type, context(path, "Expected to decode \(type) but found \(node.kindName) instead."))
+    }
+
+    static func string(_ node: JSONNode, path: [JSONKey]) throws(DecodingError) -> String {
+        guard case .string(let value) = node else { throw mismatch(String.self, node, path) }
+        return value
+    }
+
+    static func bool(_ node: JSONNode, path: [JSONKey]) throws(DecodingError) -> Bool {
+        guard case .bool(let value) = node else { throw mismatch(Bool.self, node, path) }
+        return value
+    }
+
+    static func uuid(_ node: JSONNode, path: [JSONKey]) throws(DecodingError) -> UUID {
+        guard let value = UUID(uuidString: try string(node, path: path)) else {
+            throw .dataCorrupted(context(path, "Attempted to decode UUID from invalid UUID string."))
+        }
+        return value
+    }
+
+    static func integer<Integer: FixedWidthInteger>(_ node: JSONNode, path: [JSONKey], as type: Integer.Type) throws(DecodingError) -> Integer {
+        guard case .number(let text) = node else { throw mismatch(type, node, path) }
+        if let value = Integer(text) { return value }
+        // A number written with a fraction or an exponent is taken when it is exactly an integer in range.
+        if let double = Double(text), double.rounded() == double, let value = Integer(exactly: double) { return value }
+        throw .dataCorrupted(context(path, "Number \(text) is not representable in Swift."))
+    }
+
+    static func rawValue<Value: RawRepresentable<String>>(_ node: JSONNode, path: [JSONKey], as type: Value.Type) throws(DecodingError) -> Value {
+        let text = try string(node, path: path)
+        guard let value = Value(rawValue: text) else {
+            throw .dataCorrupted(context(path, "Cannot initialize \(type) from invalid String value \(text)"))
+        }
+        return value
+    }
+
+    static func list(_ node: JSONNode, path: [JSONKey]) throws(DecodingError) -> [JSONNode] {
+        guard case .array(let elements) = node else { throw mismatch([Any].self, node, path) }
+        return elements
+    }
+
+    static func strings(_ node: JSONNode, path: [JSONKey]) throws(DecodingError) -> [String] {
+        let elements = try list(node, path: path)
+        var values: [String] = []
+        values.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            guard case .string(let value) = element else { throw mismatch(String.self, element, path + [JSONKey(index)]) }
+            values.append(value)
+        }
+        return values
+    }
+
+    static func parameters(_ node: JSONNode, path: [JSONKey]) throws(DecodingError) -> [String: JSONValue] {
+        guard case .object(let members) = node else { throw mismatch([String: Any].self, node, path) }
+        var values: [String: JSONValue] = [:]
+        values.reserveCapacity(members.count)
+        for (key, member) in members {
+            values[key] = try value(member, path: path + [JSONKey(key)])
+        }
+        return values
+    }
+
+    static func value(_ node: JSONNode, path: [JSONKey]) throws(DecodingError) -> JSONValue {
+        switch node {
+        case .null: return .null
+        case .bool(let flag): return .bool(flag)
+        case .number(let text):
+            guard let number = Double(text), number.isFinite else {
+                throw .dataCorrupted(context(path, "Number \(text) is not representable in Swift."))
+            }
+            return .number(number)
+        case .string(let text): return .string(text)
+        case .array(let elements):
+            var values: [JSONValue] = []
+            values.reserveCapacity(elements.count)
+            for (index, element) in elements.enumerated() { values.append(try value(element, path: path + [JSONKey(index)])) }
+            return .array(values)
+        case .object: return .object(try parameters(node, path: path))
+        }
+    }
+
+    /// An object's members at a path, read by name as a keyed container reads them.
+    struct Fields {
+        let members: [(key: String, value: JSONNode)]
+        let path: [JSONKey]
+
+        init(_ node: JSONNode, path: [JSONKey]) throws(DecodingError) {
+            guard case .object(let members) = node else { throw mismatch([String: Any].self, node, path) }
+            self.members = members
+            self.path = path
+        }
+
+        private func node(_ key: String) -> JSONNode? {
+            members.last { $0.key == key }?.value
+        }
+
+        func required<Value>(_ key: String, _ read: (JSONNode, [JSONKey]) throws(DecodingError) -> Value) throws(DecodingError) -> Value {
+            guard let node = node(key) else {
+                throw .keyNotFound(JSONKey(key), context(path, "No value associated with key \(key)."))
+            }
+            return try read(node, path + [JSONKey(key)])
+        }
+
+        /// Nil where the key is missing or null, as `decodeIfPresent`.
+        func optional<Value>(_ key: String, _ read: (JSONNode, _ path: [JSONKey]) throws(DecodingError) -> Value) throws(DecodingError) -> Value? {
+            guard let node = node(key) else { return nil }
+            if case .null = node { return nil }
+            return try read(node, path + [JSONKey(key)])
+        }
+    }
+}
+
+/// A member name or an array index in a coding path.
+public struct JSONKey: CodingKey, Sendable {
+    public var stringValue: String
+    public var intValue: Int?
+
+    public init(_ name: String) {
+        stringValue = name
+    }
+
+    public init(_ index: Int) {
+        stringValue = "Index \(index)"
+        intValue = index
+    }
+
+    public init?(stringValue: String) { self.init(stringValue) }
+    public init?(intValue: Int) { self.init(intValue) }
+}
+
+extension JSONNode {
+    /// How JSONDecoder names what it found instead.
+    var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "bool"
+        case .number: "number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "a dictionary"
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import ShortcutSyncDomain
+import ShortcutSyncTestSupport
+import Testing
+
+/// `PushJSON`, which reads every push, says what `JSONDecoder` says: the same events from valid
+/// bodies, the same error (kind, place and type) from invalid ones.
+@Suite struct PushJSONTests {
+    struct Body: Codable {
+        var events: [Event]
+    }
+
+    /// What a decoding came to, in terms both decoders must agree on.
+    enum Outcome: Equatable, CustomStringConvertible {
+        case events([Event])
+        case syntaxError
+        case error(String)
+
+        var description: String {
+            switch self {
+            case .events(let events): "\(events.count) events"
+            case .syntaxError: "not JSON"
+            case .error(let text): text
+            }
+        }
+    }
+
+    static func outcome(_ decode: () throws -> [Event]) -> Outcome {
+        do {
+            return .events(try decode())
+        } catch let error as DecodingError {
+            func pointer(_ path: [any CodingKey]) -> String {
+                path.map { "/" + ($0.intValue.map(String.init) ?? $0.stringValue) }.joined()
+            }
+            switch error {
+            case .keyNotFound(let key, let context): return .error("keyNotFound \(pointer(context.codingPath + [key]))")
+            case .typeMismatch(let type, let context): return .error("typeMismatch \(pointer(context.codingPath)) \(type)")
+            case .valueNotFound(let type, let context): return .error("valueNotFound \(pointer(context.codingPath)) \(type)")
+            case .dataCorrupted(let context):
+                if context.codingPath.isEmpty, context.underlyingError != nil { return .syntaxError }
+                return .error("dataCorrupted \(pointer(context.codingPath)) \(context.debugDescription)")
+            @unknown default: return .error("\(error)")
+            }
+        } catch {
+            return .error("not a DecodingError: \(error)")
+        }
+    }
+
+    /// Both decoders agree. One difference is intended: a number that is not an integer where an
+    /// integer belongs (`"seq": 1.5`) JSONDecoder reports as a body that is "not valid JSON",
+    /// with no place; PushJSON names the field.
+    static func expectSame(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+        let foundation = outcome { try JSONDecoder().decode(Body.self, from: Data(bytes)).events }
+        let ours = outcome { try PushJSON.events(in: bytes) }
+        if foundation == .error("dataCorrupted  The given data was not valid JSON."), case .error(let text) = ours,
+           text.hasPrefix("dataCorrupted /events/"), text.hasSuffix("is not representable in Swift.") {
+            return
+        }
+        #expect(ours == foundation, "\(String(decoding: bytes, as: UTF8.self))", sourceLocation: sourceLocation)
+    }
+
+    static func histories(_ pushes: Int) -> [[Event]] {
+        var scenario = Scenario(seed: 29, accounts: 2, devicesPerAccount: 3)
+        return (0..<pushes).map { _ in scenario.push().events.map(\.event) }
+    }
+
+    @Test func randomHistoriesReadAsJSONDecoderReadsThem() throws {
+        var events = 0
+        var types: Set<EventType> = []
+        for push in Self.histories(300) {
+            let bytes = Array(try JSONEncoder().encode(Body(events: push)))
+            #expect(try PushJSON.events(in: bytes) == push)
+            Self.expectSame(bytes)
+            events += push.count
+            types.formUnion(push.map(\.type))
+        }
+        #expect(events > 500)
+        #expect(types == Set(EventType.allCases))
+    }
+
+    /// Every member of events of each type, removed or replaced by a value of each JSON kind.
+    @Test func bodiesBrokenInEachFieldFailAsJSONDecoderFails() throws {
+        let replacements: [Any] = [NSNull(), 5, 1.5, 1e3, 1e30, -1, "x", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "donation",
+                                   true, false, [Any](), ["a", 1], [String: Any](), ["k": "v"]]
+        var firstOfType: [EventType: Event] = [:]
+        for event in Self.histories(200).joined() where firstOfType[event.type] == nil { firstOfType[event.type] = event }
+        firstOfType[.deletion] = Event(seq: 1, hlc: .init(wallMillis: 5), body: .deletion(.init(bundleId: "a.b", selector: .all)))
+        var cases = 0, refused = 0
+        for event in firstOfType.values {
+            let object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(event)) as? [String: Any])
+            for path in Self.paths(in: object) {
+                for replacement in [nil] + replacements.map(Optional.some) {
+                    let broken = Self.replacing(path, in: object, with: replacement)
+                    let bytes = Array(try JSONSerialization.data(withJSONObject: ["events": [broken]]))
+                    Self.expectSame(bytes)
+                    if case .events = Self.outcome({ try PushJSON.events(in: bytes) }) {} else { refused += 1 }
+                    cases += 1
+                }
+            }
+        }
+        #expect(cases > 500)
+        #expect(refused > cases / 2)
+    }
+
+    @Test func theBodyItselfBrokenFailsAsJSONDecoderFails() throws {
+        for text in [#"{}"#, #"[]"#, #"5"#, #"null"#, #"{"events":null}"#, #"{"events":{}}"#, #"{"events":[null]}"#,
+                     #"{"events":[5]}"#, #"{"events":[[]]}"#, #"{"events":[]}"#, #"{"events":[],"events":[]}"#] {
+            Self.expectSame(Array(text.utf8))
+        }
+    }
+
+    /// Text that is not JSON (RFC 8259) is a syntax error, whatever it holds. JSONDecoder refuses
+    /// it too, but sometimes as a value of the wrong type, and it takes a trailing comma after
+    /// the last member of an object.
+    @Test func textThatIsNotJSONIsASyntaxError() throws {
+        let texts = ["", " ", "{", #"{"events":[}"#, #"{"events":[],}"#, #"{"events":[1,]}"#, #"{"events" [] }"#,
+                     #"{events:[]}"#, #"{"events":[]} x"#, #"{"events":[01]}"#, #"{"events":[1.]}"#, #"{"events":[-]}"#,
+                     #"{"events":[.5]}"#, #"{"events":[tru]}"#, #"{"events":["\x"]}"#, #"{"events":["\u12"]}"#,
+                     #"{"events":["\ud800"]}"#, #"{"events":["\udc00"]}"#, "{\"events\":[\"a\u{01}b\"]}", "{'events':[]}",
+                     String(repeating: "[", count: 600) + String(repeating: "]", count: 600)]
+        let invalidUTF8 = Array(#"{"events":[""#.utf8) + [0xFF, 0xFE] + Array(#""]}"#.utf8)
+        for bytes in texts.map({ Array($0.utf8) }) + [invalidUTF8] {
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(Self.outcome { try PushJSON.events(in: bytes) } == .syntaxError, "\(text)")
+            if case .events = Self.outcome({ try JSONDecoder().decode(Body.self, from: Data(bytes)).events }) {
+                #expect(text == #"{"events":[],}"#, "JSONDecoder took \(text)")
+            }
+        }
+    }
+
+    @Test func escapesAndUnicodeReadAsJSONDecoderReadsThem() throws {
+        let awkward = #"quote \" backslash \\ slash \/ \b\f\n\r\t \u00e9 \u6c64 \ud83c\udf45 raw é 汤 🍅"#
+        let event = #"{"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","seq":1,"hlc":{"wallMillis":5,"counter":0},"type":"donation","#
+            + #""bundleId":"a.b","identifier":"\#(awkward)","kind":"intent","title":"t","parameters":{"\#(awkward)":[1,-0.5,2e-3,1E+2,"\#(awkward)",{}]}}"#
+        let bytes = Array(#"{"events":[\#(event)]}"#.utf8)
+        Self.expectSame(bytes)
+        let read = try PushJSON.events(in: bytes)
+        guard case .donation(let donation) = read.first?.body else { Issue.record("not a donation"); return }
+        #expect(donation.identifier.hasSuffix("raw é 汤 🍅"))
+        #expect(donation.identifier.contains("\u{6c64} 🍅"))
+    }
+
+    // MARK: Helpers
+
+    /// The path of every value in the object, containers and their members alike.
+    static func paths(in value: Any, at path: [String] = []) -> [[String]] {
+        var paths: [[String]] = path.isEmpty ? [] : [path]
+        if let object = value as? [String: Any] {
+            for (key, member) in object { paths += Self.paths(in: member, at: path + [key]) }
+        } else if let array = value as? [Any] {
+            for (index, element) in array.enumerated() { paths += Self.paths(in: element, at: path + [String(index)]) }
+        }
+        return paths
+    }
+
+    /// The value with what is at `path` replaced, or removed when `replacement` is nil.
+    static func replacing(_ path: [String], in value: Any, with replacement: Any?) -> Any {
+        guard let first = path.first else { return replacement ?? NSNull() }
+        if var object = value as? [String: Any] {
+            object[first] = path.count == 1 ? replacement : replacing(Array(path.dropFirst()), in: object[first]!, with: replacement)
+            return object
+        }
+        if var array = value as? [Any], let index = Int(first) {
+            if path.count == 1 {
+                if let replacement { array[index] = replacement } else { array.remove(at: index) }
+            } else {
+                array[index] = replacing(Array(path.dropFirst()), in: array[index], with: replacement)
+            }
+            return array
+        }
+        return value
+    }
+}
