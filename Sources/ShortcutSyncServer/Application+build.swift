@@ -51,7 +51,7 @@ public func buildApplication(
     router.middlewares.add(MetricsMiddleware())
     router.middlewares.add(BodyLimitMiddleware())
     let problems = ProblemMiddleware(logger: logger, databaseIsReachable: { hub.isDatabaseReachable })
-    try api.registerHandlers(on: router, middlewares: [problems, BearerTokenMiddleware(), PushBodyMiddleware()])
+    try api.registerHandlers(on: router, middlewares: [problems, BearerTokenMiddleware(), PushMiddleware(api: api)])
     try addOpenAPIDocumentRoute(to: router)
     // Added last, it wraps no route: only the requests none of them takes.
     router.middlewares.add(UnmatchedRouteMiddleware(routes: router.routes.map { ($0.path.description, $0.method.rawValue) }))
