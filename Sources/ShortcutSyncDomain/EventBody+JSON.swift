@@ -48,18 +48,34 @@ extension EventBody {
     }
 }
 
-/// A JSON object written field by field.
+/// A JSON object written field by field, as UTF-8 bytes.
 struct JSONText {
-    private var text = "{"
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
     private var first = true
 
-    var object: String { text + "}" }
+    init() {
+        bytes.reserveCapacity(512)
+    }
+
+    var object: String {
+        var closed = bytes
+        closed.append(UInt8(ascii: "}"))
+        return String(decoding: closed, as: UTF8.self)
+    }
+
+    /// How many bytes `value` takes written as JSON.
+    static func size(of value: JSONValue) -> Int {
+        var text = JSONText()
+        text.bytes.removeAll(keepingCapacity: true)
+        text.value(value)
+        return text.bytes.count
+    }
 
     mutating func key(_ name: String) {
-        if !first { text += "," }
+        if !first { bytes.append(UInt8(ascii: ",")) }
         first = false
         string(name)
-        text += ":"
+        bytes.append(UInt8(ascii: ":"))
     }
 
     mutating func field(_ name: String, _ value: String?) {
@@ -70,41 +86,41 @@ struct JSONText {
 
     mutating func field(_ name: String, _ value: Bool) {
         key(name)
-        text += value ? "true" : "false"
+        literal(value ? "true" : "false")
     }
 
     mutating func field(_ name: String, _ values: [String]) {
         key(name)
-        text += "["
+        bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
-            if index > 0 { text += "," }
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
             string(value)
         }
-        text += "]"
+        bytes.append(UInt8(ascii: "]"))
     }
 
     mutating func value(_ value: JSONValue) {
         switch value {
-        case .null: text += "null"
-        case .bool(let flag): text += flag ? "true" : "false"
-        case .number(let number): text += Self.number(number)
+        case .null: literal("null")
+        case .bool(let flag): literal(flag ? "true" : "false")
+        case .number(let number): bytes.append(contentsOf: Self.number(number).utf8)
         case .string(let string): self.string(string)
         case .array(let values):
-            text += "["
+            bytes.append(UInt8(ascii: "["))
             for (index, element) in values.enumerated() {
-                if index > 0 { text += "," }
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 self.value(element)
             }
-            text += "]"
+            bytes.append(UInt8(ascii: "]"))
         case .object(let members):
-            text += "{"
+            bytes.append(UInt8(ascii: "{"))
             for (index, (name, element)) in members.enumerated() {
-                if index > 0 { text += "," }
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 string(name)
-                text += ":"
+                bytes.append(UInt8(ascii: ":"))
                 self.value(element)
             }
-            text += "}"
+            bytes.append(UInt8(ascii: "}"))
         }
     }
 
@@ -115,20 +131,38 @@ struct JSONText {
         return "\(value)"
     }
 
+    private mutating func literal(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// The string quoted, with `"`, `\` and control characters escaped; runs of other bytes are copied whole.
     private mutating func string(_ value: String) {
-        text += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                text += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: text.unicodeScalars.append(scalar)
+        bytes.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                escape(byte)
+                runStart = index + 1
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
-        text += "\""
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func escape(_ byte: UInt8) {
+        bytes.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+        case UInt8(ascii: "\n"): bytes.append(UInt8(ascii: "n"))
+        case UInt8(ascii: "\r"): bytes.append(UInt8(ascii: "r"))
+        case UInt8(ascii: "\t"): bytes.append(UInt8(ascii: "t"))
+        default:
+            let hex = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+        }
     }
 }

@@ -164,8 +164,9 @@ public struct EventValidator: Sendable {
         return errors
     }
 
+    /// The size of the parameters as they are stored (`EventBody.fieldsJSON`).
     static func encodedSize(_ parameters: [String: JSONValue]) -> Int {
-        (try? JSONEncoder().encode(parameters).count) ?? Int.max
+        JSONText.size(of: .object(parameters))
     }
 
     /// Reverse-DNS: two or more dot-separated labels of ASCII letters, digits and hyphens.

@@ -24,6 +24,20 @@ import ShortcutSyncDomain
         #expect(validator.violations(of: donation()).isEmpty)
     }
 
+    /// `parameters` may take 16 KiB as stored: `{"note":"…"}` is 11 bytes around the note, a `"`
+    /// is stored as two bytes and `é` as two.
+    @Test func parametersAreMeasuredAsTheyAreStored() {
+        func parameters(_ note: String) -> Event { donation { $0.parameters = ["note": .string(note)] } }
+        let limit = Limits.maxParametersBytes
+        #expect(pointers(parameters(String(repeating: "a", count: limit - 11))).isEmpty)
+        #expect(pointers(parameters(String(repeating: "a", count: limit - 10))) == ["/parameters"])
+        #expect(pointers(parameters(String(repeating: "\"", count: (limit - 11) / 2))).isEmpty)
+        #expect(pointers(parameters(String(repeating: "\"", count: (limit - 11) / 2 + 1))) == ["/parameters"])
+        #expect(pointers(parameters(String(repeating: "é", count: (limit - 11) / 2 + 1))) == ["/parameters"])
+        let detail = validator.violations(of: parameters(String(repeating: "a", count: limit - 10))).first?.detail
+        #expect(detail == "is \(limit + 1) bytes encoded; at most \(limit) are allowed")
+    }
+
     @Test func everyDonationLimitNamesItsField() {
         #expect(pointers(donation { $0.bundleId = "" }) == ["/bundleId"])
         #expect(pointers(donation { $0.bundleId = "soup" }) == ["/bundleId"])
