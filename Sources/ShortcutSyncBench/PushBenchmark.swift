@@ -16,13 +16,16 @@ public struct PushBenchmark: Sendable {
     /// One push scenario: `devices` devices pushing `batch`-event batches at once, each of its own
     /// account or all of one, beside `rawClients` connections inserting `batch`-row transactions.
     public struct Scenario: Sendable, Hashable, Codable {
+        /// A short name for the command line.
+        public var key: String
         public var name: String
         public var devices: Int
         public var batch: Int
         public var oneAccount: Bool
         public var rawClients: Int
 
-        public init(name: String, devices: Int, batch: Int, oneAccount: Bool, rawClients: Int) {
+        public init(key: String, name: String, devices: Int, batch: Int, oneAccount: Bool, rawClients: Int) {
+            self.key = key
             self.name = name
             self.devices = devices
             self.batch = batch
@@ -32,9 +35,9 @@ public struct PushBenchmark: Sendable {
 
         /// The scenarios of DESIGN §8 and the table.
         public static let all = [
-            Scenario(name: "100-event pushes, 4 devices of 4 accounts", devices: 4, batch: 100, oneAccount: false, rawClients: 4),
-            Scenario(name: "100-event pushes, 4 devices of 1 account", devices: 4, batch: 100, oneAccount: true, rawClients: 4),
-            Scenario(name: "1-event pushes, 32 devices", devices: 32, batch: 1, oneAccount: false, rawClients: 8),
+            Scenario(key: "batches", name: "100-event pushes, 4 devices of 4 accounts", devices: 4, batch: 100, oneAccount: false, rawClients: 4),
+            Scenario(key: "batches-one-account", name: "100-event pushes, 4 devices of 1 account", devices: 4, batch: 100, oneAccount: true, rawClients: 4),
+            Scenario(key: "single-events", name: "1-event pushes, 32 devices", devices: 32, batch: 1, oneAccount: false, rawClients: 8),
         ]
     }
 

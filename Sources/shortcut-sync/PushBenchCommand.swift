@@ -36,6 +36,10 @@ struct PushBenchCommand: AsyncParsableCommand {
     @Option(help: "Also write the results as JSON to this file.")
     var json: String?
 
+    @Option(help: ArgumentHelp("Run only this push scenario (repeat for several): \(PushBenchmark.Scenario.all.map(\.key).joined(separator: ", ")).",
+                               valueName: "name"))
+    var scenario: [String] = []
+
     @Flag(help: "Run the sync worker as a process of its own (`serve --no-worker` beside `worker`), so each one's CPU per event is measured apart.")
     var workerProcess = false
 
@@ -43,6 +47,10 @@ struct PushBenchCommand: AsyncParsableCommand {
 
     func validate() throws {
         if seconds < 1 || streams < 2 || samples < 1 { throw ValidationError("--seconds must be 1 or more, --streams 2 or more, --samples 1 or more") }
+        let known = PushBenchmark.Scenario.all.map(\.key)
+        if let unknown = scenario.first(where: { !known.contains($0) }) {
+            throw ValidationError("no scenario is called \(unknown); there are \(known.joined(separator: ", "))")
+        }
     }
 
     struct Results: Codable {
@@ -87,11 +95,12 @@ struct PushBenchCommand: AsyncParsableCommand {
                                       workerPID: worker?.pid, duration: duration, logger: logger)
         benchmark.report = { print("  \($0)") }
         let measure = benchmark
+        let chosen = scenario
         let results: Result<Results, any Error>
         do {
             results = .success(try await cancellingOnSignal {
                 var throughput: [PushBenchmark.Throughput] = []
-                for scenario in PushBenchmark.Scenario.all {
+                for scenario in PushBenchmark.Scenario.all where chosen.isEmpty || chosen.contains(scenario.key) {
                     throughput.append(try await measure.throughput(scenario, http: http))
                 }
                 let latency = try await measure.endToEnd(streams: streams, samples: samples, http: http)
