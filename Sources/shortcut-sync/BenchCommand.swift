@@ -9,7 +9,7 @@ import ShortcutSyncStore
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure the service beside raw PostgreSQL (DESIGN §8).",
-        subcommands: [WorkerBenchCommand.self, PushBenchCommand.self])
+        subcommands: [AllBenchCommand.self, WorkerBenchCommand.self, PushBenchCommand.self])
 }
 
 /// Prints a benchmark's table, and writes its results as JSON to `json` when given.

@@ -61,24 +61,34 @@ struct PushBenchCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = database.logger(defaultLevel: .error)
         let (duration, streams, samples) = smoke ? (Duration.seconds(1), 20, 20) : (Duration.seconds(seconds), streams, samples)
-        Self.raiseFileLimit()
         let location = try await database.resolve(logger: logger)
         defer { location.close() }
-        let url = location.url.with(database: "shortcut_sync_bench_\(UInt32.random(in: 0...UInt32.max))")
+        let chosen = PushBenchmark.Scenario.all.filter { scenario.isEmpty || scenario.contains($0.key) }
+        let measured = try await Self.measure(server: location.url, scenarios: chosen, duration: duration, streams: streams,
+                                              samples: samples, workerProcess: workerProcess, logger: logger)
+        try printResults(Self.table(measured), measured, json: json)
+    }
+
+    /// Runs the scenarios and the latency part on a fresh database of `server`, dropped afterwards.
+    static func measure(server: DatabaseURL, scenarios: [PushBenchmark.Scenario], duration: Duration, streams: Int, samples: Int,
+                        workerProcess: Bool, logger: Logger) async throws -> Results {
+        raiseFileLimit()
+        let url = server.with(database: "shortcut_sync_bench_\(UInt32.random(in: 0...UInt32.max))")
         try await url.createDatabaseIfMissing(logger: logger)
         let results: Result<Results, any Error>
         do {
-            results = .success(try await measure(on: url, duration: duration, streams: streams, samples: samples, logger: logger))
+            results = .success(try await measure(on: url, scenarios: scenarios, duration: duration, streams: streams, samples: samples,
+                                                 workerProcess: workerProcess, logger: logger))
         } catch {
             results = .failure(error)
         }
         try? await url.dropDatabase(logger: logger)
-        let measured = try results.get()
-        try printResults(Self.table(measured), measured, json: json)
+        return try results.get()
     }
 
     /// Starts the service on `url`, runs every part, and stops the service (also when a part fails).
-    private func measure(on url: DatabaseURL, duration: Duration, streams: Int, samples: Int, logger: Logger) async throws -> Results {
+    private static func measure(on url: DatabaseURL, scenarios: [PushBenchmark.Scenario], duration: Duration, streams: Int, samples: Int,
+                                workerProcess: Bool, logger: Logger) async throws -> Results {
         try await Migrator.migrate(url, logger: logger)
         let service = try ChildService(database: url, worker: !workerProcess)
         defer { service.stop() }
@@ -95,12 +105,11 @@ struct PushBenchCommand: AsyncParsableCommand {
                                       workerPID: worker?.pid, duration: duration, logger: logger)
         benchmark.report = { print("  \($0)") }
         let measure = benchmark
-        let chosen = scenario
         let results: Result<Results, any Error>
         do {
             results = .success(try await cancellingOnSignal {
                 var throughput: [PushBenchmark.Throughput] = []
-                for scenario in PushBenchmark.Scenario.all where chosen.isEmpty || chosen.contains(scenario.key) {
+                for scenario in scenarios {
                     throughput.append(try await measure.throughput(scenario, http: http))
                 }
                 let latency = try await measure.endToEnd(streams: streams, samples: samples, http: http)
