@@ -70,9 +70,29 @@ public struct AccountStore: Sendable {
 
     /// The signed-in device whose token has this hash, with its account.
     public func device(tokenHash: [UInt8]) async throws -> (device: UUID, account: UUID)? {
-        let rows = try await client.query(
-            "SELECT device_id, account_id FROM devices WHERE token_hash = \(ByteBuffer(bytes: tokenHash))", logger: logger)
-        return try await rows.decode((UUID, UUID).self).collectAll().first.map { (device: $0.0, account: $0.1) }
+        for try await device in try await client.execute(DeviceByToken(tokenHash: ByteBuffer(bytes: tokenHash)), logger: logger) {
+            return device
+        }
+        return nil
+    }
+
+    /// Every device request looks its token up: prepared, PostgreSQL plans it once per connection.
+    struct DeviceByToken: PostgresPreparedStatement {
+        static let sql = "SELECT device_id, account_id FROM devices WHERE token_hash = $1"
+        static let bindingDataTypes: [PostgresDataType] = [.bytea]
+
+        var tokenHash: ByteBuffer
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(tokenHash)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> (device: UUID, account: UUID) {
+            let (device, account) = try row.decode((UUID, UUID).self)
+            return (device, account)
+        }
     }
 }
 

@@ -186,7 +186,7 @@ extension OperatorStore {
     private func insertEvents(_ events: [ArchivedEvent], account: UUID, on connection: PostgresConnection) async throws -> Int {
         var inserted = 0
         for chunk in stride(from: 0, to: events.count, by: 5000).map({ events[$0..<min($0 + 5000, events.count)] }) {
-            let bodies = try chunk.map { try EventCoding.bodyJSON($0.event.body) }
+            let bodies = chunk.map(\.event.body.fieldsJSON)
             let rows = try await connection.guardedQuery("""
                 WITH head AS (SELECT coalesce(max(stream_version), 0) AS version FROM events WHERE account_id = \(account)),
                 inserted AS (

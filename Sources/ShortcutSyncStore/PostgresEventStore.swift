@@ -89,34 +89,69 @@ public struct PostgresEventStore: EventStore {
 
     /// Inserts the batch if, and only if, it continues the device's seqs (and the expected version holds).
     private func insertIfContinuing(_ batch: ArraySlice<Event>, account: UUID, device: UUID, expectedVersion: ExpectedVersion) async throws -> Head {
-        let ids = batch.map(\.id)
-        let seqs = batch.map(\.seq)
-        let types = batch.map(\.type.rawValue)
-        let walls = batch.map(\.hlc.wallMillis)
-        let counters = batch.map { Int64($0.hlc.counter) }
-        let bodies = try batch.map { try EventCoding.bodyJSON($0.body) }
-        let previousSeq = batch.first!.seq - 1
         let expected: Int64? = if case .exactly(let version) = expectedVersion { version } else { nil }
-        let rows = try await client.query("""
+        let statement = AppendStatement(
+            account: account, device: device, ids: batch.map(\.id), seqs: batch.map(\.seq), types: batch.map(\.type.rawValue),
+            walls: batch.map(\.hlc.wallMillis), counters: batch.map { Int64($0.hlc.counter) }, bodies: batch.map(\.body.fieldsJSON),
+            previousSeq: batch.first!.seq - 1, expectedVersion: expected)
+        for try await head in try await client.execute(statement, logger: logger) {
+            return head
+        }
+        throw StoreError.corruptRow("the append statement returned no head row")
+    }
+
+    /// The append as a prepared statement: every push runs it, and PostgreSQL then parses and
+    /// plans it once per connection instead of once per push.
+    struct AppendStatement: PostgresPreparedStatement {
+        static let sql = """
             WITH head AS (
-                SELECT (SELECT coalesce(max(stream_version), 0) FROM events WHERE account_id = \(account)) AS version,
-                       (SELECT coalesce(max(seq), 0) FROM events WHERE account_id = \(account) AND device_id = \(device)) AS last_seq
+                SELECT (SELECT coalesce(max(stream_version), 0) FROM events WHERE account_id = $1) AS version,
+                       (SELECT coalesce(max(seq), 0) FROM events WHERE account_id = $1 AND device_id = $2) AS last_seq
             ), inserted AS (
                 INSERT INTO events (account_id, stream_version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
-                SELECT \(account), head.version + b.ord, \(device), b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
-                FROM head, unnest(\(ids)::uuid[], \(seqs)::int8[], \(types)::text[], \(walls)::int8[], \(counters)::int8[], \(bodies)::text[])
+                SELECT $1, head.version + b.ord, $2, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
+                FROM head, unnest($3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::int8[], $8::text[])
                      WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord)
-                WHERE head.last_seq = \(previousSeq) AND (\(expected)::int8 IS NULL OR head.version = \(expected)::int8)
+                WHERE head.last_seq = $9 AND ($10::int8 IS NULL OR head.version = $10::int8)
                 RETURNING position, stream_version
             )
             SELECT head.version, head.last_seq, (SELECT count(*) FROM inserted),
                    coalesce((SELECT max(position) FROM inserted), 0), coalesce((SELECT max(stream_version) FROM inserted), 0)
             FROM head
-            """, logger: logger)
-        for try await (version, lastSeq, inserted, maxPosition, maxVersion) in rows.decode((Int64, Int64, Int64, Int64, Int64).self) {
+            """
+        static let bindingDataTypes: [PostgresDataType] = [.uuid, .uuid, .uuidArray, .int8Array, .textArray, .int8Array, .int8Array,
+                                                           .textArray, .int8, .int8]
+
+        var account: UUID
+        var device: UUID
+        var ids: [UUID]
+        var seqs: [Int64]
+        var types: [String]
+        var walls: [Int64]
+        var counters: [Int64]
+        var bodies: [String]
+        var previousSeq: Int64
+        var expectedVersion: Int64?
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 10)
+            bindings.append(account)
+            bindings.append(device)
+            bindings.append(ids)
+            bindings.append(seqs)
+            bindings.append(types)
+            bindings.append(walls)
+            bindings.append(counters)
+            bindings.append(bodies)
+            bindings.append(previousSeq)
+            bindings.append(expectedVersion)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Head {
+            let (version, lastSeq, inserted, maxPosition, maxVersion) = try row.decode((Int64, Int64, Int64, Int64, Int64).self)
             return Head(version: version, lastSeq: lastSeq, inserted: Int(inserted), maxPosition: maxPosition, maxVersion: maxVersion)
         }
-        throw StoreError.corruptRow("the append statement returned no head row")
     }
 
     private func acceptedEvents(device: UUID, account: UUID, seqs: ClosedRange<Int64>) async throws -> [Int64: (id: UUID, position: Int64)] {
@@ -211,11 +246,6 @@ enum EventCoding {
                                         streamVersion: version, deviceId: device, event: event, recordedAt: recordedAt))
         }
         return events
-    }
-
-    /// The body's own fields as JSON, without the envelope (which has columns of its own).
-    static func bodyJSON(_ body: EventBody) throws -> String {
-        body.fieldsJSON
     }
 }
 
