@@ -16,14 +16,7 @@ struct AllBenchCommand: AsyncParsableCommand {
             The push part is `bench push`. A full run takes about 15 minutes on 2 cores.
             """)
 
-    @Option(help: "Seconds each push scenario and each raw insert run lasts.")
-    var seconds: Int = 10
-
-    @Option(help: "Devices holding their streams open for the latency and memory figures.")
-    var streams: Int = 1000
-
-    @Option(help: "Push-to-pull samples for the latency figure.")
-    var samples: Int = 300
+    @OptionGroup var load: PushLoadOptions
 
     @Flag(help: "A short run (small logs, 1 s per push part, 20 streams), to check that it works.")
     var smoke = false
@@ -32,10 +25,6 @@ struct AllBenchCommand: AsyncParsableCommand {
     var json: String?
 
     @OptionGroup var database: DatabaseOptions
-
-    func validate() throws {
-        if seconds < 1 || streams < 2 || samples < 1 { throw ValidationError("--seconds must be 1 or more, --streams 2 or more, --samples 1 or more") }
-    }
 
     struct Results: Codable {
         var machine: BenchMachine
@@ -54,7 +43,7 @@ struct AllBenchCommand: AsyncParsableCommand {
         let sizes = smoke ? [(10, 100), (2, 500), (10, 10), (2, 50)] : [(1000, 1000), (10, 100_000), (1000, 100), (10, 10_000)]
         let shapes = sizes.map { WorkerBenchmark.Shape(accounts: $0.0, eventsPerAccount: $0.1) }
         let worker = try await cancellingOnSignal { try await WorkerBenchCommand.measure(shapes, at: location.url, logger: logger) }
-        let (duration, streams, samples) = smoke ? (Duration.seconds(1), 20, 20) : (Duration.seconds(seconds), streams, samples)
+        let (duration, streams, samples) = load.resolved(smoke: smoke)
         let push = try await PushBenchCommand.measure(server: location.url, scenarios: PushBenchmark.Scenario.all, duration: duration,
                                                       streams: streams, samples: samples, workerProcess: false, logger: logger)
         let results = Results(machine: machine, worker: worker, push: push)

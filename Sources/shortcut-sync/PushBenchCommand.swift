@@ -21,14 +21,7 @@ struct PushBenchCommand: AsyncParsableCommand {
             same server, so its memory is its own; the load comes from this process.
             """)
 
-    @Option(help: "Seconds each push scenario and each raw insert run lasts.")
-    var seconds: Int = 10
-
-    @Option(help: "Devices holding their streams open for the latency and memory figures.")
-    var streams: Int = 1000
-
-    @Option(help: "Push-to-pull samples for the latency figure.")
-    var samples: Int = 300
+    @OptionGroup var load: PushLoadOptions
 
     @Flag(help: "A short run (1 s per part, 20 streams, 20 samples), to check that it works.")
     var smoke = false
@@ -46,7 +39,6 @@ struct PushBenchCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
-        if seconds < 1 || streams < 2 || samples < 1 { throw ValidationError("--seconds must be 1 or more, --streams 2 or more, --samples 1 or more") }
         let known = PushBenchmark.Scenario.all.map(\.key)
         if let unknown = scenario.first(where: { !known.contains($0) }) {
             throw ValidationError("no scenario is called \(unknown); there are \(known.joined(separator: ", "))")
@@ -60,7 +52,7 @@ struct PushBenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = database.logger(defaultLevel: .error)
-        let (duration, streams, samples) = smoke ? (Duration.seconds(1), 20, 20) : (Duration.seconds(seconds), streams, samples)
+        let (duration, streams, samples) = load.resolved(smoke: smoke)
         let location = try await database.resolve(logger: logger)
         defer { location.close() }
         let chosen = PushBenchmark.Scenario.all.filter { scenario.isEmpty || scenario.contains($0.key) }
@@ -150,6 +142,27 @@ struct PushBenchCommand: AsyncParsableCommand {
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
         limit.rlim_cur = limit.rlim_max
         _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}
+
+/// How long and how wide the push part of a benchmark runs.
+struct PushLoadOptions: ParsableArguments {
+    @Option(help: "Seconds each push scenario and each raw insert run lasts.")
+    var seconds: Int = 10
+
+    @Option(help: "Devices holding their streams open for the latency and memory figures.")
+    var streams: Int = 1000
+
+    @Option(help: "Push-to-pull samples for the latency figure.")
+    var samples: Int = 300
+
+    func validate() throws {
+        if seconds < 1 || streams < 2 || samples < 1 { throw ValidationError("--seconds must be 1 or more, --streams 2 or more, --samples 1 or more") }
+    }
+
+    /// The run's length per part, streams and samples; a smoke run's are a second, 20 and 20.
+    func resolved(smoke: Bool) -> (Duration, streams: Int, samples: Int) {
+        smoke ? (.seconds(1), 20, 20) : (.seconds(seconds), streams, samples)
     }
 }
 
