@@ -13,7 +13,7 @@ struct AllBenchCommand: AsyncParsableCommand {
         discussion: """
             The worker part fills and folds 1,000 accounts × 1,000 events and 10 accounts × 100,000, \
             and the same shapes at 100,000 events for the memory growth from 100k to 1M events. \
-            The push part is `bench push`. A full run takes about 15 minutes on 2 cores.
+            The push part is `bench push`. A full run takes about 5 minutes on 2 cores.
             """)
 
     @OptionGroup var load: PushLoadOptions
