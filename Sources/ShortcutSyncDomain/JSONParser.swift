@@ -16,12 +16,6 @@ enum JSONNode {
     case array([JSONNode])
     /// Members in the order written.
     case object([(key: String, value: JSONNode)])
-
-    /// The member named `key` (the last one, if the name is repeated).
-    func member(_ key: String) -> JSONNode? {
-        guard case .object(let members) = self else { return nil }
-        return members.last { $0.key == key }?.value
-    }
 }
 
 /// Why bytes are not a JSON document, and at which byte offset.

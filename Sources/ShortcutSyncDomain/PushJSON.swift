@@ -218,21 +218,21 @@ public enum PushJSON {
 }
 
 /// A member name or an array index in a coding path.
-public struct JSONKey: CodingKey, Sendable {
-    public var stringValue: String
-    public var intValue: Int?
+struct JSONKey: CodingKey, Sendable {
+    var stringValue: String
+    var intValue: Int?
 
-    public init(_ name: String) {
+    init(_ name: String) {
         stringValue = name
     }
 
-    public init(_ index: Int) {
+    init(_ index: Int) {
         stringValue = "Index \(index)"
         intValue = index
     }
 
-    public init?(stringValue: String) { self.init(stringValue) }
-    public init?(intValue: Int) { self.init(intValue) }
+    init?(stringValue: String) { self.init(stringValue) }
+    init?(intValue: Int) { self.init(intValue) }
 }
 
 extension JSONNode {
