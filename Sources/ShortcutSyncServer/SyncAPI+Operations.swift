@@ -41,7 +41,7 @@ extension SyncAPI {
             }
         } catch {
             readiness.detail = "the database is unreachable"
-            logger.warning("readiness check failed", metadata: ["error": "\(String(reflecting: error))"])
+            logger.log(level: .warning, "readiness check failed", error: error)
         }
         readiness.ready = readiness.database && readiness.migrations
         return readiness.ready ? .ok(.init(body: .json(readiness))) : .serviceUnavailable(.init(body: .json(readiness)))

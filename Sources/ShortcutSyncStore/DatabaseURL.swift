@@ -50,7 +50,15 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
         "postgres://\(username)@\(socketDirectory ?? "\(host):\(port)")/\(database)"
     }
 
-    /// The text form, password included: for handing to another process.
+    /// The text form without the password: for printing (DESIGN §5: no password is printed or logged).
+    public var redactedURLString: String {
+        var copy = self
+        copy.password = nil
+        return copy.urlString
+    }
+
+    /// The text form, password included: for handing to another process (in its environment,
+    /// not its arguments, which every user of the machine may list).
     public var urlString: String {
         var components = URLComponents()
         components.scheme = "postgres"

@@ -11,6 +11,12 @@ import Glibc
 /// socket and a free loopback port, password-protected, stopped when the process ends and
 /// reused on the next start. PostgreSQL refuses to run as root, so as root the cluster runs as
 /// the `postgres` user, in a directory that user can reach, with its socket on a short path.
+///
+/// Its secrets stay secret (DESIGN §5): the password files are owner-only from the moment they
+/// exist (`SecretFile`), each start makes its socket directory afresh with `mkdtemp` (never a
+/// predictable one someone else could have made first), and a cluster home outside the data
+/// directory is used only if it is a real directory of the cluster's user that nobody else may
+/// write to.
 public final class EmbeddedPostgres: Sendable {
     /// How to reach a running cluster.
     public struct Connection: Sendable, Hashable {
@@ -32,6 +38,7 @@ public final class EmbeddedPostgres: Sendable {
         case binariesNotFound
         case commandFailed(String, status: Int32, output: String)
         case noPostgresUser
+        case unsafeDirectory(String, why: String)
 
         public var description: String {
             switch self {
@@ -41,6 +48,8 @@ public final class EmbeddedPostgres: Sendable {
                 "\(command) exited with status \(status): \(output)"
             case .noPostgresUser:
                 "running as root needs a 'postgres' user to run the embedded cluster as; install PostgreSQL or give --database-url"
+            case .unsafeDirectory(let path, let why):
+                "refusing to use \(path) for the embedded PostgreSQL: \(why); remove it, or give another --data-dir"
             }
         }
     }
@@ -68,38 +77,47 @@ public final class EmbeddedPostgres: Sendable {
 
         let home = clusterHome(asRoot: asRoot)
         let cluster = home.appendingPathComponent("cluster")
-        let socketDirectory = "/tmp/.shortcut-sync-\(Self.shortHash(dataDirectory.path))"
-        try fm.createDirectory(atPath: home.path, withIntermediateDirectories: true)
-        try fm.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true)
-        chmod(socketDirectory, 0o700)
-        if let owner {
-            chown(home.path, owner.uid, owner.gid)
-            chown(socketDirectory, owner.uid, owner.gid)
+        if home.path.hasPrefix(dataDirectory.path + "/") {
+            try fm.createDirectory(atPath: home.path, withIntermediateDirectories: true)
+            if let owner { chown(home.path, owner.uid, owner.gid) }
+        } else {
+            // Out of the data directory, where everyone may create files (/var/tmp): make it,
+            // or use it only if it is already the cluster user's and nobody else may write to it.
+            if mkdir(home.path, 0o700) == 0 {
+                if let owner { lchown(home.path, owner.uid, owner.gid) }
+            } else if errno != EEXIST {
+                let failure = errno
+                throw Failure.commandFailed("mkdir \(home.path)", status: failure, output: String(cString: strerror(failure)))
+            }
+            try Self.checkPrivateDirectory(home.path, owner: owner?.uid ?? geteuid())
         }
 
-        let passwordFile = dataDirectory.appendingPathComponent("embedded-postgres.password")
         let password: String
-        if let stored = try? String(contentsOf: passwordFile, encoding: .utf8), !stored.isEmpty {
-            password = stored.trimmingCharacters(in: .whitespacesAndNewlines)
+        let secret = SecretFile(passwordFile)
+        if let stored = secret.read() {
+            password = stored
+            if !secret.isOwnerOnly {
+                logger.warning("the embedded PostgreSQL's password file may be read by others: make it owner-only (chmod 600)",
+                               metadata: ["path": "\(passwordFile.path)"])
+            }
         } else {
-            password = Self.randomPassword()
-            try password.write(to: passwordFile, atomically: true, encoding: .utf8)
-            chmod(passwordFile.path, 0o600)
+            password = try secret.readOrCreate(Self.randomPassword)
         }
 
         if !fm.fileExists(atPath: cluster.appendingPathComponent("PG_VERSION").path) {
             logger.info("creating the embedded PostgreSQL cluster", metadata: ["path": "\(cluster.path)"])
             try? fm.removeItem(at: cluster)
             let pwfile = home.appendingPathComponent("initdb.pw")
-            try password.write(to: pwfile, atomically: true, encoding: .utf8)
-            if let owner { chown(pwfile.path, owner.uid, owner.gid) }
-            defer { try? fm.removeItem(at: pwfile) }
+            unlink(pwfile.path)  // one a killed start left behind
+            // Only the cluster's user (PostgreSQL's, as root) may read it, from the start.
+            try SecretFile.create(at: pwfile.path, contents: password + "\n", owner: owner)
+            defer { unlink(pwfile.path) }
             try run(bin + "/initdb", ["-D", cluster.path, "-U", "postgres", "--pwfile=\(pwfile.path)",
                                       "--auth=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync"], asPostgres: asRoot)
         }
 
         let ownerFile = home.appendingPathComponent("owner.pid")
-        if let port = try runningPort(bin: bin, cluster: cluster, asRoot: asRoot) {
+        if let (port, socketDirectory) = try running(bin: bin, cluster: cluster, asRoot: asRoot) {
             let connection = Connection(host: "127.0.0.1", port: port, username: "postgres", password: password, socketDirectory: socketDirectory)
             state.withLock { $0 = connection }
             if let owner = Self.livingOwner(ownerFile) {
@@ -116,9 +134,15 @@ public final class EmbeddedPostgres: Sendable {
         }
 
         let port = try preferredPort ?? Self.freeLoopbackPort()
+        let socketDirectory = try Self.makeSocketDirectory(owner: owner)
         let options = "-c port=\(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(socketDirectory) -c max_connections=400"
-        try run(bin + "/pg_ctl", ["-D", cluster.path, "-l", home.appendingPathComponent("postgres.log").path,
-                                  "-w", "-t", "120", "-o", options, "start"], asPostgres: asRoot)
+        do {
+            try run(bin + "/pg_ctl", ["-D", cluster.path, "-l", home.appendingPathComponent("postgres.log").path,
+                                      "-w", "-t", "120", "-o", options, "start"], asPostgres: asRoot)
+        } catch {
+            rmdir(socketDirectory)
+            throw error
+        }
         let connection = Connection(host: "127.0.0.1", port: port, username: "postgres", password: password, socketDirectory: socketDirectory)
         state.withLock { $0 = connection }
         try Self.claim(ownerFile)
@@ -134,17 +158,27 @@ public final class EmbeddedPostgres: Sendable {
             defer { started = false }
             return started
         }
-        state.withLock { $0 = nil }
+        let connection = state.withLock { state in
+            defer { state = nil }
+            return state
+        }
         guard wasStarted, let bin = try? Self.binDirectory() else { return }
         let asRoot = getuid() == 0
         let cluster = clusterHome(asRoot: asRoot).appendingPathComponent("cluster")
         do {
             try run(bin + "/pg_ctl", ["-D", cluster.path, "-m", "fast", "-w", "stop"], asPostgres: asRoot)
             try? FileManager.default.removeItem(at: clusterHome(asRoot: asRoot).appendingPathComponent("owner.pid"))
+            // Empty once the server is gone; rmdir leaves anything else alone.
+            if let connection { rmdir(connection.socketDirectory) }
             logger.info("embedded PostgreSQL stopped")
         } catch {
             logger.error("stopping the embedded PostgreSQL failed", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The file that holds the cluster's password (owner-only).
+    public var passwordFile: URL {
+        dataDirectory.appendingPathComponent("embedded-postgres.password")
     }
 
     /// The cluster's own directory (PostgreSQL's data directory, with its `postmaster.pid`).
@@ -160,13 +194,15 @@ public final class EmbeddedPostgres: Sendable {
         return URL(fileURLWithPath: "/var/tmp/shortcut-sync-\(Self.shortHash(dataDirectory.path))")
     }
 
-    /// The port of the cluster if a postmaster already serves it.
-    private func runningPort(bin: String, cluster: URL, asRoot: Bool) throws -> Int? {
+    /// The port and socket directory of the cluster if a postmaster already serves it (lines 4
+    /// and 5 of its `postmaster.pid`).
+    private func running(bin: String, cluster: URL, asRoot: Bool) throws -> (port: Int, socketDirectory: String)? {
         let pidFile = cluster.appendingPathComponent("postmaster.pid")
         guard let contents = try? String(contentsOf: pidFile, encoding: .utf8) else { return nil }
         guard (try? run(bin + "/pg_ctl", ["-D", cluster.path, "status"], asPostgres: asRoot)) != nil else { return nil }
-        let lines = contents.split(separator: "\n", omittingEmptySubsequences: false)
-        return lines.count > 3 ? Int(lines[3].trimmingCharacters(in: .whitespaces)) : nil
+        let lines = contents.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard lines.count > 4, let port = Int(lines[3]) else { return nil }
+        return (port, lines[4])
     }
 
     /// Runs a PostgreSQL tool to completion (as `postgres` when asked) and returns its output.
@@ -192,8 +228,14 @@ public final class EmbeddedPostgres: Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // `pg_ctl start` leaves a postmaster running (as another user, as root): it must hold
+        // none of this process's descriptors (its sockets and files, or the socket a parent
+        // process watches to learn that this one ended).
+        for fd in inheritedDescriptors() where fd > 2 {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid = pid_t()
@@ -205,6 +247,16 @@ public final class EmbeddedPostgres: Sendable {
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         // WIFEXITED / WEXITSTATUS, spelled out: Glibc's macros are not imported into Swift.
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// The descriptors this process has open (none where /proc does not tell). Closing one that
+    /// was closed meanwhile in the child is harmless: glibc ignores EBADF there.
+    static func inheritedDescriptors() -> [Int32] {
+        #if os(Linux)
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap(Int32.init)
+        #else
+        []
+        #endif
     }
 
     // MARK: Helpers
@@ -250,6 +302,40 @@ public final class EmbeddedPostgres: Sendable {
     static func postgresUser() throws -> (uid: uid_t, gid: gid_t) {
         guard let entry = getpwnam("postgres") else { throw Failure.noPostgresUser }
         return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+    }
+
+    /// A new socket directory, `/tmp/shortcut-sync-XXXXXX` made by `mkdtemp` (mode 0700, a name
+    /// nobody could take first; short, since socket paths are limited to ~107 bytes), handed to
+    /// the cluster's user when that is another.
+    static func makeSocketDirectory(owner: (uid: uid_t, gid: gid_t)?) throws -> String {
+        var template = Array("/tmp/shortcut-sync-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw Failure.commandFailed("mkdtemp /tmp/shortcut-sync-XXXXXX", status: errno, output: String(cString: strerror(errno)))
+        }
+        let path = String(cString: made)
+        if let owner, chown(path, owner.uid, owner.gid) != 0 {
+            let failure = errno
+            rmdir(path)
+            throw Failure.commandFailed("chown \(path)", status: failure, output: String(cString: strerror(failure)))
+        }
+        return path
+    }
+
+    /// Throws unless `path` is a directory (not a link) owned by `owner` that no one else may write to.
+    public static func checkPrivateDirectory(_ path: String, owner: uid_t) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            throw Failure.unsafeDirectory(path, why: String(cString: strerror(errno)))
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw Failure.unsafeDirectory(path, why: "it is not a directory (a link, or a file)")
+        }
+        guard info.st_uid == owner else {
+            throw Failure.unsafeDirectory(path, why: "it belongs to uid \(info.st_uid), not to uid \(owner) that the cluster runs as")
+        }
+        guard info.st_mode & 0o022 == 0 else {
+            throw Failure.unsafeDirectory(path, why: "others may write to it (mode \(String(info.st_mode & 0o7777, radix: 8)))")
+        }
     }
 
     /// Whether every directory on the way to `path` lets other users through.

@@ -55,8 +55,8 @@ public struct ProjectionFolder: Sendable {
                         try await connection.guardedQuery("ROLLBACK TO SAVEPOINT account_fold", logger: logger)
                         let position = events[0].position
                         try await rows.park(account, position: position, error: String(describing: error), on: connection)
-                        logger.error("an account's events could not be folded: it is parked, the others go on", metadata: [
-                            "account": "\(account)", "first_position": "\(position)", "error": "\(String(reflecting: error))",
+                        logger.log(level: .error, "an account's events could not be folded: it is parked, the others go on", error: error, metadata: [
+                            "account": "\(account)", "first_position": "\(position)",
                         ])
                     }
                 }

@@ -108,9 +108,7 @@ public struct SyncWorker: Service {
             } catch {
                 if !Task.isCancelled {
                     metrics.recordFailure()
-                    logger.warning("sync worker failed; reconnecting", metadata: [
-                        "error": "\(String(reflecting: error))", "retry_in": "\(delay)",
-                    ])
+                    logger.log(level: .warning, "sync worker failed; reconnecting", error: error, metadata: ["retry_in": "\(delay)"])
                 }
             }
             metrics.recordActive(false)
@@ -191,10 +189,10 @@ public struct SyncWorker: Service {
                 metrics.recordFailure()
                 let retried = state.failedBatch == checkpoint
                 state.failedBatch = checkpoint
-                logger.error(retried ? "a batch of the log could not be folded account by account either; retrying it after a pause"
-                                     : "a batch of the log could not be folded; retrying it account by account after a pause", metadata: [
+                logger.log(level: .error, retried ? "a batch of the log could not be folded account by account either; retrying it after a pause"
+                                                  : "a batch of the log could not be folded; retrying it account by account after a pause", error: error, metadata: [
                     "first_position": "\(events.first!.checkpoint.position)", "last_position": "\(last.checkpoint.position)",
-                    "events": "\(events.count)", "error": "\(String(reflecting: error))",
+                    "events": "\(events.count)",
                 ])
                 _ = try? await following
                 throw error
@@ -223,9 +221,8 @@ public struct SyncWorker: Service {
             } catch where !Task.isCancelled && !DatabaseAvailability.isUnavailable(error) {
                 let delay = min(parkedRetry.first * (1 << min(parked.attempts, 20)), parkedRetry.longest)
                 try await folder.rows.deferParked(parked.accountId, error: String(describing: error), retryIn: delay, on: connection)
-                logger.warning("a parked account still cannot be folded", metadata: [
+                logger.log(level: .warning, "a parked account still cannot be folded", error: error, metadata: [
                     "account": "\(parked.accountId)", "attempts": "\(parked.attempts + 1)", "retry_in": "\(delay)",
-                    "error": "\(String(reflecting: error))",
                 ])
             }
         }

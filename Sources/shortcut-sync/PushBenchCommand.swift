@@ -172,9 +172,12 @@ class ChildProcess: @unchecked Sendable {
 
     var pid: Int32 { process.processIdentifier }
 
-    init(arguments: [String]) throws {
+    /// `environment` is added to this process's: secrets go there, not into `arguments`, which
+    /// every user of the machine may list.
+    init(arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardInput = FileHandle.nullDevice
         try process.run()
     }
@@ -189,7 +192,7 @@ class ChildProcess: @unchecked Sendable {
 /// `shortcut-sync worker` on a given database.
 final class ChildWorker: ChildProcess, @unchecked Sendable {
     init(database: DatabaseURL) throws {
-        try super.init(arguments: ["worker", "--database-url", database.urlString, "--log-level", "error"])
+        try super.init(arguments: ["worker", "--log-level", "error"], environment: ["DATABASE_URL": database.urlString])
     }
 }
 
@@ -201,8 +204,8 @@ final class ChildService: ChildProcess, @unchecked Sendable {
     init(database: DatabaseURL, worker: Bool) throws {
         let port = try EmbeddedPostgres.freeLoopbackPort()
         url = URL(string: "http://127.0.0.1:\(port)")!
-        try super.init(arguments: ["serve", "--port", "\(port)", "--database-url", database.urlString, "--admin-token", adminToken,
-                                   "--log-level", "error"] + (worker ? [] : ["--no-worker"]))
+        try super.init(arguments: ["serve", "--port", "\(port)", "--log-level", "error"] + (worker ? [] : ["--no-worker"]),
+                       environment: ["DATABASE_URL": database.urlString, "SHORTCUT_SYNC_ADMIN_TOKEN": adminToken])
     }
 
     func waitUntilReady() async throws {

@@ -16,7 +16,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on.")
     var port: Int = 8080
 
-    @Option(help: "The admin token that may create accounts (env SHORTCUT_SYNC_ADMIN_TOKEN). Made up and printed in embedded mode when absent.")
+    @Option(help: "The admin token that may create accounts (better given in env SHORTCUT_SYNC_ADMIN_TOKEN: any user can list a process's arguments). In embedded mode without one, serve makes one, keeps it in <data-dir>/admin-token (owner-only) and prints that file's path.")
     var adminToken: String?
 
     @Flag(help: "Do not run the sync worker in this process (run `shortcut-sync worker` elsewhere).")
@@ -33,23 +33,30 @@ struct ServeCommand: AsyncParsableCommand {
         defer { location.close() }
 
         let environment = ProcessInfo.processInfo.environment
-        var token = adminToken ?? environment["SHORTCUT_SYNC_ADMIN_TOKEN"]
-        if token == nil || token!.isEmpty {
-            guard location.embedded != nil else {
-                throw ValidationError("an admin token is required with an external database: give --admin-token or SHORTCUT_SYNC_ADMIN_TOKEN")
-            }
-            token = Tokens.make(.admin)
+        let given = (adminToken ?? environment["SHORTCUT_SYNC_ADMIN_TOKEN"]).flatMap { $0.isEmpty ? nil : $0 }
+        // DESIGN §5: a token the service makes is never printed, only the owner-only file that holds it.
+        var tokenFile: SecretFile?
+        let token: String
+        if let given {
+            token = given
+        } else if let embedded = location.embedded {
+            let file = SecretFile(embedded.dataDirectory.appendingPathComponent("admin-token"))
+            token = try file.readOrCreate { Tokens.make(.admin) }
+            tokenFile = file
+        } else {
+            throw ValidationError("an admin token is required with an external database: give --admin-token or SHORTCUT_SYNC_ADMIN_TOKEN")
         }
 
         let configuration = ServerConfiguration(
-            host: host, port: port, database: location.url, adminToken: token!, runsWorker: !noWorker,
+            host: host, port: port, database: location.url, adminToken: token, runsWorker: !noWorker,
             degradedLag: degradedLag)
         let app = try await buildApplication(configuration, logger: logger)
-        if location.embedded != nil {
+        if let embedded = location.embedded {
             let banner = """
                 ShortcutSync is serving on http://\(host):\(port)
-                  embedded PostgreSQL: \(location.url.urlString)
-                  admin token:         \(token!)
+                  embedded PostgreSQL: \(location.url.redactedURLString)
+                  its password is in:  \(embedded.passwordFile.path)
+                  admin token:         \(tokenFile.map { "in \($0.path)" } ?? "the one given")
 
                 """
             FileHandle.standardOutput.write(Data(banner.utf8))

@@ -13,20 +13,27 @@ import Glibc
 public final class ServeProcess: @unchecked Sendable {
     public let port: Int
     public let dataDirectory: URL
-    public let adminToken: String
+    /// The admin token it was given (in its environment), or when it was given none, the one it
+    /// made and keeps in `adminTokenFile` ("" until it wrote it).
+    public var adminToken: String {
+        givenAdminToken ?? SecretFile(adminTokenFile).read() ?? ""
+    }
+    private let givenAdminToken: String?
+    /// Where `serve` keeps the admin token it makes when given none.
+    public var adminTokenFile: URL { dataDirectory.appendingPathComponent("admin-token") }
     public var baseURL: String { "http://127.0.0.1:\(port)" }
     private let command: CommandProcess
 
     /// Starts `shortcut-sync serve` with the embedded PostgreSQL under `dataDirectory`, on
     /// `port` (a free one when nil: give an earlier one's to start the service again where
-    /// its clients expect it).
-    public init(dataDirectory: URL, port: Int? = nil, arguments: [String] = []) throws {
+    /// its clients expect it). With `givesAdminToken` false it gets none, and makes its own.
+    public init(dataDirectory: URL, port: Int? = nil, arguments: [String] = [], givesAdminToken: Bool = true) throws {
         self.dataDirectory = dataDirectory
         self.port = try port ?? EmbeddedPostgres.freeLoopbackPort()
-        adminToken = "admin-\(UUID())"
+        givenAdminToken = givesAdminToken ? "admin-\(UUID())" : nil
         command = try CommandProcess(
-            ["serve", "--port", "\(self.port)", "--data-dir", dataDirectory.path, "--admin-token", adminToken, "--log-level", "info"] + arguments,
-            environment: ["SHORTCUT_SYNC_ADMIN_TOKEN": nil])
+            ["serve", "--port", "\(self.port)", "--data-dir", dataDirectory.path, "--log-level", "info"] + arguments,
+            environment: ["SHORTCUT_SYNC_ADMIN_TOKEN": givenAdminToken])
     }
 
     /// The `shortcut-sync` executable built beside the test bundle.
@@ -72,8 +79,10 @@ public final class ServeProcess: @unchecked Sendable {
 
     /// Kills the child and the cluster's postmaster if they still run, and removes the data directory.
     public func forceStop() {
-        command.forceStop()
+        // The postmaster first: one that held a descriptor of the child would keep Foundation
+        // from ever seeing the child end, and `command.forceStop()` waits for that.
         Postmaster.quit(dataDirectory: dataDirectory)
+        command.forceStop()
         try? FileManager.default.removeItem(at: dataDirectory)
     }
 }

@@ -1,0 +1,69 @@
+import Foundation
+import NIOHTTP1
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncStore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the real `serve` prints and keeps on disk in embedded mode (DESIGN §5, "Secrets stay
+/// secret"): neither the database's password nor the admin token it makes is printed; the token
+/// is kept in an owner-only file whose path is printed, and it works.
+@Suite struct ServeSecretsTests {
+    static func status(_ url: URL) -> stat? {
+        var info = stat()
+        return lstat(url.path, &info) == 0 ? info : nil
+    }
+
+    @Test func serveKeepsTheAdminTokenItMakesInAnOwnerOnlyFileAndPrintsNoSecret() async throws {
+        let directory = ShutdownTests.dataDirectory()
+        let serve = try ServeProcess(dataDirectory: directory, givesAdminToken: false)
+        defer { serve.forceStop() }
+        try await ShutdownTests.waitUntilReady(serve)
+
+        let tokenFile = try #require(Self.status(serve.adminTokenFile), "serve wrote no token file:\n\(serve.output)")
+        #expect(tokenFile.st_mode & S_IFMT == S_IFREG)
+        #expect(tokenFile.st_mode & 0o7777 == 0o600)
+        #expect(tokenFile.st_uid == geteuid())
+        let token = try #require(SecretFile(serve.adminTokenFile).read())
+        #expect(token.hasPrefix("ssx_"))
+
+        let passwordFile = directory.appendingPathComponent("embedded-postgres.password")
+        #expect(Self.status(passwordFile).map { $0.st_mode & 0o7777 } == 0o600)
+        let password = try #require(SecretFile(passwordFile).read())
+
+        let output = serve.output
+        #expect(!output.contains(token), "serve printed its admin token:\n\(output)")
+        #expect(!output.contains(password), "serve printed the database's password:\n\(output)")
+        #expect(output.contains("admin token:         in \(serve.adminTokenFile.path)"), "\(output)")
+        #expect(output.contains("embedded PostgreSQL: postgres://postgres@127.0.0.1:"), "\(output)")
+
+        // The token in the file is the admin's, and only it is.
+        let created = try await ShutdownTests.request(.POST, serve.baseURL + "/v1/accounts", token: token)
+        #expect(created.status == 201)
+        #expect(created.json["accountToken"] is String)
+        let refused = try await ShutdownTests.request(.POST, serve.baseURL + "/v1/accounts", token: token + "x")
+        #expect(refused.status == 401)
+
+        // The next start on the same data directory keeps the token.
+        serve.send(SIGTERM)
+        #expect(try await serve.waitForExit(timeout: .seconds(15)) != nil)
+        let again = try ServeProcess(dataDirectory: directory, givesAdminToken: false)
+        defer { again.forceStop() }
+        try await ShutdownTests.waitUntilReady(again)
+        #expect(SecretFile(again.adminTokenFile).read() == token)
+        #expect(try await ShutdownTests.request(.POST, again.baseURL + "/v1/accounts", token: token).status == 201)
+        #expect(!again.output.contains(token) && !again.output.contains(password), "\(again.output)")
+    }
+
+    @Test func aGivenAdminTokenIsNeitherPrintedNorWrittenDown() async throws {
+        let serve = try ServeProcess(dataDirectory: ShutdownTests.dataDirectory())
+        defer { serve.forceStop() }
+        try await ShutdownTests.waitUntilReady(serve)
+        #expect(!serve.output.contains(serve.adminToken), "\(serve.output)")
+        #expect(serve.output.contains("admin token:         the one given"), "\(serve.output)")
+        #expect(Self.status(serve.adminTokenFile) == nil)
+        #expect(try await ShutdownTests.request(.POST, serve.baseURL + "/v1/accounts", token: serve.adminToken).status == 201)
+    }
+}
