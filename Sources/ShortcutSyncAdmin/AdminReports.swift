@@ -152,6 +152,10 @@ public struct EventRow: Encodable, Sendable, Hashable {
 
 public struct EventsReport: AdminReport {
     public var events: [EventRow]
+    /// More events match after this page (DESIGN §7: a page says when more follow).
+    public var more = false
+    /// When `more`: the position to pass as `--after` for the next page (the page's last event's).
+    public var nextAfter: Int64?
 
     /// The header of `--follow`, whose lines come one by one: fixed widths instead of a table's.
     public static var followHeader: String {
@@ -179,7 +183,8 @@ public struct EventsReport: AdminReport {
     public var text: String {
         var table = TextTable(EventRow.columns)
         for event in events { table.append(event.cells) }
-        return table.rendered
+        guard more, let nextAfter else { return table.rendered }
+        return table.rendered + "More events follow: run the command again with --after \(nextAfter).\n"
     }
 }
 

@@ -53,16 +53,18 @@ public struct Operator: Sendable {
         return VoiceShortcutsReport(accountId: account, voiceShortcuts: voices)
     }
 
-    /// The view of one device: now, from the live projections (as its next full pull answers),
-    /// or as it was at a prefix of the log, replayed from the log with the domain's fold.
+    /// The view of one device: now, from the live projections (as its next full pull answers,
+    /// every page of it), or as it was at a prefix of the log, replayed from the log with the
+    /// domain's fold.
     public func shortcuts(device: UUID, prefix: LogPrefix = .all) async throws -> ShortcutsReport {
         guard let account = try await store.account(ofDevice: device) else {
             throw AdminUsageError("there is no device \(device.lowercased); `shortcut-sync admin devices --account A` lists an account's devices")
         }
         switch prefix {
         case .all:
-            let pull = try await ProjectionStore(client: client, logger: logger).pull(account: account, device: device, cursor: nil)
-            return ShortcutsReport(accountId: account, deviceId: device, source: "projections", view: .empty.applying(pull.changes))
+            // A pull answers a page at a time; the report is the whole view, all its pages applied.
+            let view = try await ProjectionStore(client: client, logger: logger).deviceView(account: account, device: device)
+            return ShortcutsReport(accountId: account, deviceId: device, source: "projections", view: view)
         case .throughPosition(let position):
             let log = try await store.accountLog(account, prefix)
             return ShortcutsReport(accountId: account, deviceId: device, source: "replay", atPosition: position, eventsReplayed: log.count,
@@ -74,9 +76,15 @@ public struct Operator: Sendable {
         }
     }
 
+    /// At most `limit` of the filter's events in log order; the page says whether more follow,
+    /// and from which position (`--after`) to ask for them.
     public func events(_ filter: EventFilter, limit: Int) async throws -> EventsReport {
         try await requireAccount(filter.account)
-        return EventsReport(events: try await store.events(filter, limit: limit).map(EventRow.init))
+        // One event beyond the page tells whether more follow.
+        let events = try await store.events(filter, limit: min(limit, Int.max - 1) + 1)
+        let page = events.prefix(limit)
+        let more = events.count > limit
+        return EventsReport(events: page.map(EventRow.init), more: more, nextAfter: more ? page.last?.position : nil)
     }
 
     /// Hands the filter's events to `deliver` as they commit, in log order, until cancelled:

@@ -268,19 +268,27 @@ public struct PushBenchmark: Sendable {
         }
     }
 
+    /// Pulls from `cursor`, page after page while the answer says `more` (as a device does);
+    /// returns whether any page upserted `identifier`, and the last page's cursor.
     private func pull(_ token: String, cursor: String?, seeking identifier: String, http: HTTPClient) async throws -> (Bool, String?) {
-        var url = service.absoluteString + "/v1/sync/pull"
-        if let cursor { url += "?cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor) }
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        let response = try await http.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 16 << 20)
-        guard response.status.code == 200,
-              let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
-            throw BenchError("a pull answered \(response.status.code)")
+        var cursor = cursor
+        var found = false
+        while true {
+            var url = service.absoluteString + "/v1/sync/pull"
+            if let cursor { url += "?cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor) }
+            var request = HTTPClientRequest(url: url)
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            let response = try await http.execute(request, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 16 << 20)
+            guard response.status.code == 200,
+                  let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
+                throw BenchError("a pull answered \(response.status.code)")
+            }
+            let upserted = (json["shortcuts"] as? [String: Any])?["upserted"] as? [[String: Any]] ?? []
+            found = found || upserted.contains { $0["identifier"] as? String == identifier }
+            cursor = json["cursor"] as? String
+            guard json["more"] as? Bool == true else { return (found, cursor) }
         }
-        let upserted = (json["shortcuts"] as? [String: Any])?["upserted"] as? [[String: Any]] ?? []
-        return (upserted.contains { $0["identifier"] as? String == identifier }, json["cursor"] as? String)
     }
 
     // MARK: HTTP

@@ -37,7 +37,8 @@ final class ClientStore: Sendable {
         /// The seq of the last event made.
         var lastSeq: Int64 = 0
         var clock = HLCTimestamp.zero
-        /// The cursor of the view stored.
+        /// The cursor to pull with next: the view stored's, or, between the pages of an answer,
+        /// the last page's (its view kept apart until the last page).
         var cursor: String?
     }
 
@@ -127,6 +128,9 @@ final class ClientStore: Sendable {
     /// holds: this device's storage was reset, or restored from a backup). The outbox's events,
     /// none of which it holds, are numbered anew from there, in order.
     func renumberPending(from seq: Int64) throws {
+        // The service's number, checked before any arithmetic on it: the outbox holds far fewer
+        // than 2^53 events, so a start inside the contract's range cannot overflow.
+        guard Limits.seqRange.contains(seq) else { throw ClientStoreError.seqOutOfRange(seq) }
         try database.write { db in
             let events = try String.fetchAll(db, sql: "SELECT event FROM outbox ORDER BY seq").map {
                 try JSONDecoder().decode(Event.self, from: Data($0.utf8))
@@ -146,18 +150,42 @@ final class ClientStore: Sendable {
     }
 
     /// Applies a pull's answer: the view (whole when `reset`), the cursor and the service's clock.
-    func apply(reset: Bool, changes: ViewChanges, cursor: String, serviceClock: HLCTimestamp, physicalMillis: Int64) throws -> DeviceView {
+    ///
+    /// A paged answer (`more`) is applied to a view kept apart (`paging`), with its cursor, so that
+    /// an app killed between pages goes on where it stopped; the view `view()` answers with is
+    /// replaced only by the last page's. Returns that view, or nil while pages are missing.
+    func apply(reset: Bool, more: Bool, changes: ViewChanges, cursor: String, serviceClock: HLCTimestamp,
+               physicalMillis: Int64) throws -> DeviceView? {
         try database.write { db in
-            let before = reset ? DeviceView.empty : try Self.load(StoredView.self, "view", db)?.view ?? .empty
+            let before = reset
+                ? DeviceView.empty
+                : try (Self.load(StoredView.self, "paging", db) ?? Self.load(StoredView.self, "view", db))?.view ?? .empty
             let view = before.applying(changes)
-            try Self.save(StoredView(view), "view", db)
+            if more {
+                try Self.save(StoredView(view), "paging", db)
+            } else {
+                try Self.save(StoredView(view), "view", db)
+                try db.execute(sql: "DELETE FROM state WHERE key = 'paging'")
+            }
             var state = try Self.state(db)
             state.cursor = cursor
             var clock = HybridLogicalClock(last: state.clock)
             clock.receive(serviceClock, physicalMillis: physicalMillis)
             state.clock = clock.last
             try Self.save(state, db)
-            return view
+            return more ? nil : view
+        }
+    }
+}
+
+/// What the client's storage refuses to do.
+enum ClientStoreError: Error, CustomStringConvertible {
+    /// The service asked for a seq outside 1…2^53 (DESIGN §5): no outbox can be numbered from there.
+    case seqOutOfRange(Int64)
+
+    var description: String {
+        switch self {
+        case .seqOutOfRange(let seq): "the service expects seq \(seq), outside 1…\(Limits.seqRange.upperBound)"
         }
     }
 }

@@ -166,16 +166,28 @@ public actor ShortcutSyncClient {
         }
     }
 
-    /// Pulls with the stored cursor and stores the new view.
+    /// Pulls with the stored cursor and stores the new view. An answer that stopped at its page
+    /// size (`more`) is followed at once by the next page, and so on: each page is stored as it
+    /// comes (an app killed in between goes on from there), but the view this client answers
+    /// with and publishes changes only once the last page is applied, never to a part of one.
     func pull(waitFor position: Int64? = nil) async throws {
-        let state = try store.state()
-        let answer = try await transport.pull(cursor: state.cursor, waitFor: position.flatMap { $0 > 0 ? $0 : nil },
-                                              timeoutMillis: position == nil ? nil : 10_000)
-        let updated = try store.apply(reset: answer.reset, changes: answer.changes, cursor: answer.cursor,
-                                      serviceClock: answer.serviceClock, physicalMillis: configuration.now())
-        if updated != view {
-            view = updated
-            for subscriber in subscribers.values { subscriber.yield(updated) }
+        var waitFor = position
+        while true {
+            let state = try store.state()
+            let answer = try await transport.pull(cursor: state.cursor, waitFor: waitFor.flatMap { $0 > 0 ? $0 : nil },
+                                                  timeoutMillis: waitFor == nil ? nil : 10_000)
+            let updated = try store.apply(reset: answer.reset, more: answer.more, changes: answer.changes, cursor: answer.cursor,
+                                          serviceClock: answer.serviceClock, physicalMillis: configuration.now())
+            guard let updated else {
+                // The first page already waited for `position`; the next ones need not.
+                waitFor = nil
+                continue
+            }
+            if updated != view {
+                view = updated
+                for subscriber in subscribers.values { subscriber.yield(updated) }
+            }
+            return
         }
     }
 
@@ -242,13 +254,14 @@ public actor ShortcutSyncClient {
     }
 
     /// The wait after `failures` failures in a row: doubling from the initial backoff, at most
-    /// the maximum, never less than `Retry-After`.
+    /// the maximum, never less than `Retry-After` (itself held to an hour).
     func backoff(after failures: Int, retryAfter: Int?) -> Duration {
         guard failures > 0 else { return .zero }
         var delay = configuration.initialBackoff
         for _ in 1..<min(failures, 20) where delay < configuration.maximumBackoff { delay *= 2 }
         delay = min(delay, configuration.maximumBackoff)
-        if let retryAfter { delay = max(delay, .seconds(retryAfter)) }
+        // The service's number, bounded before use: an hour at most, never negative.
+        if let retryAfter { delay = max(delay, .seconds(min(max(retryAfter, 0), 3600))) }
         return delay
     }
 }

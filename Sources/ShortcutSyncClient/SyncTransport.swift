@@ -15,7 +15,10 @@ public enum PushOutcome: Sendable, Hashable {
 /// A pull's answer, in domain terms.
 public struct PullAnswer: Sendable, Hashable {
     public var cursor: String
+    /// The answer begins the whole view: what the device holds is replaced.
     public var reset: Bool
+    /// The answer stopped at its page size: pull again with `cursor` at once for the rest.
+    public var more: Bool
     public var changes: ViewChanges
     public var serviceClock: HLCTimestamp
     public var lastAcceptedSeq: Int64
@@ -30,7 +33,7 @@ extension PullAnswer {
         changes.removedShortcuts = try decoder.decode([ShortcutID].self, from: encoder.encode(answer.shortcuts.removed))
         changes.upsertedVoiceShortcuts = try decoder.decode([VoiceShortcutView].self, from: encoder.encode(answer.voiceShortcuts.upserted))
         changes.removedVoiceShortcuts = answer.voiceShortcuts.removed.compactMap(UUID.init(uuidString:))
-        self.init(cursor: answer.cursor, reset: answer.reset, changes: changes,
+        self.init(cursor: answer.cursor, reset: answer.reset, more: answer.more, changes: changes,
                   serviceClock: HLCTimestamp(wallMillis: answer.hlc.wallMillis, counter: answer.hlc.counter),
                   lastAcceptedSeq: answer.lastAcceptedSeq)
     }

@@ -119,8 +119,14 @@ private let logger = TestDatabase.shared.logger
             #expect(macs.allSatisfy { $0.deviceId == mac.deviceId } && macs.count == 2)
             let deletions = try await admin.events(EventFilter(account: phone.account, type: .deletion), limit: 100).events
             #expect(deletions.map(\.event.type) == [.deletion])
-            let later = try await admin.events(EventFilter(account: phone.account, afterPosition: all[1].position), limit: 1).events
-            #expect(later.map(\.position) == [all[2].position])
+            let later = try await admin.events(EventFilter(account: phone.account, afterPosition: all[1].position), limit: 1)
+            #expect(later.events.map(\.position) == [all[2].position])
+            // A page says when more follow and how to ask for them (DESIGN §7).
+            #expect(later.more && later.nextAfter == all[2].position)
+            #expect(later.text.contains("--after \(all[2].position)"))
+            #expect(!listed.more && listed.nextAfter == nil)
+            let last = try await admin.events(EventFilter(account: phone.account, afterPosition: all[2].position), limit: 1)
+            #expect(last.events.map(\.position) == [all[3].position] && !last.more)
             #expect(listed.text.contains("com.example.soup all") && listed.text.contains("com.example.soup/kale"))
         }
     }

@@ -6,11 +6,16 @@ import ShortcutSyncWorker
 import Testing
 
 extension ProjectionStore {
-    /// The device's whole view, as a fresh pull gives it.
+    /// The device's whole view, as a fresh pull gives it (every page of it, applied in order).
     public func fullView(account: UUID, device: UUID) async throws -> DeviceView {
-        let pull = try await pull(account: account, device: device, cursor: nil)
+        var pull = try await pull(account: account, device: device, cursor: nil)
         #expect(pull.reset)
-        return DeviceView.empty.applying(pull.changes)
+        var view = DeviceView.empty.applying(pull.changes)
+        while pull.more {
+            pull = try await self.pull(account: account, device: device, cursor: pull.cursor)
+            view = pull.reset ? DeviceView.empty.applying(pull.changes) : view.applying(pull.changes)
+        }
+        return view
     }
 
     /// Waits until every committed event is folded in.

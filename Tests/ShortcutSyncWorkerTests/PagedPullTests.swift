@@ -1,0 +1,122 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+@testable import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import ShortcutSyncWorker
+import Testing
+
+private let logger = TestDatabase.shared.logger
+
+/// Pulls in pages (DESIGN §5): read from the projections in `(version, key)` order, they give the
+/// current view exactly whatever lands between pages, and each page is an index range scan.
+@Suite struct PagedPullTests {
+    /// Random pushes of three devices of one account (deletions that cover donations, phrases that
+    /// collide, app reports that change a device's filter and so restart its pull from a reset)
+    /// are folded between the pages of every device's pulls. Whatever the page size, no page holds
+    /// more items than it, and the pages applied in order equal the domain's fold of everything
+    /// pushed so far.
+    @Test(arguments: zip([1, 2, 3, 4] as [UInt64], [1, 2, 3, 5]))
+    func pagesAppliedInOrderEqualTheFoldWhateverIsFoldedBetweenThem(seed: UInt64, pageSize: Int) async throws {
+        try await TestDatabase.withClient { client, url in
+            let store = ProjectionStore(client: client, logger: logger, pullPageSize: pageSize)
+            var scenario = Scenario(seed: seed, accounts: 1, devicesPerAccount: 3)
+            try await register(scenario.devices, client: client)
+            var log = PushLog(client: client)
+            var random = SeededGenerator(seed: seed &+ 1_000)
+            let account = scenario.devices[0].account
+            var held: [UUID: (view: DeviceView, cursor: PullCursor?)] = [:]
+            var pagesSeen = 0, pushesBetweenPages = 0
+            try await withConnection(url) { connection in
+                for _ in 0..<8 {
+                    for _ in 0..<4 {
+                        let (device, events) = scenario.push()
+                        try await log.push(device, events)
+                    }
+                    _ = try await store.foldAll(on: connection, batchSize: 4)
+                    for device in scenario.devices.map(\.deviceId) {
+                        var (view, cursor) = held[device] ?? (DeviceView.empty, nil)
+                        var pages = 0
+                        while true {
+                            let page = try await store.pull(account: account, device: device, cursor: cursor)
+                            let items = page.changes.upsertedShortcuts.count + page.changes.removedShortcuts.count
+                                + page.changes.upsertedVoiceShortcuts.count + page.changes.removedVoiceShortcuts.count
+                            #expect(items <= pageSize)
+                            view = page.reset ? DeviceView.empty.applying(page.changes) : view.applying(page.changes)
+                            cursor = page.cursor
+                            pages += 1
+                            guard page.more else { break }
+                            #expect(page.cursor.page != nil)
+                            if Int.random(in: 0..<3, using: &random) == 0 {
+                                let (pusher, events) = scenario.push(maxEvents: 3)
+                                try await log.push(pusher, events)
+                                _ = try await store.foldAll(on: connection, batchSize: 2)
+                                pushesBetweenPages += 1
+                            }
+                            guard pages < 1_000 else {
+                                Issue.record("the pages of device \(device) did not end")
+                                break
+                            }
+                        }
+                        pagesSeen += pages
+                        #expect(cursor?.page == nil)
+                        #expect(view == log.expectedView(account: account, device: device), "seed \(seed), page size \(pageSize)")
+                        held[device] = (view, cursor)
+                    }
+                }
+            }
+            // The scenario did page, and pushes did land between pages.
+            #expect(pagesSeen > 3 * 8)
+            #expect(pushesBetweenPages > 0)
+        }
+    }
+
+    /// A page is a range scan of the `(account_id, version, key)` index that stops after its
+    /// rows: no sort of what the account changed, whether it starts after a version or after a key.
+    @Test func aPageIsAnIndexRangeScanWithoutASort() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let accounts = (0..<4).map { _ in UUID() }
+            for account in accounts {
+                try await client.query("""
+                    INSERT INTO projection_shortcuts (account_id, bundle_id, identifier, view, version)
+                    SELECT \(account), 'com.example.app' || (n % 7), 'item-' || n, '{}'::jsonb, n / 10 FROM generate_series(1, 5000) AS n
+                    """, logger: logger)
+                try await client.query("""
+                    INSERT INTO projection_voice_shortcuts (account_id, voice_shortcut_id, view, version, deleted, target_available)
+                    SELECT \(account), gen_random_uuid(), '{}'::jsonb, n / 10, false, true FROM generate_series(1, 5000) AS n
+                    """, logger: logger)
+            }
+            try await client.query("ANALYZE projection_shortcuts", logger: logger)
+            try await client.query("ANALYZE projection_voice_shortcuts", logger: logger)
+
+            let account = accounts[1], limit = ProjectionStore.defaultPullPageSize + 1
+            let queries = [
+                ("shortcuts", "projection_shortcuts_changes",
+                 ProjectionStore.shortcutRowsQuery(account: account, after: PullPosition(version: -1), removalsAfter: 400, limit: limit)),
+                ("shortcuts after a key", "projection_shortcuts_changes",
+                 ProjectionStore.shortcutRowsQuery(account: account, after: PullPosition(version: 120, key: ShortcutID(bundleId: "com.example.app3", identifier: "item-1203")),
+                                                   removalsAfter: 400, limit: limit)),
+                ("voice shortcuts", "projection_voice_shortcuts_changes",
+                 ProjectionStore.voiceShortcutRowsQuery(account: account, after: PullPosition(version: 250), removalsAfter: 250, limit: limit)),
+                ("voice shortcuts after a key", "projection_voice_shortcuts_changes",
+                 ProjectionStore.voiceShortcutRowsQuery(account: account, after: PullPosition(version: 250, key: UUID()), removalsAfter: 250, limit: limit)),
+            ]
+            for (name, index, query) in queries {
+                let plan = try await client.query(PostgresQuery(unsafeSQL: "EXPLAIN " + query.sql, binds: query.binds), logger: logger)
+                    .decode(String.self).collectAll().joined(separator: "\n")
+                #expect(plan.contains("Index Scan using \(index)"), "\(name):\n\(plan)")
+                #expect(!plan.contains("Sort"), "\(name):\n\(plan)")
+            }
+
+            // And the rows come in that order, as many as asked.
+            let rows = try await client.query(
+                ProjectionStore.shortcutRowsQuery(account: account, after: PullPosition(version: 120, key: ShortcutID(bundleId: "com.example.app3", identifier: "item-1203")),
+                                                  removalsAfter: 400, limit: 50), logger: logger)
+                .decode((Int64, String, String, String?).self).collectAll()
+            #expect(rows.count == 50)
+            #expect(rows.allSatisfy { ($0.0, $0.1, $0.2) > (120, "com.example.app3", "item-1203") })
+            #expect(zip(rows, rows.dropFirst()).allSatisfy { $0.0 < $1.0 || ($0.0 == $1.0 && ($0.1, $0.2) < ($1.1, $1.2)) })
+        }
+    }
+}
