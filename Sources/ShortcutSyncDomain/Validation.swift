@@ -50,6 +50,22 @@ public enum Limits {
     public static let maxEventsPerPush = 500
     public static let maxPushBytes = 1024 * 1024
     public static let maxClockSkewMillis: Int64 = 5 * 60 * 1000
+    /// A device's seqs (DESIGN §5): 2^53 is the largest integer every JSON reader keeps exactly,
+    /// and leaves room for any arithmetic on a batch's seqs without overflow.
+    public static let seqRange: ClosedRange<Int64> = 1...(1 << 53)
+    /// An hlc's counter: 0…2^31−1, so that a clock moving past it never overflows.
+    public static let hlcCounterRange: ClosedRange<Int> = 0...Int(Int32.max)
+    /// An hlc's wall clock as the spec declares it (2^53−1); a push is held to the server's clock
+    /// plus `maxClockSkewMillis` besides.
+    public static let hlcWallRange: ClosedRange<Int64> = 0...((1 << 53) - 1)
+
+    // Per person (DESIGN §5): nothing one person does may make the service hold without bound.
+    /// Open streams per device; a further one ends the oldest.
+    public static let maxStreamsPerDevice = 4
+    /// Signed-in devices per account.
+    public static let maxDevicesPerAccount = 100
+    /// Existing shortcuts per account.
+    public static let maxShortcutsPerAccount = 10_000
 }
 
 /// Checks an event against every limit of DESIGN §2, collecting all violations.
@@ -64,17 +80,21 @@ public struct EventValidator: Sendable {
     /// Every violation in `event`, with pointers relative to the event object.
     public func violations(of event: Event) -> [FieldError] {
         var check = Checker()
-        if event.seq < 1 {
-            check.fail("/seq", "must be 1 or greater")
+        if !Limits.seqRange.contains(event.seq) {
+            check.fail("/seq", "must be 1 to \(Limits.seqRange.upperBound), not \(event.seq)")
         }
-        if event.hlc.wallMillis < 0 {
+        let wall = event.hlc.wallMillis
+        if wall < 0 {
             check.fail("/hlc/wallMillis", "must not be negative")
-        } else if event.hlc.wallMillis > nowMillis + Limits.maxClockSkewMillis {
+        } else if wall > nowMillis.addingSaturating(Limits.maxClockSkewMillis) {
+            // Both are non-negative here, so the difference cannot overflow.
             check.fail("/hlc/wallMillis",
-                       "is \(event.hlc.wallMillis - nowMillis) ms ahead of the server's clock; at most \(Limits.maxClockSkewMillis) ms is allowed")
+                       "is \(wall - max(nowMillis, 0)) ms ahead of the server's clock; at most \(Limits.maxClockSkewMillis) ms is allowed")
+        } else if !Limits.hlcWallRange.contains(wall) {
+            check.fail("/hlc/wallMillis", "must be at most \(Limits.hlcWallRange.upperBound)")
         }
-        if event.hlc.counter < 0 {
-            check.fail("/hlc/counter", "must not be negative")
+        if !Limits.hlcCounterRange.contains(event.hlc.counter) {
+            check.fail("/hlc/counter", "must be 0 to \(Limits.hlcCounterRange.upperBound), not \(event.hlc.counter)")
         }
         switch event.body {
         case .donation(let donation):

@@ -15,16 +15,21 @@ public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
     public var retryAfter: Int?
     /// The methods the path answers (`Allow`), with 405.
     public var allowedMethods: [String] = []
+    /// Which per-person bound (DESIGN §5) the request would break, with 409: `devicesPerAccount`,
+    /// `shortcutsPerAccount`.
+    public var limit: String?
 
     public var description: String { "\(status) \(title)" + (detail.map { ": \($0)" } ?? "") }
 
     /// A stable `type` URI per status, naming the kind of problem.
     public var type: String {
-        switch status {
+        if limit != nil { return "https://shortcut-sync.invalid/problems/limit-reached" }
+        return switch status {
         case 400: "https://shortcut-sync.invalid/problems/malformed-request"
         case 401: "https://shortcut-sync.invalid/problems/unauthorized"
         case 404: "https://shortcut-sync.invalid/problems/not-found"
         case 405: "https://shortcut-sync.invalid/problems/method-not-allowed"
+        case 408: "https://shortcut-sync.invalid/problems/request-timeout"
         case 409: "https://shortcut-sync.invalid/problems/conflict"
         case 413: "https://shortcut-sync.invalid/problems/too-large"
         case 415: "https://shortcut-sync.invalid/problems/unsupported-media-type"
@@ -70,6 +75,14 @@ public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
                    errors: pointer.map { [FieldError(pointer: $0, detail: detail)] } ?? [])
     }
 
+    /// A per-person bound (DESIGN §5) the request would break: nothing of it was stored.
+    static func limitReached(_ limit: PersonLimit) -> APIProblem {
+        var problem = APIProblem(status: 409, title: "Limit Reached", detail: limit.description)
+        problem.limit = limit.name
+        problem.errors = limit.pointer.map { [FieldError(pointer: $0, detail: limit.description)] } ?? []
+        return problem
+    }
+
     /// The store's refusal of a push, as the 409 of DESIGN §4.
     static func conflict(_ error: AppendError) -> APIProblem {
         var problem = APIProblem(status: 409, title: "Conflict", detail: error.description)
@@ -107,6 +120,7 @@ public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
         if !errors.isEmpty { object["errors"] = errors.map { ["pointer": $0.pointer, "detail": $0.detail] } }
         if let expectedSeq { object["expectedSeq"] = expectedSeq }
         if let lastAcceptedSeq { object["lastAcceptedSeq"] = lastAcceptedSeq }
+        if let limit { object["limit"] = limit }
         return Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
     }
 }

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import OpenAPIHummingbird
@@ -33,25 +34,29 @@ public func buildApplication(
     let worker = configuration.runsWorker
         ? SyncWorker(client: client, connectionConfiguration: try database.connectionConfiguration(), logger: logger)
         : nil
-    let api = SyncAPI(
+    let accounts = AccountStore(client: client, logger: logger)
+    var api = SyncAPI(
         client: client,
-        accounts: AccountStore(client: client, logger: logger),
+        accounts: accounts,
         events: PostgresEventStore(client: client, logger: logger),
-        projections: ProjectionStore(client: client, logger: logger),
+        projections: ProjectionStore(client: client, logger: logger, pullPageSize: configuration.pullPageSize),
         migrator: migrator,
         hub: hub,
         worker: worker,
-        adminTokenHash: Tokens.hash(configuration.adminToken),
         degradedLag: configuration.degradedLag,
         logger: logger,
         now: clock)
+    api.maximumShortcuts = configuration.maximumShortcutsPerAccount
+    api.maximumDevices = configuration.maximumDevicesPerAccount
     _ = ServerMetrics.registry
 
-    let router = Router()
+    let router = Router(context: SyncRequestContext.self)
     router.middlewares.add(MetricsMiddleware())
-    router.middlewares.add(BodyLimitMiddleware())
     let problems = ProblemMiddleware(logger: logger, databaseIsReachable: { hub.isDatabaseReachable })
-    try api.registerHandlers(on: router, middlewares: [problems, BearerTokenMiddleware(), PushMiddleware(api: api)])
+    // The token before the body: a caller without one never gets a byte of its upload read.
+    router.middlewares.add(AuthenticationMiddleware(accounts: accounts, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
+    router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
+    try api.registerHandlers(on: router, middlewares: [problems, PushMiddleware(api: api)])
     try addOpenAPIDocumentRoute(to: router)
     // Added last, it wraps no route: only the requests none of them takes.
     router.middlewares.add(UnmatchedRouteMiddleware(routes: router.routes.map { ($0.path.description, $0.method.rawValue) }))
@@ -60,7 +65,12 @@ public func buildApplication(
     if let worker { services.append(worker) }
     return Application(
         router: router,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "shortcut-sync"),
+        // A connection idle for the timeout is closed (streams send a comment every 15 s, and a
+        // response being written is never idle); no more than the cap are open at once.
+        server: .http1(configuration: .init(idleTimeout: .init(configuration.idleTimeout))),
+        configuration: .init(
+            address: .hostname(configuration.host, port: configuration.port), serverName: "shortcut-sync",
+            availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumHTTPConnections, logger: logger)),
         services: services,
         onServerRunning: onServerRunning,
         logger: logger)

@@ -1,11 +1,27 @@
 import Hummingbird
+import NIOCore
 import ShortcutSyncDomain
 
-/// Refuses request bodies over the limit with 413 before anything decodes them: 1 MiB for a
-/// push (DESIGN §2), 64 KiB for anything else.
-struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
+/// Reads a request's body whole before any handler sees it, within bounds (DESIGN §5): over its
+/// limit (1 MiB for a push, DESIGN §2; 64 KiB for anything else) it is `413`, and a body that
+/// has not arrived within the deadline (10 s) is `408` and its connection is closed, so a client
+/// that stalls or trickles an upload holds neither memory nor a connection for long.
+///
+/// It runs after `AuthenticationMiddleware`: nothing of a body is read for a caller whose token
+/// does not hold.
+struct BodyLimitMiddleware: RouterMiddleware {
+    typealias Context = SyncRequestContext
+
     var pushLimit = Limits.maxPushBytes
     var otherLimit = 64 * 1024
+    var deadline: Duration = .seconds(10)
+
+    /// How the collection of a body ended.
+    private enum Outcome: Sendable {
+        case complete(Request)
+        case tooLarge
+        case late
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let limit = request.uri.path == "/v1/sync/push" ? pushLimit : otherLimit
@@ -13,13 +29,50 @@ struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             return tooLarge.response
         }
-        var request = request
-        do {
-            _ = try await request.collectBody(upTo: limit)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        switch try await collect(request, upTo: limit) {
+        case .complete(let collected):
+            return try await next(collected, context)
+        case .tooLarge:
             return tooLarge.response
+        case .late:
+            return Self.closing(context.channel, after: APIProblem(
+                status: 408, title: "Request Timeout",
+                detail: "the body did not arrive within \(deadline.components.seconds) s; the connection is closed"))
         }
-        return try await next(request, context)
+    }
+
+    /// The request with its body in memory, unless it is too large or late.
+    private func collect(_ request: Request, upTo limit: Int) async throws -> Outcome {
+        try await withThrowingTaskGroup(of: Outcome.self) { group in
+            group.addTask {
+                var request = request
+                do {
+                    _ = try await request.collectBody(upTo: limit)
+                } catch let error as HTTPError where error.status == .contentTooLarge {
+                    return .tooLarge
+                }
+                return .complete(request)
+            }
+            group.addTask { [deadline] in
+                try await Task.sleep(for: deadline)
+                return .late
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    /// `problem` as the last answer on its connection: written, then the connection closed
+    /// (what remains of a late body is never read).
+    private static func closing(_ channel: any Channel, after problem: APIProblem) -> Response {
+        var headers = problem.response.headers
+        headers[.connection] = "close"
+        let bytes = ByteBuffer(bytes: problem.json)
+        return Response(status: .init(code: problem.status), headers: headers, body: ResponseBody(contentLength: bytes.readableBytes) { writer in
+            try await writer.write(bytes)
+            try await writer.finish(nil)
+            channel.close(promise: nil)
+        })
     }
 }
 

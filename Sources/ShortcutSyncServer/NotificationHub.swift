@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import ShortcutSyncDomain
 import ShortcutSyncStore
 import Synchronization
 
@@ -22,8 +23,10 @@ public enum StreamMessage: Sendable, Hashable {
 /// Whether its last attempt to reach the database failed is what `isDatabaseReachable` says.
 public final class NotificationHub: Service, Sendable {
     private struct Subscriber {
-        /// The device of a stream (whose streams end when it is signed out), or nil for a waiting pull.
-        var device: UUID?
+        /// The device whose stream or waiting pull this is: both end when it is signed out.
+        var device: UUID
+        /// A live stream (counted against the device's limit), or else a waiting pull.
+        var isStream: Bool
         var continuation: AsyncStream<StreamMessage>.Continuation
     }
 
@@ -46,13 +49,14 @@ public final class NotificationHub: Service, Sendable {
 
     /// How many device streams are open.
     public var streamCount: Int {
-        subscribers.withLock { $0.values.reduce(0) { $0 + $1.values.filter { $0.device != nil }.count } }
+        subscribers.withLock { $0.values.reduce(0) { $0 + $1.values.filter(\.isStream).count } }
     }
 
-    /// Messages for one device's stream, or (device nil) every change of the account. The
-    /// subscription is in place when this returns, so a change right after is not missed. With
-    /// `greeting`, a first keep-alive tells the client the subscription is in place.
-    public func subscribe(account: UUID, device: UUID?, greeting: Bool = false) -> AsyncStream<StreamMessage> {
+    /// Messages for one device's stream (`isStream`), or every change of the account for a pull
+    /// of that device that waits. The subscription is in place when this returns, so a change
+    /// right after is not missed. With `greeting`, a first keep-alive tells the client the
+    /// subscription is in place. Either ends when the device is signed out or its account erased.
+    public func subscribe(account: UUID, device: UUID, isStream: Bool = true, greeting: Bool = false) -> AsyncStream<StreamMessage> {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncStream<StreamMessage>.makeStream(bufferingPolicy: .bufferingNewest(8))
         continuation.onTermination = { [weak self] _ in
@@ -61,16 +65,33 @@ public final class NotificationHub: Service, Sendable {
                 if all[account]?.isEmpty == true { all[account] = nil }
             }
         }
-        subscribers.withLock { $0[account, default: [:]][id] = Subscriber(device: device, continuation: continuation) }
+        let displaced = subscribers.withLock { all in
+            all[account, default: [:]][id] = Subscriber(device: device, isStream: isStream, continuation: continuation)
+            return isStream ? Self.beyondStreamLimit(of: device, in: all[account] ?? [:]) : []
+        }
+        for subscriber in displaced { subscriber.continuation.finish() }
         if greeting { continuation.yield(.keepAlive) }
         return stream
     }
 
-    /// Ends every open stream of `device` (it was signed out).
-    public func endStreams(device: UUID, account: UUID) {
+    /// The oldest streams of `device` past `Limits.maxStreamsPerDevice` (DESIGN §5: a fifth ends
+    /// the oldest), so one device cannot hold an unbounded number of connections open.
+    private static func beyondStreamLimit(of device: UUID, in subscribers: [Int: Subscriber]) -> [Subscriber] {
+        let streams = subscribers.filter { $0.value.isStream && $0.value.device == device }.sorted { $0.key < $1.key }
+        return streams.dropLast(Limits.maxStreamsPerDevice).map(\.value)
+    }
+
+    /// Ends every open stream and waiting pull of `device` (it was signed out).
+    public func endSessions(device: UUID, account: UUID) {
         let ended = subscribers.withLock { all in
             (all[account] ?? [:]).values.filter { $0.device == device }
         }
+        for subscriber in ended { subscriber.continuation.finish() }
+    }
+
+    /// Ends every open stream and waiting pull of `account` (it was erased).
+    public func endSessions(account: UUID) {
+        let ended = subscribers.withLock { all in (all[account] ?? [:]).values }
         for subscriber in ended { subscriber.continuation.finish() }
     }
 
@@ -116,7 +137,7 @@ public final class NotificationHub: Service, Sendable {
                 try await cancelWhenGracefulShutdown { try await self.listenOnce(pokeFirst: pokeFirst) }
             } catch {
                 if Task.isCancelled || Task.isShuttingDownGracefully { break }
-                logger.warning("the LISTEN connection failed; reconnecting", metadata: ["error": "\(String(reflecting: error))"])
+                logger.log(level: .warning, "the LISTEN connection failed; reconnecting", error: error)
             }
             failures += 1
             try? await Task.sleep(for: .milliseconds(min(2000, 100 * failures)))
@@ -146,7 +167,12 @@ public final class NotificationHub: Service, Sendable {
                     }
                     group.addTask {
                         try await self.listen(on: connection, to: DeviceSignedOut.self, channel: DeviceSignedOut.channel) { signedOut in
-                            self.endStreams(device: signedOut.deviceId, account: signedOut.accountId)
+                            self.endSessions(device: signedOut.deviceId, account: signedOut.accountId)
+                        }
+                    }
+                    group.addTask {
+                        try await self.listen(on: connection, to: AccountErased.self, channel: AccountErased.channel) { erased in
+                            self.endSessions(account: erased.accountId)
                         }
                     }
                     try await group.next()

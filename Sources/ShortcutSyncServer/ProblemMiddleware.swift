@@ -49,7 +49,7 @@ struct ProblemMiddleware: ServerMiddleware {
             logger.debug("request body refused", metadata: metadata)
             return decoding.isSyntaxError ? .malformed("the body is not valid JSON") : .invalid([decoding.fieldError])
         case _ where DatabaseAvailability.isUnavailable(cause):
-            logger.warning("the database could not serve a request", metadata: metadata)
+            logger.log(level: .warning, "the database could not serve a request", error: cause, metadata: ["operation": "\(operationID)"])
             return .unavailable()
         default:
             if let serverError, (400..<500).contains(serverError.httpStatus.code) {
@@ -57,27 +57,8 @@ struct ProblemMiddleware: ServerMiddleware {
                 return APIProblem(status: serverError.httpStatus.code, title: serverError.httpStatus.reasonPhrase,
                                   detail: serverError.causeDescription)
             }
-            logger.error("request failed", metadata: metadata)
+            logger.log(level: .error, "request failed", error: cause, metadata: ["operation": "\(operationID)"])
             return APIProblem(status: 500, title: "Internal Server Error", detail: "the request failed; it has been logged")
-        }
-    }
-}
-
-/// Hands the request's bearer token to the handlers, which decide whose token it must be.
-struct BearerTokenMiddleware: ServerMiddleware {
-    @TaskLocal static var token: String?
-
-    func intercept(
-        _ request: HTTPRequest,
-        body: HTTPBody?,
-        metadata: ServerRequestMetadata,
-        operationID: String,
-        next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
-    ) async throws -> (HTTPResponse, HTTPBody?) {
-        let header = request.headerFields[.authorization] ?? ""
-        let token = header.count > 7 && header.prefix(7).lowercased() == "bearer " ? String(header.dropFirst(7)) : nil
-        return try await Self.$token.withValue(token) {
-            try await next(request, body, metadata)
         }
     }
 }

@@ -10,9 +10,9 @@ import ShortcutSyncStore
 /// Measured with `perf` during `bench push` (4 devices × 100-event pushes), decoding took 63 %
 /// of the service's CPU: 33 % in the generated types' `Decodable` and 30 % in `JSONDecoder`
 /// reading the same bytes into domain events. `PushJSON` says what both said (`PushJSONTests`).
-/// The middleware runs inside `ProblemMiddleware` and `BearerTokenMiddleware`, so errors and
-/// tokens are handled as for every other operation; the content type is checked as the
-/// generated server checks it.
+/// The middleware runs inside `ProblemMiddleware`, so errors are answered as for every other
+/// operation; `AuthenticationMiddleware` checked the device's token before the body was read;
+/// the content type is checked as the generated server checks it.
 struct PushMiddleware: ServerMiddleware {
     let api: SyncAPI
 
@@ -24,7 +24,7 @@ struct PushMiddleware: ServerMiddleware {
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         guard operationID == "push" else { return try await next(request, body, metadata) }
-        let (device, account) = try await api.requireDevice()
+        let (device, account) = try api.requireDevice()
         try Self.requireJSON(request.headerFields[.contentType])
         // BodyLimitMiddleware has already refused bodies over the limit.
         let bytes = if let body { try await [UInt8](collecting: body, upTo: Limits.maxPushBytes + 1) } else { [UInt8]() }

@@ -1,3 +1,4 @@
+import ShortcutSyncDomain
 import ShortcutSyncStore
 
 /// Everything `buildApplication` needs to know; the `serve` command fills it from its arguments.
@@ -15,11 +16,24 @@ public struct ServerConfiguration: Sendable {
     public var keepAliveInterval: Duration
     /// `/readyz` reports `degraded` while more events than this wait to be folded.
     public var degradedLag: Int64
+    /// How long a request's body may take to arrive (DESIGN §5); later, `408` and the connection closes.
+    public var bodyDeadline: Duration
+    /// How long a connection may stay idle (nothing read, nothing being answered) before it is closed.
+    public var idleTimeout: Duration
+    /// The most HTTP connections open at once; further ones wait to be accepted.
+    public var maximumHTTPConnections: Int
+    /// Per person (DESIGN §5): the most shortcuts an account may hold, and signed-in devices.
+    public var maximumShortcutsPerAccount = Limits.maxShortcutsPerAccount
+    public var maximumDevicesPerAccount = Limits.maxDevicesPerAccount
+    /// The most items one pull answers (DESIGN §5: 1,000); more follow with `more: true`. Tests
+    /// make it small to page through a few items.
+    public var pullPageSize: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseURL, adminToken: String,
         runsWorker: Bool = true, maximumConnections: Int = 40, keepAliveInterval: Duration = .seconds(15),
-        degradedLag: Int64 = 10_000
+        degradedLag: Int64 = 10_000, bodyDeadline: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
+        maximumHTTPConnections: Int = 16_384, pullPageSize: Int = ProjectionStore.defaultPullPageSize
     ) {
         self.host = host
         self.port = port
@@ -29,5 +43,9 @@ public struct ServerConfiguration: Sendable {
         self.maximumConnections = maximumConnections
         self.keepAliveInterval = keepAliveInterval
         self.degradedLag = degradedLag
+        self.bodyDeadline = bodyDeadline
+        self.idleTimeout = idleTimeout
+        self.maximumHTTPConnections = maximumHTTPConnections
+        self.pullPageSize = pullPageSize
     }
 }

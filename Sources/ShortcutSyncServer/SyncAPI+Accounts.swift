@@ -14,7 +14,7 @@ extension SyncAPI {
     }
 
     func createDevice(_ input: Operations.CreateDevice.Input) async throws -> Operations.CreateDevice.Output {
-        let account = try await requireAccount()
+        let account = try requireAccount()
         guard case .json(let body) = input.body else { throw APIProblem.malformed("expected a JSON body") }
         // As openapi.yaml says: 1 to 200 code points as sent, not blank, no U+0000; kept without
         // the blanks around it.
@@ -26,20 +26,26 @@ extension SyncAPI {
         }
         let name = String(scalars[first...last])
         let token = Tokens.make(.device)
-        let device = try await accounts.createDevice(account: account, name: name, platform: body.platform.rawValue, tokenHash: Tokens.hash(token))
+        let device: UUID
+        do {
+            device = try await accounts.createDevice(account: account, name: name, platform: body.platform.rawValue, tokenHash: Tokens.hash(token),
+                                                  maximumDevices: maximumDevices)
+        } catch let limit as PersonLimit {
+            throw APIProblem.limitReached(limit)
+        }
         logger.info("device signed in", metadata: ["account": "\(account)", "device": "\(device)"])
         return .created(.init(body: .json(.init(deviceId: device.uuidString, deviceToken: token))))
     }
 
     func deleteDevice(_ input: Operations.DeleteDevice.Input) async throws -> Operations.DeleteDevice.Output {
-        let account = try await requireAccount()
+        let account = try requireAccount()
         // Another account's device, or no device at all, is not found: ids of others are not confirmed.
         guard let device = UUID(uuidString: input.path.deviceId),
               try await accounts.revokeDevice(device, account: account) else {
             throw APIProblem.notFound("this account has no device \(input.path.deviceId)")
         }
         // Other servers end theirs when the sign-out's notification reaches them.
-        hub.endStreams(device: device, account: account)
+        hub.endSessions(device: device, account: account)
         logger.info("device signed out", metadata: ["account": "\(account)", "device": "\(device)"])
         return .noContent(.init())
     }

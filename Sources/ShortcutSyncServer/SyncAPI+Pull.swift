@@ -12,10 +12,10 @@ extension SyncAPI {
     static let defaultWait = 10_000
 
     func pull(_ input: Operations.Pull.Input) async throws -> Operations.Pull.Output {
-        let (device, account) = try await requireDevice()
+        let (device, account) = try requireDevice()
         var invalid: [FieldError] = []
-        if let waitFor = input.query.waitFor, waitFor < 0 {
-            invalid.append(FieldError(pointer: "/waitFor", detail: "must not be negative"))
+        if let waitFor = input.query.waitFor, !(0...Limits.seqRange.upperBound).contains(waitFor) {
+            invalid.append(FieldError(pointer: "/waitFor", detail: "must be 0 to \(Limits.seqRange.upperBound)"))
         }
         if let timeout = input.query.timeout, timeout < 0 {
             invalid.append(FieldError(pointer: "/timeout", detail: "must not be negative"))
@@ -23,13 +23,17 @@ extension SyncAPI {
         guard invalid.isEmpty else { throw APIProblem.invalid(invalid) }
         if let position = input.query.waitFor {
             let timeout = min(Int(input.query.timeout ?? Int32(Self.defaultWait)), Self.maximumWait)
-            try await waitUntilProcessed(position, account: account, timeout: .milliseconds(timeout))
+            try await waitUntilProcessed(position, account: account, device: device, timeout: .milliseconds(timeout))
+            // The wait ends early when the device is signed out or its account erased, and then
+            // it gets no view: its token no longer holds.
+            guard try await accounts.isSignedIn(device: device, account: account) else { throw APIProblem.unauthorized }
         }
         let codec = try await cursors.codec { try await accounts.cursorSigningKey() }
         let snapshot = try await projections.pull(account: account, device: device, cursor: input.query.cursor.flatMap(codec.cursor))
         ServerMetrics.pulls.increment()
         let body = PullBody(
-            cursor: codec.text(snapshot.cursor), reset: snapshot.reset, lastAcceptedSeq: snapshot.lastAcceptedSeq, hlc: snapshot.maxHLC,
+            cursor: codec.text(snapshot.cursor), reset: snapshot.reset, more: snapshot.more,
+            lastAcceptedSeq: snapshot.lastAcceptedSeq, hlc: snapshot.maxHLC,
             shortcuts: .init(upserted: snapshot.changes.upsertedShortcuts, removed: snapshot.changes.removedShortcuts),
             voiceShortcuts: .init(upserted: snapshot.changes.upsertedVoiceShortcuts, removed: snapshot.changes.removedVoiceShortcuts))
         return .ok(.init(body: .json(try WireFormat.convert(body, to: Components.Schemas.PullResponse.self))))
@@ -39,9 +43,10 @@ extension SyncAPI {
     /// `timeout` is over, or when the service begins to shut down (the pull then answers with
     /// what there is). It subscribes to the account's changes before it first looks, so a change
     /// between the look and the wait is not missed; each change (a hint) makes it look again.
-    func waitUntilProcessed(_ position: Int64, account: UUID, timeout: Duration) async throws {
+    /// It also returns as soon as the device is signed out or its account erased.
+    func waitUntilProcessed(_ position: Int64, account: UUID, device: UUID, timeout: Duration) async throws {
         guard position > 0 else { return }
-        let changes = hub.subscribe(account: account, device: nil)
+        let changes = hub.subscribe(account: account, device: device, isStream: false)
         let deadline = ContinuousClock.now + timeout
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [projections] in
@@ -67,6 +72,8 @@ struct PullBody: Encodable {
 
     var cursor: String
     var reset: Bool
+    /// The answer stopped at its page size: pull again with `cursor` at once for the rest.
+    var more: Bool
     var lastAcceptedSeq: Int64
     var hlc: HLCTimestamp
     var shortcuts: Changes<ShortcutView, ShortcutID>

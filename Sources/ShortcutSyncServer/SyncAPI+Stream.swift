@@ -12,7 +12,7 @@ extension SyncAPI {
     /// Server-Sent Events: `changed` whenever this device's view changes, a comment as keep-alive.
     /// The stream ends when the device is signed out, and when the service shuts down.
     func stream(_ input: Operations.Stream.Input) async throws -> Operations.Stream.Output {
-        let (device, account) = try await requireDevice()
+        let (device, account) = try requireDevice()
         let messages = hub.subscribe(account: account, device: device, greeting: true)
         let events = messages.cancelOnGracefulShutdown().map { message -> ArraySlice<UInt8> in
             switch message {

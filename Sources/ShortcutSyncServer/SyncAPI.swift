@@ -18,9 +18,11 @@ struct SyncAPI: APIProtocol {
     let hub: NotificationHub
     /// The worker of this process, if it runs one: a push nudges it so it folds the events at once.
     let worker: SyncWorker?
-    let adminTokenHash: [UInt8]
     /// `/readyz` reports `degraded` while more events than this wait to be folded.
     let degradedLag: Int64
+    /// The most shortcuts an account may hold (DESIGN §5), and the most signed-in devices.
+    var maximumShortcuts = Limits.maxShortcutsPerAccount
+    var maximumDevices = Limits.maxDevicesPerAccount
     /// Signs and checks pull cursors with the database's key, read on first use.
     let cursors = CursorCodecCache()
     let logger: Logger
@@ -29,26 +31,21 @@ struct SyncAPI: APIProtocol {
 
     // MARK: Authentication
 
+    // `AuthenticationMiddleware` checked the token before the body was read; these say whether
+    // it was the kind of token the operation needs.
+
     func requireAdmin() throws {
-        guard let token = BearerTokenMiddleware.token, Tokens.matches(token, hash: adminTokenHash) else {
-            throw APIProblem.unauthorized
-        }
+        guard case .admin = Caller.current else { throw APIProblem.unauthorized }
     }
 
-    func requireAccount() async throws -> UUID {
-        guard let token = BearerTokenMiddleware.token, token.hasPrefix(Tokens.Kind.account.rawValue + "_"),
-              let account = try await accounts.account(tokenHash: Tokens.hash(token)) else {
-            throw APIProblem.unauthorized
-        }
+    func requireAccount() throws -> UUID {
+        guard case .account(let account) = Caller.current else { throw APIProblem.unauthorized }
         return account
     }
 
-    func requireDevice() async throws -> (device: UUID, account: UUID) {
-        guard let token = BearerTokenMiddleware.token, token.hasPrefix(Tokens.Kind.device.rawValue + "_"),
-              let device = try await accounts.device(tokenHash: Tokens.hash(token)) else {
-            throw APIProblem.unauthorized
-        }
-        return device
+    func requireDevice() throws -> (device: UUID, account: UUID) {
+        guard case .device(let device, let account) = Caller.current else { throw APIProblem.unauthorized }
+        return (device, account)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import ShortcutSyncDomain
 
 /// A device as the service knows it.
 public struct DeviceRecord: Sendable, Hashable {
@@ -37,12 +38,34 @@ public struct AccountStore: Sendable {
         return id
     }
 
-    public func createDevice(id: UUID = UUID(), account: UUID, name: String, platform: String, tokenHash: [UInt8]) async throws -> UUID {
+    /// Signs a device in, unless the account already has `maximumDevices` signed-in devices
+    /// (DESIGN §5): then `PersonLimit.devicesPerAccount` is thrown and nothing is stored. The
+    /// account's row is locked first, so concurrent sign-ins count one another.
+    public func createDevice(
+        id: UUID = UUID(), account: UUID, name: String, platform: String, tokenHash: [UInt8],
+        maximumDevices: Int = Limits.maxDevicesPerAccount
+    ) async throws -> UUID {
+        try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection in
+                let signedIn = try await connection.guardedQuery("""
+                    SELECT (SELECT count(*) FROM devices d WHERE d.account_id = a.account_id AND d.token_hash IS NOT NULL)
+                    FROM accounts a WHERE a.account_id = \(account) FOR UPDATE OF a
+                    """, logger: logger).decode(Int64.self).collectAll().first ?? 0
+                guard signedIn < maximumDevices else { throw PersonLimit.devicesPerAccount(max: maximumDevices) }
+                try await connection.guardedQuery("""
+                    INSERT INTO devices (device_id, account_id, name, platform, token_hash)
+                    VALUES (\(id), \(account), \(name), \(platform), \(ByteBuffer(bytes: tokenHash)))
+                    """, logger: logger)
+                return id
+            }
+        }
+    }
+
+    /// Whether `device` of `account` is still signed in (its token not revoked, its account not erased).
+    public func isSignedIn(device: UUID, account: UUID) async throws -> Bool {
         try await client.query("""
-            INSERT INTO devices (device_id, account_id, name, platform, token_hash)
-            VALUES (\(id), \(account), \(name), \(platform), \(ByteBuffer(bytes: tokenHash)))
-            """, logger: logger)
-        return id
+            SELECT EXISTS (SELECT 1 FROM devices WHERE account_id = \(account) AND device_id = \(device) AND token_hash IS NOT NULL)
+            """, logger: logger).decode(Bool.self).collectAll().first ?? false
     }
 
     /// Signs a device out: its token stops working, its events stay, and a `DeviceSignedOut`

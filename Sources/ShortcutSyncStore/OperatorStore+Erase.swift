@@ -12,7 +12,8 @@ public struct ErasureCounts: Sendable, Hashable, Codable {
 extension OperatorStore {
     /// Removes everything of one account in one transaction: its events (through the append-only
     /// trigger's erasure switch), its live and rebuilt projection and fold rows, its parking,
-    /// its devices and their tokens, and the account and its token.
+    /// its devices and their tokens, and the account and its token; its streams and waiting
+    /// pulls end on every server when it commits (`AccountErased`).
     ///
     /// It locks both checkpoints first, so a fold in flight commits before it (and its rows are
     /// removed here) or runs after it (and skips the account, whose events are gone).
@@ -33,6 +34,10 @@ extension OperatorStore {
                 counts.projectionRows += try await deleteRows(of: account, from: "projection_parked_accounts", on: connection)
                 counts.devices = try await deleteRows(of: account, from: "devices", on: connection)
                 counts.accounts = try await deleteRows(of: account, from: "accounts", on: connection)
+                // Delivered when the erasure commits: every server ends the account's streams.
+                try await connection.guardedQuery(
+                    "SELECT pg_notify(\(AccountErased.channel), json_build_object('accountId', \(account)::uuid)::text)::text",
+                    logger: logger)
                 return counts
             }
         }

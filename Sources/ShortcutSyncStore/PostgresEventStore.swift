@@ -22,13 +22,21 @@ public struct PostgresEventStore: EventStore {
 
     @discardableResult
     public func append(_ events: [Event], account: UUID, device: UUID, expectedVersion: ExpectedVersion) async throws -> AppendResult {
-        guard let first = events.first else {
+        guard !events.isEmpty else {
             let last = try await lastAcceptedSeq(account: account, device: device)
             return AppendResult(lastAcceptedSeq: last, position: 0, appended: 0, streamVersion: try await streamVersion(account: account))
         }
-        if let gap = events.indices.first(where: { events[$0].seq != first.seq + Int64($0) }) {
+        // Seqs come from a client: out of range they are refused before any arithmetic on them
+        // (callers validate first; this keeps the store from trapping when one does not).
+        let outOfRange = events.indices.filter { !Limits.seqRange.contains(events[$0].seq) }
+        guard outOfRange.isEmpty else {
+            throw ValidationError(outOfRange.map {
+                FieldError(pointer: "/events/\($0)/seq", detail: "must be 1 to \(Limits.seqRange.upperBound)")
+            })
+        }
+        if let gap = events.indices.dropFirst().first(where: { events[$0].seq != events[$0 - 1].seq + 1 }) {
             let last = try await lastAcceptedSeq(account: account, device: device)
-            throw AppendError.seqNotContiguous(index: gap, expectedSeq: first.seq + Int64(gap), lastAcceptedSeq: last)
+            throw AppendError.seqNotContiguous(index: gap, expectedSeq: events[gap - 1].seq + 1, lastAcceptedSeq: last)
         }
 
         var pending = events[...]

@@ -83,6 +83,28 @@ import ShortcutSyncDomain
         #expect(pointers(event(.appsReported(.init(installed: ["com.example.ok", "not a bundle"])))) == ["/installed/1"])
     }
 
+    /// DESIGN §5: seq 1…2^53, `hlc.counter` 0…2^31−1, `wallMillis` ≥ 0; the extremes of
+    /// Int64 are refused without arithmetic on them trapping.
+    @Test func numbersOutsideTheirBoundsAreRefused() {
+        let body = EventBody.voiceShortcutDeleted(VoiceShortcutDeleted(voiceShortcutId: UUID()))
+        for seq: Int64 in [0, -1, (1 << 53) + 1, .max, .min] {
+            #expect(pointers(event(body, seq: seq)) == ["/seq"], "seq \(seq)")
+        }
+        for seq: Int64 in [1, 1 << 53] {
+            #expect(pointers(event(body, seq: seq)).isEmpty, "seq \(seq)")
+        }
+        for counter in [-1, Int(Int32.max) + 1, .max, .min] {
+            let event = Event(seq: 1, hlc: HLCTimestamp(wallMillis: Self.now, counter: counter), body: body)
+            #expect(pointers(event) == ["/hlc/counter"], "counter \(counter)")
+        }
+        #expect(pointers(Event(seq: 1, hlc: HLCTimestamp(wallMillis: Self.now, counter: Int(Int32.max)), body: body)).isEmpty)
+        for wall: Int64 in [-1, .min, .max] {
+            #expect(pointers(event(body, wall: wall)) == ["/hlc/wallMillis"], "wallMillis \(wall)")
+        }
+        let farFuture = EventValidator(nowMillis: .max)
+        #expect(farFuture.violations(of: event(body, wall: .max)).map(\.pointer) == ["/hlc/wallMillis"])
+    }
+
     @Test func clocksMoreThanFiveMinutesAheadAreRefused() {
         #expect(pointers(donation().with(wall: Self.now + 5 * 60 * 1000)).isEmpty)
         #expect(pointers(donation().with(wall: Self.now + 5 * 60 * 1000 + 1)) == ["/hlc/wallMillis"])

@@ -30,11 +30,14 @@ struct TestServer {
     static func with(
         runsWorker: Bool = true,
         degradedLag: Int64 = 10_000,
+        pullPageSize: Int = ProjectionStore.defaultPullPageSize,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
         try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
-            try await with(database: url, sql: sql, runsWorker: runsWorker, degradedLag: degradedLag, clock: clock, body)
+            try await with(database: url, sql: sql, runsWorker: runsWorker, degradedLag: degradedLag, pullPageSize: pullPageSize,
+                           clock: clock, configure: configure, body)
         }
     }
 
@@ -44,13 +47,17 @@ struct TestServer {
         sql: PostgresClient,
         runsWorker: Bool = true,
         degradedLag: Int64 = 10_000,
+        pullPageSize: Int = ProjectionStore.defaultPullPageSize,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
         let adminToken = "admin-\(UUID())"
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, database: url, adminToken: adminToken, runsWorker: runsWorker,
             maximumConnections: 20, keepAliveInterval: .seconds(1), degradedLag: degradedLag)
+        configuration.pullPageSize = pullPageSize
+        configure(&configuration)
         try await withRunningService(configuration, logger: TestDatabase.shared.logger, clock: clock) { baseURL in
             try await body(TestServer(baseURL: baseURL, adminToken: adminToken, database: url, sql: sql))
         }
@@ -113,9 +120,30 @@ final class SimulatedDevice: @unchecked Sendable {
         return answer.position
     }
 
-    /// Pulls (with the cursor, if any) and applies the answer to the local view.
+    /// Pulls (with the cursor, if any) and applies the answer to the local view, following its
+    /// pages (`more: true`) to the last, as a device does. Returns the pages as one answer: the
+    /// first page's `reset`, the last one's cursor, seq, clock and `more` (false), every page's
+    /// items in order.
     @discardableResult
     func pull(waitFor position: Int64? = nil, fresh: Bool = false) async throws -> Components.Schemas.PullResponse {
+        var whole = try await pullPage(waitFor: position, fresh: fresh)
+        while whole.more {
+            let next = try await pullPage()
+            whole.cursor = next.cursor
+            whole.more = next.more
+            whole.lastAcceptedSeq = next.lastAcceptedSeq
+            whole.hlc = next.hlc
+            whole.shortcuts.upserted += next.shortcuts.upserted
+            whole.shortcuts.removed += next.shortcuts.removed
+            whole.voiceShortcuts.upserted += next.voiceShortcuts.upserted
+            whole.voiceShortcuts.removed += next.voiceShortcuts.removed
+        }
+        return whole
+    }
+
+    /// One pull (with the cursor, if any), one page: applies it to the local view and keeps its cursor.
+    @discardableResult
+    func pullPage(waitFor position: Int64? = nil, fresh: Bool = false) async throws -> Components.Schemas.PullResponse {
         let answer = try await client.pull(query: .init(cursor: fresh ? nil : cursor, waitFor: position, timeout: 10_000)).ok.body.json
         let changes = try WireEvents.changes(answer)
         view = answer.reset ? DeviceView.empty.applying(changes) : view.applying(changes)

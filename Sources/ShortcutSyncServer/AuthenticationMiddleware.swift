@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import Logging
+import ShortcutSyncStore
+
+/// Checks the bearer token before anything reads the request's body (DESIGN §5): a request
+/// without a valid token of the kind its route needs is answered `401` having cost a hash and
+/// at most one indexed lookup, whatever it was about to upload.
+///
+/// It sits before `BodyLimitMiddleware` on every route and hands the caller to the handlers as
+/// `Caller.current`. Routes that need no token (health, readiness, metrics, the spec) pass.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = SyncRequestContext
+
+    let accounts: AccountStore
+    let adminTokenHash: [UInt8]
+    /// Maps a failed lookup to its answer as every operation does (503 while the database is away).
+    let problems: ProblemMiddleware
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let kind = Caller.required(method: request.method.rawValue, path: request.uri.path) else {
+            return try await next(request, context)
+        }
+        let caller: Caller
+        do {
+            guard let found = try await authenticate(Self.bearerToken(request.headers[.authorization]), as: kind) else {
+                return APIProblem.unauthorized.response
+            }
+            caller = found
+        } catch {
+            return problems.problem(for: error, operationID: "authenticate").response
+        }
+        return try await Caller.$current.withValue(caller) {
+            try await next(request, context)
+        }
+    }
+
+    /// The caller whose token this is, if it is a valid token of `kind`. Only a token of the
+    /// right shape is looked up, and only once the database is known to be reachable.
+    func authenticate(_ token: String?, as kind: Tokens.Kind) async throws -> Caller? {
+        guard let token, token.utf8.count <= 1024 else { return nil }
+        // The admin token is the operator's (any text); the others are made here and carry their kind.
+        guard kind == .admin || token.hasPrefix(kind.rawValue + "_") else { return nil }
+        switch kind {
+        case .admin:
+            return Tokens.matches(token, hash: adminTokenHash) ? .admin : nil
+        case .account:
+            guard problems.databaseIsReachable() else { throw APIProblem.unavailable() }
+            return try await accounts.account(tokenHash: Tokens.hash(token)).map(Caller.account)
+        case .device:
+            guard problems.databaseIsReachable() else { throw APIProblem.unavailable() }
+            return try await accounts.device(tokenHash: Tokens.hash(token)).map { Caller.device(device: $0.device, account: $0.account) }
+        }
+    }
+
+    /// The token of an `Authorization: Bearer …` header (the scheme in any case), else nil.
+    static func bearerToken(_ header: String?) -> String? {
+        guard let header, header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        return String(header.dropFirst(7))
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+
+/// Whose token a request carries, as `AuthenticationMiddleware` found it before reading the body.
+enum Caller: Sendable, Hashable {
+    case admin
+    case account(UUID)
+    case device(device: UUID, account: UUID)
+
+    /// The caller of the request being handled; nil on routes that need no token.
+    @TaskLocal static var current: Caller?
+
+    /// The kind of token a route needs, by method and path (DESIGN §5's table); nil when it needs none.
+    static func required(method: String, path: String) -> Tokens.Kind? {
+        switch (method, path) {
+        case ("POST", "/v1/accounts"): .admin
+        case ("POST", "/v1/devices"): .account
+        case ("DELETE", _) where path.hasPrefix("/v1/devices/"): .account
+        case (_, _) where path.hasPrefix("/v1/sync/"): .device
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,317 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import PostgresNIO
+import ShortcutSyncAPI
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+import ShortcutSyncServer
+import ShortcutSyncStore
+import Testing
+
+/// DESIGN §5, "Hostile or broken clients": no request may stop, exhaust or outlast the service.
+/// A trap in the service would end this test process, so every test here fails loudly on one.
+@Suite struct HostileClientTests {
+    static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    static func event(seq: String, type: String = "voiceShortcutUpdated", wall: String = "\(nowMillis)", counter: String = "0",
+                      fields: String = #""voiceShortcutId":"6E9B3A52-2B7B-4E55-9C5A-4D38D7C1B0A1","phrase":"order soup""#) -> String {
+        #"{"id":"\#(UUID())","seq":\#(seq),"hlc":{"wallMillis":\#(wall),"counter":\#(counter)},"type":"\#(type)",\#(fields)}"#
+    }
+
+    static func donation(seq: Int, identifier: String) -> String {
+        event(seq: "\(seq)", type: "donation",
+              fields: #""bundleId":"com.example.soup","identifier":"\#(identifier)","kind":"intent","intentType":"OrderSoupIntent","title":"Soup \#(identifier)""#)
+    }
+
+    /// The crash of issue 16: the contiguity check computed `first.seq + index` and trapped.
+    @Test func seqsThatWouldOverflowAreRefusedAndTheServiceLivesOn() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let overflow = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                                body: InputLimitTests.push([Self.event(seq: "9223372036854775807"), Self.event(seq: "1")]))
+            #expect(overflow.status == 422)
+            #expect(overflow.json.pointers == ["/events/0/seq"])
+
+            let pastTheBound = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                                    body: InputLimitTests.push([Self.event(seq: "9007199254740992"), Self.event(seq: "9007199254740993")]))
+            #expect(pastTheBound.status == 422)
+            #expect(pastTheBound.json.pointers == ["/events/1/seq"])
+
+            // The greatest seq the contract allows is taken as a number and refused only as a gap.
+            let atTheBound = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.event(seq: "9007199254740992")]))
+            #expect(atTheBound.status == 409)
+            #expect(atTheBound.json["expectedSeq"] as? Int == 1)
+
+            let counter = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                               body: InputLimitTests.push([Self.event(seq: "1", counter: "9223372036854775807")]))
+            #expect(counter.status == 422)
+            #expect(counter.json.pointers == ["/events/0/hlc/counter"])
+
+            let fine = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.event(seq: "1", counter: "2147483647")]))
+            #expect(fine.status == 200)
+            #expect(try await eventCount(server.sql) == 1)
+        }
+    }
+
+    /// Extreme values (0, −1, 2^31, 2^53, Int64.max and past it, fractions, huge arrays, deep
+    /// nesting, long strings, wrong types) in every field of every request: each is answered
+    /// with a status a client's mistake deserves, never a 5xx, and the service answers after.
+    @Test func extremeValuesInEveryFieldGetAnAnswerNeverACrash() async throws {
+        let hugeArray = "[" + Array(repeating: "1", count: 100_000).joined(separator: ",") + "]"
+        let deepArray = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        let deepObject = String(repeating: #"{"a":"#, count: 20_000) + "1" + String(repeating: "}", count: 20_000)
+        let extremes = [
+            "0", "-1", "2147483647", "2147483648", "4294967296", "9007199254740992", "9007199254740993",
+            "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+            "1e308", "-1e308", "1.5", "-0.0", "null", "true", #""""#, #""\#(String(repeating: "x", count: 5000))""#,
+            "[]", "{}", hugeArray, deepArray, deepObject, #"["com.example.soup"]"#,
+        ]
+        let wall = "\(Self.nowMillis)"
+        // Each event type with every field it may carry, as a template of `KEY: value` pairs.
+        let templates: [[(String, String)]] = [
+            [("type", #""donation""#), ("bundleId", #""com.example.soup""#), ("identifier", #""tomato""#), ("kind", #""intent""#),
+             ("intentType", #""OrderSoupIntent""#), ("activityType", #""com.example.order""#), ("title", #""Tomato""#), ("subtitle", #""Red""#),
+             ("groupIdentifier", #""soups""#), ("suggestedInvocationPhrase", #""Soup time""#), ("keywords", #"["soup"]"#),
+             ("eligibleForSearch", "true"), ("eligibleForPrediction", "true"), ("parameters", #"{"size":1}"#), ("utcOffsetMinutes", "60")],
+            [("type", #""deletion""#), ("bundleId", #""com.example.soup""#), ("identifiers", #"["tomato"]"#)],
+            [("type", #""deletion""#), ("bundleId", #""com.example.soup""#), ("groupIdentifier", #""soups""#)],
+            [("type", #""deletion""#), ("bundleId", #""com.example.soup""#), ("all", "true")],
+            [("type", #""voiceShortcutAdded""#), ("voiceShortcutId", #""6E9B3A52-2B7B-4E55-9C5A-4D38D7C1B0A1""#), ("phrase", #""Soup time""#),
+             ("bundleId", #""com.example.soup""#), ("identifier", #""tomato""#), ("title", #""Tomato""#)],
+            [("type", #""voiceShortcutUpdated""#), ("voiceShortcutId", #""6E9B3A52-2B7B-4E55-9C5A-4D38D7C1B0A1""#), ("phrase", #""Soup!""#)],
+            [("type", #""voiceShortcutDeleted""#), ("voiceShortcutId", #""6E9B3A52-2B7B-4E55-9C5A-4D38D7C1B0A1""#)],
+            [("type", #""appsReported""#), ("installed", #"["com.example.soup"]"#)],
+        ]
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            var lastSeq = 0
+            var answered: [Int: Int] = [:]
+
+            func expectClientError(_ status: Int, allowed: Set<Int>, _ what: @autoclosure () -> String) {
+                answered[status, default: 0] += 1
+                #expect(allowed.contains(status), "\(what()) was answered \(status)")
+            }
+            func send(_ envelope: [(String, String)], replacing field: String?, with value: String?) async throws {
+                var pairs = [("id", #""\#(UUID())""#), ("seq", "\(lastSeq + 1)"), ("hlc", #"{"wallMillis":\#(wall),"counter":0}"#)] + envelope
+                if let field {
+                    if let index = pairs.firstIndex(where: { $0.0 == field }) { pairs[index].1 = value! }
+                }
+                let object = "{" + pairs.map { #""\#($0.0)":\#($0.1)"# }.joined(separator: ",") + "}"
+                let answer = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([object]))
+                expectClientError(answer.status, allowed: [200, 400, 409, 413, 422], "a push with \(field ?? "-") = \(value?.prefix(40) ?? "-")")
+                if answer.status == 200 { lastSeq = answer.json["lastAcceptedSeq"] as? Int ?? lastSeq }
+            }
+
+            for template in templates {
+                for field in ["id", "seq", "hlc"] + template.map(\.0) {
+                    for value in extremes { try await send(template, replacing: field, with: value) }
+                }
+                for value in extremes {
+                    let hlc = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([
+                        Self.event(seq: "\(lastSeq + 1)", wall: value, counter: "0"), Self.event(seq: "\(lastSeq + 2)", wall: wall, counter: value),
+                    ]))
+                    expectClientError(hlc.status, allowed: [200, 400, 409, 422], "an hlc of \(value.prefix(40))")
+                    if hlc.status == 200 { lastSeq = hlc.json["lastAcceptedSeq"] as? Int ?? lastSeq }
+                }
+            }
+            for value in extremes {
+                let events = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: Array(#"{"events":\#(value)}"#.utf8))
+                expectClientError(events.status, allowed: [400, 413, 422], "events = \(value.prefix(40))")
+                let whole = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: Array(value.utf8))
+                expectClientError(whole.status, allowed: [400, 413, 422], "a push body of \(value.prefix(40))")
+                for field in ["name", "platform"] {
+                    let body = field == "name" ? #"{"name":\#(value),"platform":"iOS"}"# : #"{"name":"iPad","platform":\#(value)}"#
+                    let created = try await server.raw(.POST, "/v1/devices", token: account.token, body: Array(body.utf8))
+                    expectClientError(created.status, allowed: [201, 400, 409, 413, 422], "a device with \(field) = \(value.prefix(40))")
+                }
+            }
+            let queryValues = ["0", "-1", "2147483648", "9007199254740993", "9223372036854775807", "9223372036854775808",
+                               "-9223372036854775809", "1e308", "1.5", "abc", "", String(repeating: "9", count: 5000)]
+            for value in queryValues {
+                for query in ["waitFor=\(value)&timeout=0", "timeout=\(value)", "cursor=\(value)", "waitFor=\(value)&timeout=\(value)"] {
+                    let pulled = try await server.request(.GET, "/v1/sync/pull?\(query)", token: device.token, timeout: .seconds(40))
+                    expectClientError(pulled.status, allowed: [200, 400, 422], "a pull with \(query.prefix(60))")
+                }
+                let deleted = try await server.raw(.DELETE, "/v1/devices/\(value)", token: account.token)
+                expectClientError(deleted.status, allowed: [400, 404, 405, 422], "signing out device \(value.prefix(40))")
+            }
+            #expect(answered.keys.allSatisfy { $0 < 500 }, "statuses: \(answered)")
+            #expect(answered.count > 2, "the values met more than one kind of answer: \(answered)")
+            let health = try await server.raw(.GET, "/healthz", token: nil)
+            #expect(health.status == 200)
+            let fine = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.event(seq: "\(lastSeq + 1)")]))
+            #expect(fine.status == 200)
+        }
+    }
+
+    /// A caller without a valid token gets its 401 while its upload is still under way: the
+    /// service reads none of the body first.
+    @Test func theTokenIsCheckedBeforeTheBodyIsRead() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let port = try #require(server.baseURL.port)
+            for (path, token) in [("/v1/sync/push", "ssd_forged"), ("/v1/sync/push", nil), ("/v1/devices", "ssa_forged"),
+                                  ("/v1/devices", String(account.token.dropLast())), ("/v1/accounts", account.token)] {
+                let connection = try RawConnection(port: port)
+                let authorization = token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+                try connection.send("POST \(path) HTTP/1.1\r\nHost: localhost\r\n\(authorization)Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
+                try connection.send(Array(repeating: UInt8(ascii: " "), count: 1000))
+                // The rest of the megabyte never comes; the answer does.
+                await connection.read(until: { $0.contains("\r\n\r\n") }, timeout: .seconds(5))
+                #expect(connection.status == 401, "\(path) with \(token ?? "no token"): \(connection.text.prefix(80))")
+            }
+        }
+    }
+
+    /// An upload that stalls is cut off at the body deadline with 408 and its connection closed.
+    @Test func aBodyThatDoesNotArriveInTimeIsRefusedAndItsConnectionClosed() async throws {
+        try await TestServer.with(configure: { $0.bodyDeadline = .seconds(1) }) { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let connection = try RawConnection(port: try #require(server.baseURL.port))
+            let started = ContinuousClock.now
+            try connection.send("POST /v1/sync/push HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(device.token)\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{\"events\":[")
+            #expect(await connection.waitUntilClosed(timeout: .seconds(10)), "the connection is closed")
+            let elapsed = ContinuousClock.now - started
+            #expect(connection.status == 408, "\(connection.text.prefix(120))")
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(8), "cut off after \(elapsed)")
+            #expect(try await eventCount(server.sql) == 0)
+        }
+    }
+
+    /// A connection that says nothing is closed after the idle timeout; a stream, which the
+    /// service keeps busy with its comments, is not.
+    @Test func anIdleConnectionIsClosedButAStreamStaysOpen() async throws {
+        try await TestServer.with(configure: { $0.idleTimeout = .seconds(1) }) { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let port = try #require(server.baseURL.port)
+            let silent = try RawConnection(port: port)
+            let started = ContinuousClock.now
+            #expect(await silent.waitUntilClosed(timeout: .seconds(8)))
+            #expect(ContinuousClock.now - started >= .milliseconds(900))
+
+            // TestServer sends keep-alive comments every second; the stream outlives three idle timeouts.
+            let stream = try RawConnection(port: port)
+            try stream.send("GET /v1/sync/stream HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(device.token)\r\n\r\n")
+            try await Task.sleep(for: .seconds(3.5))
+            #expect(await !stream.waitUntilClosed(timeout: .milliseconds(100)), "the stream is still open")
+            #expect(stream.status == 200)
+            #expect(stream.text.components(separatedBy: ": keep-alive").count > 3, "\(stream.text)")
+        }
+    }
+
+    /// A device holds at most four streams: a fifth ends the oldest, the others stay.
+    @Test func aFifthStreamOfADeviceEndsItsOldest() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let other = try await server.createDevice(accountToken: account.token, name: "iPad", platform: .iPadOS)
+            let port = try #require(server.baseURL.port)
+            func open(_ token: String) async throws -> RawConnection {
+                let connection = try RawConnection(port: port)
+                try connection.send("GET /v1/sync/stream HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n\r\n")
+                #expect(await connection.read(until: { $0.contains(": keep-alive") }, timeout: .seconds(5)))
+                return connection
+            }
+            var streams: [RawConnection] = []
+            for _ in 0..<4 { streams.append(try await open(device.token)) }
+            let otherDevice = try await open(other.token)
+            streams.append(try await open(device.token))
+            // The oldest stream's response ends (the last chunk of a chunked body).
+            #expect(await streams[0].read(until: { $0.contains("\r\n0\r\n\r\n") }, timeout: .seconds(5)), "the oldest stream ended")
+            for (index, stream) in streams.enumerated().dropFirst() {
+                let before = stream.received.count
+                #expect(await stream.read(until: { _ in stream.received.count > before }, timeout: .seconds(3)), "stream \(index) still gets comments")
+                #expect(!stream.text.contains("\r\n0\r\n\r\n"), "stream \(index) did not end")
+            }
+            #expect(!otherDevice.text.contains("\r\n0\r\n\r\n"), "another device's stream is not counted")
+        }
+    }
+
+    /// An account signs in at most 100 devices; a sign-out makes room again.
+    @Test func theHundredAndFirstDeviceIsRefusedUntilOneSignsOut() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            var devices: [SimulatedDevice] = []
+            for index in 0..<Limits.maxDevicesPerAccount {
+                devices.append(try await server.createDevice(accountToken: account.token, name: "Device \(index)"))
+            }
+            let refused = try await server.raw(.POST, "/v1/devices", token: account.token, body: Array(#"{"name":"One more","platform":"iOS"}"#.utf8))
+            #expect(refused.status == 409)
+            #expect(refused.json["limit"] as? String == "devicesPerAccount")
+            #expect(refused.json["type"] as? String == "https://shortcut-sync.invalid/problems/limit-reached")
+            let stored = try await server.sql.query("SELECT count(*) FROM devices", logger: TestDatabase.shared.logger).decode(Int64.self).collectAll()
+            #expect(stored == [Int64(Limits.maxDevicesPerAccount)])
+
+            let signedOut = try await server.raw(.DELETE, "/v1/devices/\(devices[0].id)", token: account.token)
+            #expect(signedOut.status == 204)
+            let room = try await server.raw(.POST, "/v1/devices", token: account.token, body: Array(#"{"name":"One more","platform":"iOS"}"#.utf8))
+            #expect(room.status == 201)
+        }
+    }
+
+    /// A donation that would add a shortcut past the account's bound is refused with 409 and
+    /// nothing of its push is stored; donations to shortcuts the account holds still go through,
+    /// and a deletion makes room. (The bound is lowered here; its default is 10,000.)
+    @Test func shortcutsBeyondTheAccountsBoundAreRefused() async throws {
+        try await TestServer.with(configure: { $0.maximumShortcutsPerAccount = 5 }) { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let five = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                            body: InputLimitTests.push((1...5).map { Self.donation(seq: $0, identifier: "soup-\($0)") }))
+            #expect(five.status == 200)
+            _ = try await server.request(.GET, "/v1/sync/pull?waitFor=\(five.json["position"] as? Int ?? 0)", token: device.token)
+
+            let sixth = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                             body: InputLimitTests.push([Self.donation(seq: 6, identifier: "soup-1"), Self.donation(seq: 7, identifier: "soup-6")]))
+            #expect(sixth.status == 409)
+            #expect(sixth.json["limit"] as? String == "shortcutsPerAccount")
+            #expect(sixth.json.pointers == ["/events/1"])
+            #expect(try await eventCount(server.sql) == 5)
+
+            let again = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 6, identifier: "soup-1")]))
+            #expect(again.status == 200)
+            let deletion = Self.event(seq: "7", type: "deletion", fields: #""bundleId":"com.example.soup","identifiers":["soup-2"]"#)
+            let deleted = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([deletion]))
+            #expect(deleted.status == 200)
+            _ = try await server.request(.GET, "/v1/sync/pull?waitFor=\(deleted.json["position"] as? Int ?? 0)", token: device.token)
+            let room = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 8, identifier: "soup-6")]))
+            #expect(room.status == 200)
+        }
+    }
+
+    /// A pull waiting for a change ends when its device is signed out, and gets no view.
+    @Test func signingOutEndsAWaitingPull() async throws {
+        try await TestServer.with(runsWorker: false) { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let pushed = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 1, identifier: "tomato")]))
+            let position = try #require(pushed.json["position"] as? Int)
+            let started = ContinuousClock.now
+            async let waiting = server.request(.GET, "/v1/sync/pull?waitFor=\(position)&timeout=30000", token: device.token, timeout: .seconds(40))
+            try await Task.sleep(for: .milliseconds(500))
+            let signedOut = try await server.raw(.DELETE, "/v1/devices/\(device.id)", token: account.token)
+            #expect(signedOut.status == 204)
+            let answer = try await waiting
+            #expect(answer.status == 401)
+            #expect(ContinuousClock.now - started < .seconds(10), "the pull ended with the sign-out, not its timeout")
+        }
+    }
+
+    /// Erasing an account ends its open streams (through the erasure's notification).
+    @Test func erasingAnAccountEndsItsStreams() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let stream = try RawConnection(port: try #require(server.baseURL.port))
+            try stream.send("GET /v1/sync/stream HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(device.token)\r\n\r\n")
+            #expect(await stream.read(until: { $0.contains(": keep-alive") }, timeout: .seconds(5)))
+            _ = try await OperatorStore(client: server.sql, logger: TestDatabase.shared.logger).erase(account: account.id)
+            #expect(await stream.read(until: { $0.contains("\r\n0\r\n\r\n") }, timeout: .seconds(5)), "the stream ended")
+        }
+    }
+}
