@@ -11,9 +11,11 @@ import Glibc
 /// secret"): neither the database's password nor the admin token it makes is printed; the token
 /// is kept in an owner-only file whose path is printed, and it works.
 @Suite struct ServeSecretsTests {
-    static func status(_ url: URL) -> stat? {
-        var info = stat()
-        return lstat(url.path, &info) == 0 ? info : nil
+    /// A file's type, mode and owner as `lstat` gives them (FileManager does not follow links).
+    static func status(_ url: URL) -> (isRegular: Bool, mode: Int, owner: Int)? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+              let mode = attributes[.posixPermissions] as? Int, let owner = attributes[.ownerAccountID] as? Int else { return nil }
+        return (attributes[.type] as? FileAttributeType == .typeRegular, mode, owner)
     }
 
     @Test func serveKeepsTheAdminTokenItMakesInAnOwnerOnlyFileAndPrintsNoSecret() async throws {
@@ -23,14 +25,14 @@ import Glibc
         try await ShutdownTests.waitUntilReady(serve)
 
         let tokenFile = try #require(Self.status(serve.adminTokenFile), "serve wrote no token file:\n\(serve.output)")
-        #expect(tokenFile.st_mode & S_IFMT == S_IFREG)
-        #expect(tokenFile.st_mode & 0o7777 == 0o600)
-        #expect(tokenFile.st_uid == geteuid())
+        #expect(tokenFile.isRegular)
+        #expect(tokenFile.mode == 0o600)
+        #expect(tokenFile.owner == Int(geteuid()))
         let token = try #require(SecretFile(serve.adminTokenFile).read())
         #expect(token.hasPrefix("ssx_"))
 
         let passwordFile = directory.appendingPathComponent("embedded-postgres.password")
-        #expect(Self.status(passwordFile).map { $0.st_mode & 0o7777 } == 0o600)
+        #expect(Self.status(passwordFile)?.mode == 0o600)
         let password = try #require(SecretFile(passwordFile).read())
 
         let output = serve.output
