@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
         // Pure domain: events, clock, phrases, the fold. Foundation only.
@@ -41,7 +43,25 @@ let package = Package(
             name: "ShortcutSyncDomain",
             swiftSettings: swiftSettings
         ),
-        // The only module that speaks SQL: migrations, the event log, projections, the embedded cluster.
+        // Files that hold secrets (a password, a token): owner-only from the moment they exist. Foundation only.
+        .target(
+            name: "SecretFiles",
+            swiftSettings: swiftSettings
+        ),
+        // A local PostgreSQL cluster of its own: found, created, started and stopped (a `Service`).
+        // Its tools run through swift-subprocess, so that no thread of the async runtime waits for them.
+        .target(
+            name: "EmbeddedPostgres",
+            dependencies: [
+                "SecretFiles",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The only module that speaks SQL: migrations, the event log, projections.
         .target(
             name: "ShortcutSyncStore",
             dependencies: [
@@ -68,6 +88,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The `shortcut-sync` executable as a child process (`serve` among them): for the bench's
+        // service and for the tests of the command line. Foundation only.
+        .target(
+            name: "ShortcutSyncChildProcess",
+            swiftSettings: swiftSettings
+        ),
         // The benchmarks of DESIGN §8 (`shortcut-sync bench`): histories and load, beside raw PostgreSQL.
         .target(
             name: "ShortcutSyncBench",
@@ -75,6 +101,8 @@ let package = Package(
                 "ShortcutSyncDomain",
                 "ShortcutSyncStore",
                 "ShortcutSyncWorker",
+                "ShortcutSyncChildProcess",
+                "EmbeddedPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 // `bench push`: the load, over HTTP, and its latency percentiles.
@@ -99,10 +127,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Types, server stubs and client generated from openapi.yaml; the document itself ships
-        // as a resource too, for `GET /openapi.yaml`.
+        // as a resource too, for `GET /openapi.yaml`. The schemas of domain values are the
+        // domain's types (typeOverrides in openapi-generator-config.yaml).
         .target(
             name: "ShortcutSyncAPI",
             dependencies: [
+                "ShortcutSyncDomain",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             resources: [.copy("openapi.yaml")],
@@ -164,6 +194,8 @@ let package = Package(
                 "ShortcutSyncBench",
                 "ShortcutSyncAdmin",
                 "ShortcutSyncDemo",
+                "EmbeddedPostgres",
+                "SecretFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `health` asks a running service for /readyz.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -190,9 +222,12 @@ let package = Package(
             name: "ShortcutSyncDatabaseTestSupport",
             dependencies: [
                 "ShortcutSyncTestSupport",
+                "ShortcutSyncChildProcess",
                 "ShortcutSyncDomain",
                 "ShortcutSyncStore",
                 "ShortcutSyncWorker",
+                "EmbeddedPostgres",
+                "SecretFiles",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -215,13 +250,35 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The embedded cluster: its secrets, and its tools started without this process's descriptors.
+        .testTarget(
+            name: "EmbeddedPostgresTests",
+            dependencies: [
+                "EmbeddedPostgres", "SecretFiles", "ShortcutSyncStore", "ShortcutSyncDatabaseTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SecretFilesTests",
+            dependencies: ["SecretFiles"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ShortcutSyncWorkerTests",
             dependencies: [
-                "ShortcutSyncBench",
                 "ShortcutSyncWorker", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The benchmarks' own: a small run measures the whole log and leaves correct projections.
+        .testTarget(
+            name: "ShortcutSyncBenchTests",
+            dependencies: [
+                "ShortcutSyncBench", "ShortcutSyncWorker", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncDatabaseTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
@@ -229,7 +286,7 @@ let package = Package(
             name: "ShortcutSyncAdminTests",
             dependencies: [
                 "ShortcutSyncAdmin", "ShortcutSyncWorker", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport",
-                "ShortcutSyncDatabaseTestSupport",
+                "ShortcutSyncDatabaseTestSupport", "ShortcutSyncChildProcess", "EmbeddedPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
@@ -238,6 +295,7 @@ let package = Package(
             name: "ShortcutSyncServerTests",
             dependencies: [
                 "ShortcutSyncServer", "ShortcutSyncClient", "ShortcutSyncWorker", "ShortcutSyncAPI", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
+                "ShortcutSyncChildProcess", "EmbeddedPostgres", "SecretFiles",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

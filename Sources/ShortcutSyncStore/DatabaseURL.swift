@@ -88,14 +88,14 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates the database if the server does not have it yet (connecting to `postgres` to do so).
     public func createDatabaseIfMissing(logger: Logger) async throws {
-        let admin = PostgresClient(configuration: try with(database: "postgres").clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
-        try await admin.withRunning {
-            let exists = try await admin.query("SELECT 1 FROM pg_database WHERE datname = \(database)", logger: logger)
+        let database = database
+        try await with(database: "postgres").withSingleConnection(logger: logger) { admin in
+            let exists = try await admin.guardedQuery("SELECT 1 FROM pg_database WHERE datname = \(database)", logger: logger)
                 .decode(Int.self).collectAll()
             if exists.isEmpty {
                 let quoted = "\"" + database.replacingOccurrences(of: "\"", with: "\"\"") + "\""
                 do {
-                    try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(quoted)"), logger: logger)
+                    try await admin.guardedQuery(PostgresQuery(unsafeSQL: "CREATE DATABASE \(quoted)"), logger: logger)
                 } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P04" {
                     // Another process created it at the same moment.
                 }
@@ -108,10 +108,9 @@ extension DatabaseURL {
     /// Drops the database (connecting to `postgres` to do so), ending its sessions first: for
     /// the throwaway databases of benchmarks.
     public func dropDatabase(logger: Logger) async throws {
-        let admin = PostgresClient(configuration: try with(database: "postgres").clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
-        try await admin.withRunning {
-            let quoted = "\"" + database.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)"), logger: logger)
+        let quoted = "\"" + database.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        try await with(database: "postgres").withSingleConnection(logger: logger) { admin in
+            try await admin.guardedQuery(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)"), logger: logger)
         }
     }
 }

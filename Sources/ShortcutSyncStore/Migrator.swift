@@ -2,30 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// One numbered SQL file of `Schema/`.
-public struct Migration: Sendable, Hashable {
-    public var version: Int
-    public var name: String
-    public var sql: String
-
-    /// The migrations shipped with this build, in order.
-    public static func bundled() throws -> [Migration] {
-        guard let directory = Bundle.module.url(forResource: "Schema", withExtension: nil) else {
-            throw StoreError.migrationsMissing("the Schema resource is not in the bundle")
-        }
-        let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
-            .filter { $0.pathExtension == "sql" }
-        return try files.map { url in
-            let name = url.deletingPathExtension().lastPathComponent
-            guard let version = Int(name.prefix { $0.isNumber }) else {
-                throw StoreError.migrationsMissing("\(url.lastPathComponent) does not start with its number")
-            }
-            return Migration(version: version, name: name, sql: try String(contentsOf: url, encoding: .utf8))
-        }
-        .sorted { $0.version < $1.version }
-    }
-}
-
 /// Applies the migrations that a database has not seen yet, each in its own transaction.
 ///
 /// An advisory lock makes several processes starting at once apply each migration once.
@@ -42,31 +18,38 @@ public struct Migrator: Sendable {
         self.migrations = try migrations ?? Migration.bundled()
     }
 
-    /// Applies what the database at `url` is missing, over a short-lived connection of its own
-    /// (a `PostgresClient` runs only once, so a service's pool cannot be borrowed before it starts).
+    /// Applies what the database at `url` is missing, over a connection of its own (not a pool,
+    /// whose first lease could come before its `run()`), closed afterwards.
     @discardableResult
     public static func migrate(_ url: DatabaseURL, logger: Logger) async throws -> [Int] {
-        let client = PostgresClient(configuration: try url.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
-        return try await client.withRunning { try await Migrator(client: client, logger: logger).migrate() }
-    }
-
-    /// Applies what is missing; returns the versions it applied.
-    @discardableResult
-    public func migrate() async throws -> [Int] {
-        try await client.withConnection { connection in
-            try await connection.guardedQuery("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
-            do {
-                let applied = try await apply(on: connection)
-                try await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
-                return applied
-            } catch {
-                _ = try? await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
-                throw error
-            }
+        let migrations = try Migration.bundled()
+        return try await url.withSingleConnection(logger: logger) { connection in
+            try await migrate(migrations, on: connection, logger: logger)
         }
     }
 
-    private func apply(on connection: PostgresConnection) async throws -> [Int] {
+    /// Applies what is missing, over a connection of the running pool; returns the versions it applied.
+    @discardableResult
+    public func migrate() async throws -> [Int] {
+        try await client.withConnection { connection in
+            try await Self.migrate(migrations, on: connection, logger: logger)
+        }
+    }
+
+    /// Applies what `connection`'s database is missing of `migrations`, under the advisory lock.
+    private static func migrate(_ migrations: [Migration], on connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+        try await connection.guardedQuery("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
+        do {
+            let applied = try await apply(migrations, on: connection, logger: logger)
+            try await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+            return applied
+        } catch {
+            _ = try? await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+            throw error
+        }
+    }
+
+    private static func apply(_ migrations: [Migration], on connection: PostgresConnection, logger: Logger) async throws -> [Int] {
         try await connection.guardedQuery("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version integer PRIMARY KEY,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EmbeddedPostgres
 import Foundation
 import Logging
 import ShortcutSyncStore
@@ -29,9 +30,30 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
-    func resolve(logger: Logger? = nil) async throws -> DatabaseLocation {
-        try await DatabaseLocation.resolve(
-            databaseURL: databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"],
-            dataDirectory: dataDir, logger: logger ?? self.logger)
+    /// Runs `body` with the database: `--database-url` (or `DATABASE_URL`), its database created
+    /// if missing, or else the embedded cluster under `--data-dir`, started (or joined) first and,
+    /// if this process started it, stopped after `body`, also when `body` throws.
+    func withDatabase<Result>(
+        logger: Logger? = nil,
+        _ body: (DatabaseLocation) async throws -> Result
+    ) async throws -> Result {
+        let logger = logger ?? self.logger
+        if let given = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !given.isEmpty {
+            let url = try DatabaseURL(given)
+            try await url.createDatabaseIfMissing(logger: logger)
+            return try await body(DatabaseLocation(url: url, embedded: nil))
+        }
+        let cluster = EmbeddedPostgres(dataDirectory: URL(fileURLWithPath: dataDir), logger: logger)
+        do {
+            let connection = try await cluster.start()
+            let url = try DatabaseURL(connection.url(database: DatabaseLocation.embeddedDatabaseName))
+            try await url.createDatabaseIfMissing(logger: logger)
+            let result = try await body(DatabaseLocation(url: url, embedded: cluster))
+            await cluster.stop()
+            return result
+        } catch {
+            await cluster.stop()
+            throw error
+        }
     }
 }

@@ -15,16 +15,16 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = database.logger(defaultLevel: .error)
-        let location = try await database.resolve(logger: logger)
-        defer { location.close() }
-        try await Migrator.migrate(location.url, logger: logger)
-        let storage = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("shortcut-sync-demo-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: storage) }
-        let demo = Demo(database: location.url, storage: storage, logger: logger) { text in
-            FileHandle.standardOutput.write(Data(text.utf8))
+        let converged = try await database.withDatabase(logger: logger) { location in
+            try await Migrator.migrate(location.url, logger: logger)
+            let storage = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("shortcut-sync-demo-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: storage) }
+            let demo = Demo(database: location.url, storage: storage, logger: logger) { text in
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+            return try await cancellingOnSignal { try await demo.run() }
         }
-        let converged = try await cancellingOnSignal { try await demo.run() }
         if !converged { throw ExitCode(1) }
     }
 }

@@ -11,9 +11,9 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = database.logger
-        let location = try await database.resolve()
-        defer { location.close() }
-        let applied = try await Migrator.migrate(location.url, logger: logger)
+        let applied = try await database.withDatabase { location in
+            try await Migrator.migrate(location.url, logger: logger)
+        }
         print(applied.isEmpty ? "The schema is up to date." : "Applied migrations: \(applied.map(String.init).joined(separator: ", ")).")
     }
 }

@@ -1,7 +1,9 @@
 import ArgumentParser
+import EmbeddedPostgres
 import Foundation
 import Hummingbird
 import Logging
+import SecretFiles
 import ServiceLifecycle
 import ShortcutSyncServer
 import ShortcutSyncStore
@@ -29,9 +31,14 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = database.logger
-        let location = try await database.resolve()
-        defer { location.close() }
+        try await database.withDatabase { location in
+            try await serve(on: location, logger: logger)
+        }
+    }
 
+    /// The service on `location`'s database, until SIGTERM or SIGINT; the embedded cluster, if
+    /// this process started it, stops last.
+    private func serve(on location: DatabaseLocation, logger: Logger) async throws {
         let environment = ProcessInfo.processInfo.environment
         let given = (adminToken ?? environment["SHORTCUT_SYNC_ADMIN_TOKEN"]).flatMap { $0.isEmpty ? nil : $0 }
         // DESIGN §5: a token the service makes is never printed, only the owner-only file that holds it.
@@ -61,6 +68,6 @@ struct ServeCommand: AsyncParsableCommand {
                 """
             FileHandle.standardOutput.write(Data(banner.utf8))
         }
-        try await ServiceGroup.runUntilSignalled([app], logger: logger)
+        try await ServiceGroup.runUntilSignalled(location.services + [app], logger: logger)
     }
 }

@@ -13,11 +13,11 @@ struct WorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = database.logger
-        let location = try await database.resolve()
-        defer { location.close() }
-        try await Migrator.migrate(location.url, logger: logger)
-        let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
-        let worker = SyncWorker(client: client, connectionConfiguration: try location.url.connectionConfiguration(), logger: logger)
-        try await ServiceGroup.runUntilSignalled([client, worker], logger: logger)
+        try await database.withDatabase { location in
+            try await Migrator.migrate(location.url, logger: logger)
+            let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+            let worker = SyncWorker(client: client, connectionConfiguration: try location.url.connectionConfiguration(), logger: logger)
+            try await ServiceGroup.runUntilSignalled(location.services + [client, worker], logger: logger)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import EmbeddedPostgres
 import Foundation
 import Logging
 import NIOHTTP1
@@ -77,8 +78,18 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-outage-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cluster = EmbeddedPostgres(dataDirectory: directory, logger: TestDatabase.shared.logger)
-        defer { cluster.stop() }
-        let connection = try cluster.start()
+        let connection = try await cluster.start()
+        do {
+            try await Self.outage(of: cluster, at: connection)
+        } catch {
+            await cluster.stop()
+            throw error
+        }
+        await cluster.stop()
+    }
+
+    /// The service on `cluster`, which the test stops and starts again.
+    private static func outage(of cluster: EmbeddedPostgres, at connection: EmbeddedPostgres.Connection) async throws {
         let url = try DatabaseURL(connection.url(database: "outage"))
         try await url.createDatabaseIfMissing(logger: TestDatabase.shared.logger)
         let sql = PostgresClient(configuration: try url.clientConfiguration(maximumConnections: 2), backgroundLogger: TestDatabase.shared.logger)
@@ -88,7 +99,7 @@ import Testing
                 let device = try await server.createDevice(accountToken: account.token)
                 #expect(try await server.raw(.GET, "/v1/sync/pull", token: device.token).status == 200)
 
-                cluster.stop()
+                await cluster.stop()
                 var down: (status: Int, headers: HTTPHeaders, json: [String: Any]) = (0, [:], [:])
                 // A request that reached the pool in the moment before the service noticed waits for
                 // the pool to give up on connecting; the ones after are refused at once.
@@ -107,7 +118,7 @@ import Testing
                 #expect(try await server.raw(.GET, "/healthz", token: nil).status == 200)
                 #expect(try await server.raw(.GET, "/readyz", token: nil).status == 503)
 
-                _ = try cluster.start(preferredPort: connection.port)
+                _ = try await cluster.start(preferredPort: connection.port)
                 try await eventually("the service serves again", timeout: .seconds(90)) {
                     (try? await server.request(.GET, "/v1/sync/pull", token: device.token, timeout: .seconds(2)))?.status == 200
                 }

@@ -1,6 +1,6 @@
+import EmbeddedPostgres
 import Foundation
 import Logging
-import ShortcutSyncStore
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,3 +1,4 @@
+import EmbeddedPostgres
 import Foundation
 import Logging
 import PostgresNIO
@@ -50,7 +51,7 @@ public actor TestDatabase {
             removeClustersOfEndedRuns(in: temporary)
             let directory = temporary.appendingPathComponent("shortcut-sync-tests-\(getpid())")
             let cluster = EmbeddedPostgres(dataDirectory: directory, logger: logger)
-            url = try DatabaseURL(try cluster.start().url(database: "postgres"))
+            url = try DatabaseURL(try await cluster.start().url(database: "postgres"))
         }
         try await withAdmin(url, logger: logger) { admin in
             // Databases left by earlier runs of this process's tests, and the old template.

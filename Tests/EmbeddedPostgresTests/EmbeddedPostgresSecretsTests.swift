@@ -1,8 +1,10 @@
+@testable import EmbeddedPostgres
 import Foundation
 import Logging
 import PostgresNIO
-@testable import ShortcutSyncStore
+import SecretFiles
 import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncStore
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -33,9 +35,9 @@ import Glibc
             try? FileManager.default.removeItem(at: directory)
             rmdir(predictable)
         }
+        // Postmaster.quit above stops it when the test ends early.
         let cluster = EmbeddedPostgres(dataDirectory: directory, logger: TestDatabase.shared.logger)
-        let first = try cluster.start()
-        defer { cluster.stop() }
+        let first = try await cluster.start()
 
         let password = try #require(Self.status(cluster.passwordFile.path))
         #expect(password.st_mode & 0o7777 == 0o600)
@@ -61,14 +63,15 @@ import Glibc
         }
         #expect(one == [1])
 
-        cluster.stop()
+        await cluster.stop()
         #expect(Self.status(first.socketDirectory) == nil, "stopping removes the socket directory")
 
-        let second = try cluster.start()
+        let second = try await cluster.start()
         #expect(second.socketDirectory != first.socketDirectory)
         #expect(second.socketDirectory != predictable)
         #expect(second.password == first.password)
         #expect(Self.status(second.socketDirectory).map { $0.st_mode & 0o7777 } == 0o700)
+        await cluster.stop()
     }
 
     @Test func aDirectoryThatIsALinkOrOthersMayWriteToOrOfAnotherUserIsRefused() throws {
@@ -99,7 +102,7 @@ import Glibc
     /// /var/tmp under a name anyone can predict: one made there beforehand by another user, or
     /// open to all, is refused.
     @Test(.enabled(if: getuid() == 0 && getpwnam("postgres") != nil))
-    func aClusterHomeSomeoneElseMadeInVarTmpIsRefused() throws {
+    func aClusterHomeSomeoneElseMadeInVarTmpIsRefused() async throws {
         let parent = URL(fileURLWithPath: "/tmp").appendingPathComponent("shortcut-sync-closed-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
         chmod(parent.path, 0o700)
@@ -112,16 +115,16 @@ import Glibc
         defer { rmdir(home) }
         let nobody: uid_t = 65534
         chown(home, nobody, gid_t(nobody))
-        #expect {
-            _ = try cluster.start()
+        await #expect {
+            _ = try await cluster.start()
         } throws: { error in
             "\(error)".contains("refusing to use \(home)") && "\(error)".contains("belongs to uid \(nobody)")
         }
 
         chown(home, Self.clusterUser, 0)
         chmod(home, 0o777)
-        #expect {
-            _ = try cluster.start()
+        await #expect {
+            _ = try await cluster.start()
         } throws: { error in
             "\(error)".contains("refusing to use \(home)") && "\(error)".contains("others may write to it")
         }

@@ -1,5 +1,5 @@
 import Foundation
-import ShortcutSyncStore
+import SecretFiles
 import Testing
 #if canImport(Glibc)
 import Glibc
