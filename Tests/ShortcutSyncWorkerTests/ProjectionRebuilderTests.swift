@@ -1,5 +1,4 @@
 import Foundation
-import ShortcutSyncBench
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncStore
@@ -15,16 +14,13 @@ private let logger = TestDatabase.shared.logger
     /// stream and writes on one connection would wait for each other forever.
     @Test func aRebuildWritingWhileItStreamsALargeLogFinishesAndEqualsTheLiveFold() async throws {
         try await TestDatabase.withClient { client, url in
-            let log = PostgresEventStore(client: client, logger: logger)
-            var accepted: [UUID: [AcceptedEvent]] = [:]
-            for seed in 1...3 {
-                let account = UUID()
-                var history = BenchmarkHistory(seed: UInt64(seed))
-                for _ in 0..<15 {
-                    let (device, events) = history.nextBatch(count: 200)
-                    try await log.append(events, account: account, device: device)
-                    accepted[account, default: []] += events.map { AcceptedEvent(deviceId: device, event: $0) }
-                }
+            var scenario = Scenario(seed: 3, accounts: 3, devicesPerAccount: 4)
+            var log = PushLog(client: client)
+            var total = 0
+            while total < 9000 {
+                let (device, events) = scenario.push(maxEvents: 200)
+                try await log.push(device, events)
+                total += events.count
             }
             let store = ProjectionStore(client: client, logger: logger)
             try await withConnection(url) { connection in _ = try await store.foldAll(on: connection, batchSize: 1000) }
@@ -34,11 +30,11 @@ private let logger = TestDatabase.shared.logger
             let seen = ProgressLog()
             let verification = try await rebuilder.verify { await seen.record($0) }
             #expect(verification.differences == [])
-            #expect(await seen.last?.processed == 9000)
+            #expect(await seen.last?.processed == total)
             // And both are the domain's fold of each account's events.
-            for (account, events) in accepted {
-                let device = events[0].deviceId
-                #expect(try await store.fullView(account: account, device: device) == AccountState(folding: events).view(forDevice: device))
+            for device in scenario.devices {
+                #expect(try await store.fullView(account: device.account, device: device.deviceId)
+                    == log.expectedView(account: device.account, device: device.deviceId))
             }
         }
     }

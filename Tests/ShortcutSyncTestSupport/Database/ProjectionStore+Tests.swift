@@ -32,12 +32,18 @@ extension ProjectionStore {
         }
     }
 
-    /// Folds everything committed, batch by batch, on `connection` (as the worker does, without one).
-    public func foldAll(on connection: PostgresConnection, batchSize: Int = 1000) async throws -> [ProjectionNotification] {
+    /// Folds everything committed, batch by batch, on `connection` (as the worker does, without
+    /// one); records an issue and throws if the log has not been folded within `timeout`.
+    public func foldAll(on connection: PostgresConnection, batchSize: Int = 1000, timeout: Duration = .seconds(30)) async throws -> [ProjectionNotification] {
         let log = PostgresEventStore(client: client, logger: logger)
         var notifications: [ProjectionNotification] = []
         var checkpoint = try await checkpoint().log
+        let deadline = ContinuousClock.now + timeout
         while true {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the log was not folded within \(timeout): stopped at \(checkpoint)")
+                throw CancellationError()
+            }
             let events = try await log.readFoldLog(after: checkpoint, limit: batchSize)
             guard let last = events.last else {
                 // Other tests' transactions in the same cluster can hold the log's horizon back a moment.

@@ -1,0 +1,56 @@
+import AsyncHTTPClient
+import EmbeddedPostgres
+import Foundation
+import NIOCore
+import NIOHTTP1
+import ShortcutSyncChildProcess
+import ShortcutSyncStore
+
+/// The service under measurement: `serve` of this executable as a child process on a database,
+/// so that its memory and CPU are its own, and with `workerProcess` the sync worker as another
+/// (`serve --no-worker` beside `worker`). The database URL and the admin token reach them
+/// through their environment; their output goes where this process's goes.
+struct BenchService {
+    let serve: ServeProcess
+    let worker: CommandProcess?
+    let adminToken = "bench-" + UUID().uuidString
+
+    init(database: DatabaseURL, workerProcess: Bool) throws {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        serve = try ServeProcess(executable: executable, database: .url(database.urlString), port: try EmbeddedPostgres.freeLoopbackPort(),
+                                 adminToken: adminToken, logLevel: "error", arguments: workerProcess ? ["--no-worker"] : [], output: .inherited)
+        do {
+            worker = try workerProcess
+                ? CommandProcess(executable: executable, arguments: ["worker", "--log-level", "error"],
+                                 environment: ["DATABASE_URL": database.urlString], output: .inherited)
+                : nil
+        } catch {
+            serve.stop()
+            throw error
+        }
+    }
+
+    var url: URL { serve.url }
+    var servicePID: Int32 { serve.processIdentifier }
+    var workerPID: Int32? { worker?.processIdentifier }
+
+    /// Waits up to 60 s until the service answers `/readyz` with 200.
+    func waitUntilReady() async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            guard serve.isRunning else { throw BenchError("the service ended at start (status \(serve.exitStatus.map(String.init) ?? "?"))") }
+            if let answer = try? await HTTPClient.shared.execute(HTTPClientRequest(url: serve.baseURL + "/readyz"), timeout: .seconds(2)),
+               answer.status.code == 200 {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw BenchError("the service did not become ready within 60 s")
+    }
+
+    /// Stops the worker, then the service (SIGTERM), waiting for each.
+    func stop() {
+        worker?.stop()
+        serve.stop()
+    }
+}

@@ -1,0 +1,15 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// This process's limit on open files.
+enum OpenFileLimit {
+    /// Many streams need many sockets: the soft limit goes up to the hard one.
+    static func raise() {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}

@@ -1,0 +1,115 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import ShortcutSyncStore
+
+extension PushBenchmark {
+    /// How long and how wide the push part runs.
+    public struct Load: Sendable {
+        /// How long each push scenario and each raw insert run lasts.
+        public var duration: Duration
+        /// Devices holding their streams open for the latency and memory figures.
+        public var streams: Int
+        /// Push-to-pull samples for the latency figure.
+        public var samples: Int
+
+        public init(duration: Duration, streams: Int, samples: Int) {
+            self.duration = duration
+            self.streams = streams
+            self.samples = samples
+        }
+
+        /// A short run, to check that it works: a second per part, 20 streams, 20 samples.
+        public static let smoke = Load(duration: .seconds(1), streams: 20, samples: 20)
+    }
+
+    public struct Results: Sendable, Codable {
+        public var throughput: [Throughput]
+        public var latency: Latency
+    }
+
+    /// Runs `scenarios`, then the latency part, on a fresh database of `server` (dropped
+    /// afterwards) with the service as a child process (stopped afterwards, also when a part
+    /// fails). `interruptible` runs the measuring itself, so that the caller can cut it short
+    /// (at a signal) and the cleanup still runs; `report` is told what the run is doing.
+    public static func run(
+        server: DatabaseURL, scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
+        report: @escaping @Sendable (String) -> Void,
+        interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
+    ) async throws -> Results {
+        OpenFileLimit.raise()
+        let url = server.with(database: "shortcut_sync_bench_\(UInt32.random(in: 0...UInt32.max))")
+        try await url.createDatabaseIfMissing(logger: logger)
+        let results: Swift.Result<Results, any Error>
+        do {
+            results = .success(try await run(on: url, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
+                                             report: report, interruptible: interruptible))
+        } catch {
+            results = .failure(error)
+        }
+        try? await url.dropDatabase(logger: logger)
+        return try results.get()
+    }
+
+    private static func run(
+        on url: DatabaseURL, scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
+        report: @escaping @Sendable (String) -> Void,
+        interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
+    ) async throws -> Results {
+        try await Migrator.migrate(url, logger: logger)
+        let service = try BenchService(database: url, workerProcess: workerProcess)
+        defer { service.stop() }
+        try await service.waitUntilReady()
+        report("service: pid \(service.servicePID) on \(service.url.absoluteString), database \(url.database)"
+            + (service.workerPID.map { ", worker: pid \($0)" } ?? ""))
+
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: load.streams + 64)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        var benchmark = PushBenchmark(service: service.url, adminToken: service.adminToken, database: url,
+                                      servicePID: service.servicePID, workerPID: service.workerPID,
+                                      duration: load.duration, logger: logger)
+        benchmark.report = { report("  \($0)") }
+        let measure = benchmark
+        let results: Swift.Result<Results, any Error>
+        do {
+            results = .success(try await interruptible {
+                var throughput: [Throughput] = []
+                for scenario in scenarios {
+                    throughput.append(try await measure.throughput(scenario, http: http))
+                }
+                let latency = try await measure.endToEnd(streams: load.streams, samples: load.samples, http: http)
+                return Results(throughput: throughput, latency: latency)
+            })
+        } catch {
+            results = .failure(error)
+        }
+        try await http.shutdown()
+        return try results.get()
+    }
+}
+
+extension PushBenchmark.Results {
+    /// One line per push scenario, then the latency and the service's memory.
+    public var table: String {
+        let separateWorker = throughput.contains { $0.workerCPUMicrosecondsPerEvent != nil }
+        var lines = ["| what | ours | raw | ratio | target | push p50 / p99 | service CPU per event |"
+                        + (separateWorker ? " worker CPU per event |" : ""),
+                     "| --- | --- | --- | --- | --- | --- | --- |" + (separateWorker ? " --- |" : "")]
+        for figure in throughput {
+            let target = figure.scenario.oneAccount ? "—" : "≥ 0.60"
+            lines.append("| \(figure.scenario.name) | \(Int(figure.oursEventsPerSecond)) ev/s | \(Int(figure.rawRowsPerSecond)) rows/s "
+                + "(\(figure.scenario.rawClients) clients, \(figure.scenario.batch)-row transactions) | \(String(format: "%.2f", figure.ratio)) | \(target) | "
+                + String(format: "%.1f / %.1f ms", figure.pushP50Milliseconds, figure.pushP99Milliseconds)
+                + (figure.failedPushes > 0 ? " (\(figure.failedPushes) failed)" : "") + " | "
+                + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |"
+                + (separateWorker ? " " + (figure.workerCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |" : ""))
+        }
+        lines.append("| push → another device's pull, woken by its stream, \(latency.streams) streams open | "
+            + String(format: "p50 %.1f ms, p99 %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds) + " | — | — | p99 ≤ 50 ms | — | — |" + (separateWorker ? " — |" : ""))
+        let memory = latency.serviceResidentBytes.map { String(format: "%.0f MB", Double($0) / 1_048_576) } ?? "?"
+        lines.append("| service resident memory, \(latency.streams) streams open | \(memory) | — | — | ≤ 150 MB | — | — |")
+        return lines.joined(separator: "\n")
+    }
+}

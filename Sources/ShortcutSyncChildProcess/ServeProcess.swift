@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `shortcut-sync serve` as a child process on a port of its own: for the tests of what happens
+/// to the process and its embedded PostgreSQL, and for the push benchmark, whose service's
+/// memory and CPU must be its own.
+public final class ServeProcess: @unchecked Sendable {
+    /// Where the service finds its database.
+    public enum Database: Sendable {
+        /// A server's URL, given in the environment (`DATABASE_URL`): it may hold a password.
+        case url(String)
+        /// The embedded PostgreSQL under a data directory (`--data-dir`), `DATABASE_URL` removed.
+        case embedded(dataDirectory: URL)
+    }
+
+    public let port: Int
+    /// The embedded PostgreSQL's data directory, when it runs one.
+    public let dataDirectory: URL?
+    /// The child itself.
+    public let command: CommandProcess
+    private let givenAdminToken: String?
+
+    /// Starts `serve` of `executable` on `port` and `database`, with `arguments` after its own.
+    /// `adminToken` is given in the environment (`SHORTCUT_SYNC_ADMIN_TOKEN`); without one, a
+    /// `serve` on the embedded PostgreSQL makes its own and keeps it in its data directory.
+    public init(executable: URL, database: Database, port: Int, adminToken: String?, logLevel: String,
+                arguments: [String] = [], output: CommandProcess.Output) throws {
+        self.port = port
+        givenAdminToken = adminToken
+        var options = ["serve", "--port", "\(port)"]
+        var environment: [String: String?] = ["SHORTCUT_SYNC_ADMIN_TOKEN": adminToken]
+        switch database {
+        case .url(let url):
+            dataDirectory = nil
+            environment["DATABASE_URL"] = url
+        case .embedded(let directory):
+            dataDirectory = directory
+            options += ["--data-dir", directory.path]
+            environment.updateValue(nil, forKey: "DATABASE_URL")
+        }
+        command = try CommandProcess(executable: executable, arguments: options + ["--log-level", logLevel] + arguments,
+                                     environment: environment, output: output)
+    }
+
+    /// Where a `serve` on the embedded PostgreSQL under `dataDirectory` keeps the admin token it makes.
+    public static func adminTokenFile(dataDirectory: URL) -> URL {
+        dataDirectory.appendingPathComponent("admin-token")
+    }
+
+    /// The admin token it was given, or when it was given none, the one it made and keeps in
+    /// its data directory ("" until it wrote it).
+    public var adminToken: String {
+        if let givenAdminToken { return givenAdminToken }
+        guard let dataDirectory,
+              let text = try? String(contentsOf: Self.adminTokenFile(dataDirectory: dataDirectory), encoding: .utf8) else { return "" }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var url: URL { URL(string: baseURL)! }
+
+    public var processIdentifier: pid_t { command.processIdentifier }
+    public var isRunning: Bool { command.isRunning }
+    /// The exit status, once the process has ended and been reaped.
+    public var exitStatus: Int32? { command.exitStatus }
+    /// What it printed, when its output is kept: its banner (standard output), then its log (standard error).
+    public var output: String { command.output + command.errorOutput }
+
+    public func send(_ signal: Int32) {
+        command.send(signal)
+    }
+
+    /// Waits for the process to end; returns how long it took, or nil if it still runs after `timeout`.
+    public func waitForExit(timeout: Duration) async throws -> Duration? {
+        let started = ContinuousClock.now
+        guard try await command.waitForExit(timeout: timeout) else { return nil }
+        return ContinuousClock.now - started
+    }
+
+    /// Asks it to shut down (SIGTERM) and waits until it has.
+    public func stop() {
+        command.stop()
+    }
+}

@@ -1,0 +1,43 @@
+import ArgumentParser
+import Logging
+import ShortcutSyncBench
+import ShortcutSyncStore
+
+/// `shortcut-sync bench all`: every target of DESIGN §8 in one run and one table, each beside
+/// raw PostgreSQL on the same database, with the machine it ran on.
+struct AllBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "all",
+        abstract: "Every target of DESIGN §8: the worker's figures, then the push figures; one table.",
+        discussion: """
+            The worker part fills and folds 1,000 accounts × 1,000 events and 10 accounts × 100,000, \
+            and the same shapes at 100,000 events for the memory growth from 100k to 1M events. \
+            The push part is `bench push`. A full run takes about 5 minutes on 2 cores.
+            """)
+
+    @OptionGroup var load: PushLoadOptions
+
+    @Flag(help: "A short run (small logs, 1 s per push part, 20 streams), to check that it works.")
+    var smoke = false
+
+    @Option(help: "Also write the results as JSON to this file.")
+    var json: String?
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = database.logger(defaultLevel: .error)
+        let results = try await database.withDatabase(logger: logger) { location in
+            let machine = try await BenchMachine.describe(database: location.url, logger: logger)
+            print("machine: \(machine)")
+            let worker = try await cancellingOnSignal {
+                try await WorkerBenchmark.run(AllBenchmarks.workerShapes(smoke: smoke), server: location.url, logger: logger) { print($0) }
+            }
+            let push = try await PushBenchmark.run(server: location.url, scenarios: PushBenchmark.Scenario.all, load: load.resolved(smoke: smoke),
+                                                   workerProcess: false, logger: logger, report: { print($0) },
+                                                   interruptible: cancellingOnSignal)
+            return AllBenchmarks.Results(machine: machine, worker: worker, push: push)
+        }
+        try BenchOutput.print(results.table, results, json: json)
+    }
+}

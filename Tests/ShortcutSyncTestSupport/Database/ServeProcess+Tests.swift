@@ -1,0 +1,39 @@
+import EmbeddedPostgres
+import Foundation
+import ShortcutSyncChildProcess
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ServeProcess {
+    /// Starts the real `shortcut-sync serve` with the embedded PostgreSQL under `dataDirectory`,
+    /// on `port` (a free one when nil: give an earlier one's to start the service again where
+    /// its clients expect it), its output kept. With `givesAdminToken` false it gets none, and
+    /// makes its own.
+    ///
+    /// `forceStop()` kills whatever is left — the child and the cluster's postmaster — so a
+    /// failing test leaves nothing running; call it in a `defer`.
+    public convenience init(dataDirectory: URL, port: Int? = nil, arguments: [String] = [], givesAdminToken: Bool = true) throws {
+        try self.init(executable: try CommandProcess.shortcutSync(), database: .embedded(dataDirectory: dataDirectory),
+                      port: try port ?? EmbeddedPostgres.freeLoopbackPort(), adminToken: givesAdminToken ? "admin-\(UUID())" : nil,
+                      logLevel: "info", arguments: arguments, output: .kept)
+    }
+
+    /// Where `serve` keeps the admin token it makes when given none.
+    public var adminTokenFile: URL { Self.adminTokenFile(dataDirectory: embeddedDataDirectory) }
+
+    /// The pid of the postmaster of this data directory's cluster, if one runs.
+    public var postmaster: pid_t? { Postmaster.running(dataDirectory: embeddedDataDirectory) }
+
+    /// Kills the child and the cluster's postmaster if they still run, and removes the data directory.
+    public func forceStop() {
+        // The postmaster first: one that held a descriptor of the child would keep Foundation
+        // from ever seeing the child end, and `command.forceStop()` waits for that.
+        Postmaster.quit(dataDirectory: embeddedDataDirectory)
+        command.forceStop()
+        try? FileManager.default.removeItem(at: embeddedDataDirectory)
+    }
+
+    /// The tests' `serve` always runs the embedded PostgreSQL (`init(dataDirectory:)`).
+    private var embeddedDataDirectory: URL { dataDirectory! }
+}
