@@ -5,15 +5,6 @@ import ShortcutSyncDomain
 import ShortcutSyncStore
 import ShortcutSyncWorker
 
-/// Bad input to an `admin` command: it changes nothing and exits with status 2.
-public struct AdminUsageError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-
-    public init(_ description: String) {
-        self.description = description
-    }
-}
-
 /// What the operators' commands do (`shortcut-sync admin …`, DESIGN §7), against one database;
 /// each returns a report the command line prints as a table or as JSON.
 public struct Operator: Sendable {
@@ -100,12 +91,14 @@ public struct Operator: Sendable {
         let (wakes, waker) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                try await client.withConnection { connection in
-                    try await connection.listen(on: ProjectionNotification.channel) { notifications in
-                        let decoder = JSONDecoder()
-                        for try await notification in notifications {
-                            let decoded = try? decoder.decode(ProjectionNotification.self, from: Data(notification.payload.utf8))
-                            if decoded?.accountId == filter.account { waker.yield() }
+                let source = NotificationSource(.leased(from: client), channels: [.projection], logger: logger)
+                try await source.withEvents { events in
+                    for await event in events {
+                        switch event {
+                        case .projection(let notification) where notification.accountId == filter.account: waker.yield()
+                        // What was notified while the connection was down is lost: read again.
+                        case .listening(resumed: true): waker.yield()
+                        default: break
                         }
                     }
                 }

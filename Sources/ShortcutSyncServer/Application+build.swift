@@ -13,9 +13,10 @@ import ShortcutSyncWorker
 
 /// Builds the whole service from its configuration: the `serve` command and the tests call this.
 ///
-/// It applies the migrations first, then wires the pool, the LISTEN hub, the worker (if this
-/// process runs one) and the HTTP server into one application whose services shut down
-/// gracefully together.
+/// It wires the pool, the LISTEN hub, the worker (if this process runs one) and the HTTP server
+/// into one application whose services shut down gracefully together. The migrations run inside
+/// that lifecycle, on the running pool, before the HTTP server starts (`beforeServerStarts`); the
+/// worker starts once they are applied.
 public func buildApplication(
     _ configuration: ServerConfiguration,
     logger: Logger,
@@ -26,17 +27,16 @@ public func buildApplication(
     let client = PostgresClient(
         configuration: try database.clientConfiguration(maximumConnections: configuration.maximumConnections),
         backgroundLogger: logger)
-    try await Migrator.migrate(database, logger: logger)
     let migrator = try Migrator(client: client, logger: logger)
 
+    let accounts = AccountStore(client: client, logger: logger)
     let hub = NotificationHub(configuration: try database.connectionConfiguration(), logger: logger,
-                              keepAliveInterval: configuration.keepAliveInterval)
+                              keepAliveInterval: configuration.keepAliveInterval,
+                              signedIn: { try await accounts.signedIn(among: $0) })
     let worker = configuration.runsWorker
         ? SyncWorker(client: client, connectionConfiguration: try database.connectionConfiguration(), logger: logger)
         : nil
-    let accounts = AccountStore(client: client, logger: logger)
     var api = SyncAPI(
-        client: client,
         accounts: accounts,
         events: PostgresEventStore(client: client, logger: logger),
         projections: ProjectionStore(client: client, logger: logger, pullPageSize: configuration.pullPageSize),
@@ -61,9 +61,10 @@ public func buildApplication(
     // Added last, it wraps no route: only the requests none of them takes.
     router.middlewares.add(UnmatchedRouteMiddleware(routes: router.routes.map { ($0.path.description, $0.method.rawValue) }))
 
+    let (migrated, migrationsApplied) = AsyncStream<Void>.makeStream()
     var services: [any Service] = [client, hub]
-    if let worker { services.append(worker) }
-    return Application(
+    if let worker { services.append(AfterMigrations(service: worker, migrated: migrated)) }
+    var app = Application(
         router: router,
         // A connection idle for the timeout is closed (streams send a comment every 15 s, and a
         // response being written is never idle); no more than the cap are open at once.
@@ -74,4 +75,10 @@ public func buildApplication(
         services: services,
         onServerRunning: onServerRunning,
         logger: logger)
+    app.beforeServerStarts {
+        try await migrator.migrate()
+        migrationsApplied.yield()
+        migrationsApplied.finish()
+    }
+    return app
 }

@@ -6,21 +6,15 @@ import ShortcutSyncDomain
 import ShortcutSyncStore
 import Synchronization
 
-/// What a device's live stream is told.
-public enum StreamMessage: Sendable, Hashable {
-    /// The views of this device's account changed (perhaps not this device's); pull.
-    case changed(position: Int64)
-    /// Nothing happened; a comment line keeps proxies from closing the connection.
-    case keepAlive
-}
-
-/// Listens on the database for the worker's notifications and wakes the streams and waiting
-/// pulls of the account each one names; ends the streams of a device that was signed out.
+/// Hands the database's notifications (`NotificationSource`) to the streams and waiting pulls
+/// they concern: wakes those of the account each change names, ends those of a device that was
+/// signed out or an account that was erased.
 ///
-/// It holds one dedicated connection (`LISTEN` cannot share a pooled one) and reconnects after
-/// the database restarts; after a reconnect every subscriber is poked once, since anything
-/// notified while the connection was down is lost. A poke is only a hint: pulls are the truth.
-/// Whether its last attempt to reach the database failed is what `isDatabaseReachable` says.
+/// The source listens on a connection of its own (`LISTEN` cannot share a pooled one) and
+/// reconnects after the database restarts; after a reconnect every subscriber is poked once,
+/// since anything notified while the connection was down is lost. A poke is only a hint: pulls
+/// are the truth. Whether the source's last attempt to reach the database failed is what
+/// `isDatabaseReachable` says.
 public final class NotificationHub: Service, Sendable {
     private struct Subscriber {
         /// The device whose stream or waiting pull this is: both end when it is signed out.
@@ -30,15 +24,22 @@ public final class NotificationHub: Service, Sendable {
         var continuation: AsyncStream<StreamMessage>.Continuation
     }
 
-    private let configuration: PostgresConnection.Configuration
+    private let notifications: NotificationSource
+    /// Which of the subscribers' devices are still signed in: asked each time LISTEN is in place,
+    /// since sign-outs and erasures notified while it was not are lost.
+    private let signedIn: @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>
     private let logger: Logger
     private let keepAliveInterval: Duration
     private let subscribers = Mutex<[UUID: [Int: Subscriber]]>([:])
     private let nextID = Atomic<Int>(0)
     private let reachable = Atomic<Bool>(true)
 
-    public init(configuration: PostgresConnection.Configuration, logger: Logger, keepAliveInterval: Duration = .seconds(15)) {
-        self.configuration = configuration
+    public init(
+        configuration: PostgresConnection.Configuration, logger: Logger, keepAliveInterval: Duration = .seconds(15),
+        signedIn: @escaping @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>
+    ) {
+        notifications = NotificationSource(.dedicated(configuration), logger: logger)
+        self.signedIn = signedIn
         self.logger = logger
         self.keepAliveInterval = keepAliveInterval
     }
@@ -50,6 +51,11 @@ public final class NotificationHub: Service, Sendable {
     /// How many device streams are open.
     public var streamCount: Int {
         subscribers.withLock { $0.values.reduce(0) { $0 + $1.values.filter(\.isStream).count } }
+    }
+
+    /// How many pulls wait for a change (`waitFor`).
+    public var waitingPullCount: Int {
+        subscribers.withLock { $0.values.reduce(0) { $0 + $1.values.filter { !$0.isStream }.count } }
     }
 
     /// Messages for one device's stream (`isStream`), or every change of the account for a pull
@@ -129,79 +135,55 @@ public final class NotificationHub: Service, Sendable {
         }
     }
 
+    /// Hands the database's notifications on until graceful shutdown or cancellation.
     private func listenLoop() async {
-        var failures = 0
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                let pokeFirst = failures > 0
-                try await cancelWhenGracefulShutdown { try await self.listenOnce(pokeFirst: pokeFirst) }
-            } catch {
-                if Task.isCancelled || Task.isShuttingDownGracefully { break }
-                logger.log(level: .warning, "the LISTEN connection failed; reconnecting", error: error)
+        try? await cancelWhenGracefulShutdown {
+            try await self.notifications.withEvents { events in
+                for await event in events { await self.handle(event) }
             }
-            failures += 1
-            try? await Task.sleep(for: .milliseconds(min(2000, 100 * failures)))
         }
     }
 
-    /// One LISTEN connection, for as long as it lasts. Every call on it races its close, so a
-    /// connection the server ends is always noticed (see `PostgresConnection.untilClosed`).
-    private func listenOnce(pokeFirst: Bool) async throws {
-        let connection: PostgresConnection
-        do {
-            connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-        } catch {
+    private func handle(_ event: NotificationSource.Event) async {
+        switch event {
+        case .connected:
+            reachable.store(true, ordering: .relaxed)
+        case .unreachable:
             reachable.store(false, ordering: .relaxed)
-            throw error
+        case .listening(let resumed):
+            // Whatever was notified while the connection was down is lost: everyone pulls once,
+            // and the sessions of devices signed out (or erased) meanwhile end.
+            if resumed { broadcast(.changed(position: 0)) }
+            await endSessionsSignedOutUnheard()
+        case .projection(let notification):
+            deliver(notification)
+        case .deviceSignedOut(let signedOut):
+            endSessions(device: signedOut.deviceId, account: signedOut.accountId)
+        case .accountErased(let erased):
+            endSessions(account: erased.accountId)
         }
-        reachable.store(true, ordering: .relaxed)
-        var failure: (any Error)?
-        do {
-            try await connection.untilClosed { connection in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        // Whatever was notified while the connection was down is lost: everyone pulls once.
-                        try await self.listen(on: connection, to: ProjectionNotification.self, channel: ProjectionNotification.channel,
-                                              whenListening: { if pokeFirst { self.broadcast(.changed(position: 0)) } },
-                                              deliver: self.deliver)
-                    }
-                    group.addTask {
-                        try await self.listen(on: connection, to: DeviceSignedOut.self, channel: DeviceSignedOut.channel) { signedOut in
-                            self.endSessions(device: signedOut.deviceId, account: signedOut.accountId)
-                        }
-                    }
-                    group.addTask {
-                        try await self.listen(on: connection, to: AccountErased.self, channel: AccountErased.channel) { erased in
-                            self.endSessions(account: erased.accountId)
-                        }
-                    }
-                    try await group.next()
-                    group.cancelAll()
-                }
-            }
-        } catch {
-            failure = error
-        }
-        try? await connection.untilClosed { try await $0.close() }
-        if let failure { throw failure }
     }
 
-    /// Hands every notification on `channel`, decoded, to `deliver`; skips (and logs) one that
-    /// does not decode. Returns when the connection ends.
-    private func listen<Notification: Decodable>(
-        on connection: PostgresConnection, to type: Notification.Type, channel: String,
-        whenListening: () -> Void = {}, deliver: (Notification) -> Void
-    ) async throws {
-        let decoder = JSONDecoder()
-        try await connection.listen(on: channel) { notifications in
-            whenListening()
-            for try await notification in notifications {
-                guard let decoded = try? decoder.decode(Notification.self, from: Data(notification.payload.utf8)) else {
-                    self.logger.warning("ignoring an unreadable notification", metadata: ["channel": "\(channel)", "payload": "\(notification.payload)"])
-                    continue
-                }
-                deliver(decoded)
-            }
+    /// Ends the streams and waiting pulls of devices no longer signed in: a sign-out or erasure
+    /// notified before this server's LISTEN was in place (at start, or during an outage) is not
+    /// heard, and would leave them open.
+    private func endSessionsSignedOutUnheard() async {
+        let open = subscribers.withLock { all in
+            Set(all.flatMap { account, subscribers in subscribers.values.map { SessionKey(account: account, device: $0.device) } })
         }
+        guard !open.isEmpty else { return }
+        do {
+            let stillIn = try await signedIn(open.map { ($0.account, $0.device) })
+            for session in open where !stillIn.contains(session.device) {
+                endSessions(device: session.device, account: session.account)
+            }
+        } catch {
+            logger.log(level: .warning, "could not check the open streams' devices after LISTEN resumed", error: error)
+        }
+    }
+
+    private struct SessionKey: Hashable {
+        var account: UUID
+        var device: UUID
     }
 }

@@ -22,5 +22,6 @@ public enum ServerMetrics {
     static let rejectedPushes = Counter(label: "shortcut_sync_pushes_rejected_total")
     static let eventsAppended = Counter(label: "shortcut_sync_events_appended_total")
     static let openStreams = Gauge(label: "shortcut_sync_open_streams")
+    static let waitingPulls = Gauge(label: "shortcut_sync_waiting_pulls")
     static let pulls = Counter(label: "shortcut_sync_pulls_total")
 }

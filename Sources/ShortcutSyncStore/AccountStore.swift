@@ -4,25 +4,6 @@ import NIOCore
 import PostgresNIO
 import ShortcutSyncDomain
 
-/// A device as the service knows it.
-public struct DeviceRecord: Sendable, Hashable {
-    public var deviceId: UUID
-    public var accountId: UUID
-    public var name: String
-    public var platform: String
-    public var createdAt: Date
-    public var revokedAt: Date?
-
-    public init(deviceId: UUID, accountId: UUID, name: String, platform: String, createdAt: Date, revokedAt: Date?) {
-        self.deviceId = deviceId
-        self.accountId = accountId
-        self.name = name
-        self.platform = platform
-        self.createdAt = createdAt
-        self.revokedAt = revokedAt
-    }
-}
-
 /// Accounts, devices and the hashes of their tokens.
 public struct AccountStore: Sendable {
     public let client: PostgresClient
@@ -59,6 +40,17 @@ public struct AccountStore: Sendable {
                 return id
             }
         }
+    }
+
+    /// Of the given devices, those still signed in. A cross-account statement (DESIGN §6): a
+    /// server asks it for all its open streams at once when its LISTEN connection is back.
+    public func signedIn(among devices: [(account: UUID, device: UUID)]) async throws -> Set<UUID> {
+        let rows = try await client.query("""
+            SELECT d.device_id FROM unnest(\(devices.map(\.account))::uuid[], \(devices.map(\.device))::uuid[]) AS s(account_id, device_id)
+            JOIN devices d ON d.account_id = s.account_id AND d.device_id = s.device_id
+            WHERE d.token_hash IS NOT NULL
+            """, logger: logger)
+        return Set(try await rows.decode(UUID.self).collectAll())
     }
 
     /// Whether `device` of `account` is still signed in (its token not revoked, its account not erased).

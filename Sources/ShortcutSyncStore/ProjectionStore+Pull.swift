@@ -64,13 +64,8 @@ extension ProjectionStore {
         let version = storedVersion ?? 0
         let appsVersion = storedAppsVersion ?? 0
         // Where this answer starts: where the cursor's view is complete, or its page stopped.
-        let start: PullPage? = if let cursor, cursor.account == account, cursor.device == device,
-                                  cursor.epoch == epoch, cursor.appsVersion == appsVersion, cursor.version <= version,
-                                  cursor.version >= resetVersion ?? 0 {
-            cursor.page ?? PullPage(completeAt: cursor.version)
-        } else {
-            nil
-        }
+        let start = cursor?.resumption(account: account, device: device, epoch: epoch, appsVersion: appsVersion, version: version,
+                                       resetVersion: resetVersion ?? 0)
 
         let read = try await page(account: account, from: start ?? PullPage(resetAt: version), version: version, on: connection)
         let lastAcceptedSeq = try await connection.guardedQuery(

@@ -47,18 +47,17 @@ public struct ProjectionFolder: Sendable {
             var results: [UUID: AccountBatchResult] = [:]
             if isolating {
                 for (account, events) in byAccount.sorted(by: { $0.value[0].position < $1.value[0].position }) {
-                    try await connection.guardedQuery("SAVEPOINT account_fold", logger: logger)
-                    do {
-                        results.merge(try await foldAccounts([account: events], from: from, on: connection)) { $1 }
-                        try await connection.guardedQuery("RELEASE SAVEPOINT account_fold", logger: logger)
-                    } catch where !Task.isCancelled && !DatabaseAvailability.isUnavailable(error) {
-                        try await connection.guardedQuery("ROLLBACK TO SAVEPOINT account_fold", logger: logger)
+                    let folded = try await connection.inSavepoint("account_fold", logger: logger) { connection in
+                        try await foldAccounts([account: events], from: from, on: connection)
+                    } recover: { error in
                         let position = events[0].position
                         try await rows.park(account, position: position, error: String(describing: error), on: connection)
                         logger.log(level: .error, "an account's events could not be folded: it is parked, the others go on", error: error, metadata: [
                             "account": "\(account)", "first_position": "\(position)",
                         ])
+                        return [:]
                     }
+                    results.merge(folded) { $1 }
                 }
             } else {
                 results = try await foldAccounts(byAccount, from: from, on: connection)

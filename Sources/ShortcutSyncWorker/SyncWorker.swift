@@ -230,35 +230,6 @@ public struct SyncWorker: Service {
     }
 
     private func tryLock(on connection: PostgresConnection) async throws -> Bool {
-        try await connection.guardedQuery("SELECT pg_try_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
-            .decode(Bool.self).collectAll().first ?? false
-    }
-}
-
-/// Why the worker dropped its connection and reconnects.
-enum SyncWorkerError: Error, CustomStringConvertible {
-    case connectionClosed
-
-    var description: String {
-        switch self {
-        case .connectionClosed: "the database closed the worker's connection"
-        }
-    }
-}
-
-/// The worker's role, shared between its loop and whoever asks.
-private final class WorkerState: Sendable {
-    private let current = Mutex(SyncWorker.Role.stopped)
-    private let failed = Mutex<LogCheckpoint?>(nil)
-
-    var role: SyncWorker.Role {
-        get { current.withLock { $0 } }
-        set { current.withLock { $0 = newValue } }
-    }
-
-    /// Where the last batch that failed began: the next try there folds account by account.
-    var failedBatch: LogCheckpoint? {
-        get { failed.withLock { $0 } }
-        set { failed.withLock { $0 = newValue } }
+        try await connection.tryAdvisoryLock(Self.advisoryLockKey, logger: logger)
     }
 }

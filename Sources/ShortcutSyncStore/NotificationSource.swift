@@ -1,0 +1,173 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// What the database announces with `NOTIFY` — the worker's `ProjectionNotification`s,
+/// `DeviceSignedOut`, `AccountErased` — as one sequence of events that outlives connections.
+///
+/// `LISTEN` holds a session: the source listens on one connection, and when it cannot be made,
+/// fails or is ended by the server, makes another (100 ms more of a pause after each failure, 2 s
+/// at most) and says so, since whatever was notified in between is lost. Every call on the
+/// connection races its close (`PostgresConnection.untilClosed`), so a connection the server
+/// ends is always noticed. The server's stream hub and `admin events --follow` both read it.
+public struct NotificationSource: Sendable {
+    /// What the sequence yields: a notification, or news of the connection.
+    public enum Event: Sendable, Hashable {
+        /// A connection was made: the database can be reached.
+        case connected
+        /// An attempt to connect failed: the database is down or cannot be reached.
+        case unreachable
+        /// `LISTEN` is in place on every channel. `resumed` when an earlier connection failed or
+        /// ended: whatever was notified meanwhile is lost, and whoever waits should look again.
+        case listening(resumed: Bool)
+        case projection(ProjectionNotification)
+        case deviceSignedOut(DeviceSignedOut)
+        case accountErased(AccountErased)
+    }
+
+    /// A channel to listen on, and the notification each of its payloads is.
+    public enum Channel: Sendable, Hashable, CaseIterable {
+        case projection, deviceSignedOut, accountErased
+
+        var name: String {
+            switch self {
+            case .projection: ProjectionNotification.channel
+            case .deviceSignedOut: DeviceSignedOut.channel
+            case .accountErased: AccountErased.channel
+            }
+        }
+
+        /// The payload as this channel's notification; nil when it does not decode.
+        func event(decoding payload: String, with decoder: JSONDecoder) -> Event? {
+            let data = Data(payload.utf8)
+            return switch self {
+            case .projection: (try? decoder.decode(ProjectionNotification.self, from: data)).map(Event.projection)
+            case .deviceSignedOut: (try? decoder.decode(DeviceSignedOut.self, from: data)).map(Event.deviceSignedOut)
+            case .accountErased: (try? decoder.decode(AccountErased.self, from: data)).map(Event.accountErased)
+            }
+        }
+    }
+
+    /// Where each connection to listen on comes from.
+    public struct Connections: Sendable {
+        /// Runs the body on a connection for as long as the body runs; throws without running it
+        /// when no connection can be had.
+        let withConnection: @Sendable (Logger, (PostgresConnection) async throws -> Void) async throws -> Void
+
+        /// A connection of its own for each attempt, closed after it: what a service that runs
+        /// for long uses, so that it never holds one of the pool's.
+        public static func dedicated(_ configuration: PostgresConnection.Configuration) -> Connections {
+            Connections { logger, body in
+                let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+                var failure: (any Error)?
+                do { try await body(connection) } catch { failure = error }
+                try? await connection.untilClosed { try await $0.close() }
+                if let failure { throw failure }
+            }
+        }
+
+        /// One leased from `client`'s pool for as long as it lasts: for a command that holds a
+        /// pool already and runs until it is interrupted.
+        public static func leased(from client: PostgresClient) -> Connections {
+            Connections { _, body in
+                try await client.withConnection { connection in try await body(connection) }
+            }
+        }
+    }
+
+    /// The events, in the order they happened; it ends only when the listening ends.
+    public typealias Events = AsyncStream<Event>
+
+    public let connections: Connections
+    public let channels: Set<Channel>
+    public let logger: Logger
+
+    public init(_ connections: Connections, channels: Set<Channel> = Set(Channel.allCases), logger: Logger) {
+        precondition(!channels.isEmpty, "a notification source listens on at least one channel")
+        self.connections = connections
+        self.channels = channels
+        self.logger = logger
+    }
+
+    /// Listens, reconnecting as often as needed, while `body` reads the events; returns what
+    /// `body` returns once the listening has stopped and its connection is given back. `body`
+    /// returns when it is done, or when the task is cancelled (the events then end).
+    public func withEvents<Result>(_ body: (Events) async throws -> Result) async throws -> Result {
+        let (events, continuation) = Events.makeStream()
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await listen(into: continuation)
+                continuation.finish()
+            }
+            defer { group.cancelAll() }
+            return try await body(events)
+        }
+    }
+
+    /// Connects and listens until cancelled, again after every failure.
+    private func listen(into continuation: Events.Continuation) async {
+        var failures = 0
+        while !Task.isCancelled {
+            let resumed = failures > 0
+            var connected = false
+            do {
+                try await connections.withConnection(logger) { connection in
+                    connected = true
+                    continuation.yield(.connected)
+                    try await listen(on: connection, resumed: resumed, into: continuation)
+                }
+            } catch {
+                if !connected { continuation.yield(.unreachable) }
+                if Task.isCancelled { break }
+                logger.log(level: .warning, "the LISTEN connection failed; reconnecting", error: error)
+            }
+            failures += 1
+            try? await Task.sleep(for: .milliseconds(min(2000, 100 * failures)))
+        }
+    }
+
+    /// Listens on every channel of `connection` for as long as it lasts, and says when `LISTEN`
+    /// is in place on all of them. A notification that does not decode is logged and skipped.
+    private func listen(on connection: PostgresConnection, resumed: Bool, into continuation: Events.Continuation) async throws {
+        let channels = channels, logger = logger
+        try await connection.untilClosed { connection in
+            let notListening = Countdown(channels.count)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for channel in channels {
+                    group.addTask {
+                        let decoder = JSONDecoder()
+                        try await connection.listen(on: channel.name) { notifications in
+                            if notListening.countDown() { continuation.yield(.listening(resumed: resumed)) }
+                            for try await notification in notifications {
+                                guard let event = channel.event(decoding: notification.payload, with: decoder) else {
+                                    logger.warning("ignoring an unreadable notification", metadata: [
+                                        "channel": "\(channel.name)", "payload": "\(notification.payload)",
+                                    ])
+                                    continue
+                                }
+                                continuation.yield(event)
+                            }
+                        }
+                    }
+                }
+                // The first channel to end ends the others: the connection is gone.
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+}
+
+/// Counts the channels whose `LISTEN` is not in place yet; true for the call that reaches zero.
+final class Countdown: Sendable {
+    private let remaining: Atomic<Int>
+
+    init(_ count: Int) {
+        remaining = Atomic(count)
+    }
+
+    func countDown() -> Bool {
+        remaining.subtract(1, ordering: .relaxed).newValue == 0
+    }
+}
