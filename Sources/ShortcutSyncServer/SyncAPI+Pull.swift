@@ -31,12 +31,11 @@ extension SyncAPI {
         let codec = try await cursors.codec { try await accounts.cursorSigningKey() }
         let snapshot = try await projections.pull(account: account, device: device, cursor: input.query.cursor.flatMap(codec.cursor))
         ServerMetrics.pulls.increment()
-        let body = PullBody(
+        return .ok(.init(body: .json(.init(
             cursor: codec.text(snapshot.cursor), reset: snapshot.reset, more: snapshot.more,
             lastAcceptedSeq: snapshot.lastAcceptedSeq, hlc: snapshot.maxHLC,
             shortcuts: .init(upserted: snapshot.changes.upsertedShortcuts, removed: snapshot.changes.removedShortcuts),
-            voiceShortcuts: .init(upserted: snapshot.changes.upsertedVoiceShortcuts, removed: snapshot.changes.removedVoiceShortcuts))
-        return .ok(.init(body: .json(try WireFormat.convert(body, to: Components.Schemas.PullResponse.self))))
+            voiceShortcuts: .init(upserted: snapshot.changes.upsertedVoiceShortcuts, removed: snapshot.changes.removedVoiceShortcuts)))))
     }
 
     /// Read-your-writes: returns once the account's views include log `position`, when
@@ -61,21 +60,4 @@ extension SyncAPI {
             group.cancelAll()
         }
     }
-}
-
-/// The pull answer of DESIGN §5 in the domain's types; its JSON is `PullResponse`'s.
-struct PullBody: Encodable {
-    struct Changes<View: Encodable, Key: Encodable>: Encodable {
-        var upserted: [View]
-        var removed: [Key]
-    }
-
-    var cursor: String
-    var reset: Bool
-    /// The answer stopped at its page size: pull again with `cursor` at once for the rest.
-    var more: Bool
-    var lastAcceptedSeq: Int64
-    var hlc: HLCTimestamp
-    var shortcuts: Changes<ShortcutView, ShortcutID>
-    var voiceShortcuts: Changes<VoiceShortcutView, UUID>
 }

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import HTTPTypes
 import Logging
 import ShortcutSyncAPI
 import ShortcutSyncDomain
@@ -7,20 +8,10 @@ import ShortcutSyncStore
 import ShortcutSyncWorker
 
 extension SyncAPI {
-    /// The generated server's entry for `push`. `buildApplication` installs `PushMiddleware`,
-    /// which answers every push before the generated code decodes it; this entry serves an
-    /// `APIProtocol` registered without it, converting the generated types to domain events.
+    /// The generated server's entry for `push`, which no route reaches: `PushMiddleware` answers
+    /// every push from its bytes first (`buildApplication` installs it with the handlers).
     func push(_ input: Operations.Push.Input) async throws -> Operations.Push.Output {
-        let (device, account) = try requireDevice()
-        guard case .json(let body) = input.body else { throw APIProblem.malformed("expected a JSON body") }
-        let events: [Event]
-        do {
-            events = try body.events.map { try WireFormat.convert($0, to: Event.self) }
-        } catch let error as DecodingError {
-            throw APIProblem.invalid([error.fieldError])
-        }
-        let accepted = try await push(events, account: account, device: device)
-        return .ok(.init(body: .json(.init(lastAcceptedSeq: accepted.lastAcceptedSeq, position: accepted.position))))
+        throw APIProblem(status: 500, title: "Internal Server Error", detail: "push is answered by PushMiddleware, which is not installed")
     }
 
     /// DESIGN §4: validate everything first, then one atomic, idempotent append.

@@ -10,7 +10,6 @@ import ShortcutSyncWorker
 ///
 /// Handlers throw `APIProblem` for anything the caller did wrong; `ProblemMiddleware` renders it.
 struct SyncAPI: APIProtocol {
-    let client: PostgresClient
     let accounts: AccountStore
     let events: PostgresEventStore
     let projections: ProjectionStore
@@ -46,13 +45,5 @@ struct SyncAPI: APIProtocol {
     func requireDevice() throws -> (device: UUID, account: UUID) {
         guard case .device(let device, let account) = Caller.current else { throw APIProblem.unauthorized }
         return (device, account)
-    }
-}
-
-/// Converts between the generated API types and the domain's by their shared JSON form, which
-/// the domain types define and `openapi.yaml` describes.
-enum WireFormat {
-    static func convert<Target: Decodable>(_ value: some Encodable, to: Target.Type) throws -> Target {
-        try JSONDecoder().decode(Target.self, from: JSONEncoder().encode(value))
     }
 }

@@ -81,7 +81,7 @@ import Testing
             let answer = try await ipad.pull(waitFor: try await phone.push())
             #expect(!answer.reset)
             #expect(answer.shortcuts.removed.map(\.identifier) == ["soup-1"])
-            #expect(answer.shortcuts.upserted.map(\.value1.identifier) == ["soup-2"])
+            #expect(answer.shortcuts.upserted.map(\.identifier) == ["soup-2"])
             #expect(answer.lastAcceptedSeq == 0)
 
             let incremental = ipad.view

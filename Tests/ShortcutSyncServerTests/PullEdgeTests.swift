@@ -67,7 +67,7 @@ import Testing
                 #expect(answer.reset, "device \(device.id)")
             }
             let padView = try await pad.client.pull(query: .init(cursor: cursor)).ok.body.json
-            #expect(padView.shortcuts.upserted.map(\.value1.identifier) == ["tomato"])
+            #expect(padView.shortcuts.upserted.map(\.identifier) == ["tomato"])
             #expect(try await stranger.client.pull(query: .init(cursor: cursor)).ok.body.json.shortcuts.upserted.isEmpty)
 
             // A cursor changed by hand, made up, or of another format is unknown.

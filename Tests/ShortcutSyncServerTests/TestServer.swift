@@ -113,8 +113,7 @@ final class SimulatedDevice: @unchecked Sendable {
     /// Pushes the outbox; returns the position that covers it.
     @discardableResult
     func push() async throws -> Int64 {
-        let wire = try WireEvents.encode(outbox)
-        let answer = try await client.push(body: .json(.init(events: wire))).ok.body.json
+        let answer = try await client.push(body: .json(.init(events: outbox))).ok.body.json
         accepted += outbox.map { AcceptedEvent(deviceId: id, event: $0) }
         outbox = []
         return answer.position
@@ -145,22 +144,11 @@ final class SimulatedDevice: @unchecked Sendable {
     @discardableResult
     func pullPage(waitFor position: Int64? = nil, fresh: Bool = false) async throws -> Components.Schemas.PullResponse {
         let answer = try await client.pull(query: .init(cursor: fresh ? nil : cursor, waitFor: position, timeout: 10_000)).ok.body.json
-        let changes = try WireEvents.changes(answer)
+        let changes = PullAnswer(answer).changes
         view = answer.reset ? DeviceView.empty.applying(changes) : view.applying(changes)
         cursor = answer.cursor
-        clock.receive(HLCTimestamp(wallMillis: answer.hlc.wallMillis, counter: answer.hlc.counter), physicalMillis: 0)
+        clock.receive(answer.hlc, physicalMillis: 0)
         return answer
-    }
-}
-
-/// The wire form of domain values, through their shared JSON.
-enum WireEvents {
-    static func encode(_ events: [Event]) throws -> [Components.Schemas.Event] {
-        try JSONDecoder().decode([Components.Schemas.Event].self, from: JSONEncoder().encode(events))
-    }
-
-    static func changes(_ answer: Components.Schemas.PullResponse) throws -> ViewChanges {
-        try PullAnswer(answer).changes
     }
 }
 

@@ -1,0 +1,73 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import ShortcutSyncAPI
+import ShortcutSyncDomain
+
+/// `SyncTransport` over the client generated from `openapi.yaml`, on any OpenAPI transport:
+/// `AsyncHTTPClientTransport` on Linux, `URLSessionTransport` on Apple's platforms.
+public struct OpenAPISyncTransport: SyncTransport {
+    let client: Client
+
+    public init(serverURL: URL, deviceToken: String, transport: any ClientTransport) {
+        client = Client(serverURL: serverURL, transport: transport,
+                        middlewares: [BearerToken(token: deviceToken), RetryLaterMiddleware()])
+    }
+
+    public func push(_ events: [Event]) async throws -> PushOutcome {
+        switch try await client.push(body: .json(.init(events: events))) {
+        case .ok(let ok):
+            let answer = try ok.body.json
+            return .accepted(lastAcceptedSeq: answer.lastAcceptedSeq, position: answer.position)
+        case .default(let status, let problem):
+            let body = try? problem.body.applicationProblemJson
+            if status == 409, let expected = body?.expectedSeq { return .seqMismatch(expectedSeq: expected) }
+            throw Self.error(status: status, detail: body.map(Self.detail) ?? "")
+        }
+    }
+
+    public func pull(cursor: String?, waitFor position: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
+        switch try await client.pull(query: .init(cursor: cursor, waitFor: position, timeout: timeoutMillis.map(Int32.init))) {
+        case .ok(let ok):
+            return PullAnswer(try ok.body.json)
+        case .default(let status, let problem):
+            throw Self.error(status: status, detail: (try? problem.body.applicationProblemJson).map(Self.detail) ?? "")
+        }
+    }
+
+    public func pokes() async throws -> AsyncThrowingStream<Void, any Error> {
+        let body: HTTPBody
+        switch try await client.stream() {
+        case .ok(let ok):
+            body = try ok.body.textEventStream
+        case .default(let status, let problem):
+            throw Self.error(status: status, detail: (try? problem.body.applicationProblemJson).map(Self.detail) ?? "")
+        }
+        let events = body.asDecodedServerSentEvents()
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await event in events where event.event == "changed" {
+                        continuation.yield()
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    static func error(status: Int, detail: String) -> SyncTransportError {
+        switch status {
+        case 429, 503: .retryLater(retryAfter: nil)
+        case 400..<500: .refused(status: status, detail: detail)
+        default: .failed(status: status, detail: detail)
+        }
+    }
+
+    static func detail(_ problem: Components.Schemas.Problem) -> String {
+        ([problem.detail ?? problem.title] + (problem.errors ?? []).map { "\($0.pointer): \($0.detail)" }).joined(separator: "; ")
+    }
+}

@@ -1,0 +1,13 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import ShortcutSyncAPI
+import ShortcutSyncDomain
+
+/// How a push came out.
+public enum PushOutcome: Sendable, Hashable {
+    /// Every event up to `lastAcceptedSeq` is stored; `position` covers them (a pull's `waitFor`).
+    case accepted(lastAcceptedSeq: Int64, position: Int64)
+    /// The service expects `expectedSeq` next: the batch did not continue its seqs (409).
+    case seqMismatch(expectedSeq: Int64)
+}
