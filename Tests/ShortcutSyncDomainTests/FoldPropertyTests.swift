@@ -155,4 +155,48 @@ import ShortcutSyncTestSupport
             #expect(AccountState(folding: events).accountView.shortcuts == expected)
         }
     }
+
+    /// An independent, brute-force reading of DESIGN §3 for voice shortcuts: one exists once an
+    /// add for its id was accepted and no delete was; its phrase is that of its latest add or
+    /// update, its target that of its latest add; among those sharing a normalized phrase, the
+    /// one whose phrase was set by the smallest key owns it, the others conflict with the owner.
+    @Test func voiceShortcutsMatchABruteForceReadingOfTheRules() async {
+        await propertyCheck(count: 200, input: Self.choices) { choices in
+            let events = Self.history(from: choices)
+            let view = AccountState(folding: events).accountView
+            var phraseSets: [UUID: [(key: EventKey, phrase: String)]] = [:]
+            var adds: [UUID: [(key: EventKey, added: VoiceShortcutAdded)]] = [:]
+            var deleted: Set<UUID> = []
+            for event in events {
+                switch event.event.body {
+                case .voiceShortcutAdded(let added):
+                    adds[added.voiceShortcutId, default: []].append((event.key, added))
+                    phraseSets[added.voiceShortcutId, default: []].append((event.key, added.phrase))
+                case .voiceShortcutUpdated(let updated):
+                    phraseSets[updated.voiceShortcutId, default: []].append((event.key, updated.phrase))
+                case .voiceShortcutDeleted(let gone):
+                    deleted.insert(gone.voiceShortcutId)
+                default:
+                    break
+                }
+            }
+            let existing = adds.keys.filter { !deleted.contains($0) }
+            let current = Dictionary(uniqueKeysWithValues: existing.map { id in (id, phraseSets[id]!.max { $0.key < $1.key }!) })
+            let byPhrase = Dictionary(grouping: existing) { PhraseNormalizer.normalize(current[$0]!.phrase) }
+            #expect(Set(view.voiceShortcuts.keys) == Set(existing))
+            for (normalized, sharing) in byPhrase {
+                let owner = sharing.min { current[$0]!.key < current[$1]!.key }!
+                for id in sharing {
+                    let target = adds[id]!.max { $0.key < $1.key }!.added
+                    let seen = view.voiceShortcuts[id]
+                    #expect(seen?.phrase == current[id]!.phrase)
+                    #expect(seen?.normalizedPhrase == normalized)
+                    #expect(seen?.bundleId == target.bundleId && seen?.identifier == target.identifier)
+                    #expect(seen?.status == (id == owner ? .active : .phraseConflict))
+                    #expect(seen?.conflictsWith == (id == owner ? nil : owner))
+                    #expect(seen?.targetAvailable == (view.shortcuts[ShortcutID(bundleId: target.bundleId, identifier: target.identifier)] != nil))
+                }
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@ import OpenAPIRuntime
 import PostgresNIO
 import ShortcutSyncAPI
 import ShortcutSyncClient
+import ShortcutSyncChildProcess
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncStore
@@ -49,11 +50,12 @@ import Testing
 
             // 1. Donations recorded; the app dies while its push hangs on the network.
             do {
-                let first = try Self.client(server, token: phone.token, storage: storage) { _ in HangingTransport() }
+                let pushing = HangingTransport.Flag()
+                let first = try Self.client(server, token: phone.token, storage: storage) { _ in HangingTransport(pushing: pushing) }
                 try await first.donate(Self.soup("tomato"))
                 try await first.donate(Self.soup("leek"))
                 let running = Task { try await first.run() }
-                try await Task.sleep(for: .milliseconds(100))
+                try await eventually("the push hangs on the network") { pushing.isSet }
                 running.cancel()
                 _ = await running.result
             }
@@ -231,7 +233,17 @@ import Testing
 
 /// A network where pushes never arrive.
 struct HangingTransport: SyncTransport {
+    /// Set once, when the first push is under way.
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        var isSet: Bool { value.load(ordering: .relaxed) }
+        func set() { value.store(true, ordering: .relaxed) }
+    }
+
+    var pushing = Flag()
+
     func push(_ events: [Event]) async throws -> PushOutcome {
+        pushing.set()
         try await Task.sleep(for: .seconds(3600))
         throw CancellationError()
     }

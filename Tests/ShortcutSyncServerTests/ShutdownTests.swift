@@ -1,8 +1,10 @@
 import AsyncHTTPClient
+import EmbeddedPostgres
 import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import ShortcutSyncChildProcess
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
@@ -32,6 +34,12 @@ import Glibc
     ) async throws -> (status: Int, json: [String: Any]) {
         let answer = try await sendRequest(method, url, token: token, body: json.map { Array($0.utf8) }, timeout: timeout)
         return (answer.status, answer.json)
+    }
+
+    /// The running service's `/metrics` text.
+    static func metrics(_ baseURL: String) async throws -> String {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: baseURL + "/metrics"), timeout: .seconds(10))
+        return String(buffer: try await response.body.collect(upTo: 1 << 20))
     }
 
     /// A new account and device on the running service: the device's token.
@@ -67,7 +75,9 @@ import Glibc
                 return "pull answered \(answer.status)"
             }
             #expect(try await recorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))
-            try await Task.sleep(for: .milliseconds(300))  // the pull is waiting by now
+            try await eventually("the pull waits") {
+                try await Self.metrics(serve.baseURL).contains("shortcut_sync_waiting_pulls 1")
+            }
 
             serve.send(SIGTERM)
             let took = try await serve.waitForExit(timeout: .seconds(15))
@@ -77,7 +87,7 @@ import Glibc
             #expect(ended.sorted() == ["pull answered 200", "stream ended"])
         }
         #expect(serve.exitStatus == 0, "\(serve.output)")
-        #expect(try await ServeProcess.waitUntilEnded(postmaster), "the embedded PostgreSQL still runs after serve ended")
+        #expect(try await CommandProcess.waitUntilEnded(postmaster), "the embedded PostgreSQL still runs after serve ended")
     }
 
     @Test func aClusterLeftRunningByAKilledServeIsTakenOverByTheNextOne() async throws {
@@ -100,7 +110,7 @@ import Glibc
         let took = try await second.waitForExit(timeout: .seconds(15))
         #expect(took != nil && took! < .seconds(10), "\(second.output)")
         #expect(second.exitStatus == 0, "\(second.output)")
-        #expect(try await ServeProcess.waitUntilEnded(postmaster), "the serve that took the cluster over stops it:\n\(second.output)")
+        #expect(try await CommandProcess.waitUntilEnded(postmaster), "the serve that took the cluster over stops it:\n\(second.output)")
     }
 }
 

@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 @testable import ShortcutSyncStore
 import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncTestSupport
 import Testing
 
 /// What the store's queries do when the server ends the session under them.
@@ -13,7 +14,9 @@ import Testing
             let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 7, logger: logger)
             let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self).collectAll().first!
             try await client.query("SELECT pg_terminate_backend(\(pid))")
-            try await Task.sleep(for: .milliseconds(200))
+            try await eventually("the server ended the session") {
+                try await client.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(pid)").decode(Int64.self).collectAll() == [0]
+            }
             await #expect(throws: (any Error).self) {
                 try await connection.inTransaction(logger: logger) { connection in
                     try await connection.guardedQuery("SELECT 1", logger: logger)

@@ -155,14 +155,17 @@ import Testing
 
 /// Two copies of one device's stream race: a copy that finds its batch's seq not yet reachable
 /// (the other copy is one batch behind) waits and tries again, as a device retrying would.
-func appendRetryingOwnRace(_ store: PostgresEventStore, _ batch: [Event], account: UUID, device: UUID) async throws {
-    while true {
+/// It gives up, recording an issue, when the other copy has not caught up within `timeout`.
+func appendRetryingOwnRace(_ store: PostgresEventStore, _ batch: [Event], account: UUID, device: UUID, timeout: Duration = .seconds(20)) async throws {
+    var appended = false
+    try await eventually("the batch at seq \(batch.first?.seq ?? 0) continues the device's seqs", timeout: timeout) {
         do {
             _ = try await store.append(batch, account: account, device: device)
-            return
+            appended = true
         } catch AppendError.seqNotContiguous {
             try await Task.sleep(for: .milliseconds(1))
         }
+        return appended
     }
 }
 

@@ -30,7 +30,16 @@ public struct DeviceScript: Sendable {
     public mutating func event(at wall: Int64, counter: Int? = nil, _ body: EventBody) -> AcceptedEvent {
         seq += 1
         let counter = counter ?? (detail == .full ? Int(seq % 3) : 0)
-        return AcceptedEvent(deviceId: deviceId, event: Event(seq: seq, hlc: HLCTimestamp(wallMillis: wall, counter: counter), body: body))
+        return AcceptedEvent(deviceId: deviceId, event: Event(id: eventID(seq), seq: seq, hlc: HLCTimestamp(wallMillis: wall, counter: counter), body: body))
+    }
+
+    /// The id of this device's event `seq`: derived from both, so a scripted history has the
+    /// same ids every time it is made.
+    func eventID(_ seq: Int64) -> UUID {
+        let device = deviceId.uuid
+        let seed = withUnsafeBytes(of: device) { $0.loadUnaligned(as: UInt64.self) ^ $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) }
+        var random = SeededGenerator(seed: seed ^ UInt64(bitPattern: seq) &* 0x9E37_79B9_7F4A_7C15)
+        return random.uuid()
     }
 
     public mutating func donate(_ identifier: String, bundle: String = "com.example.soup", group: String? = nil, title: String? = nil, at wall: Int64) -> AcceptedEvent {

@@ -12,14 +12,16 @@ public struct Scenario {
     static let bundles = ["com.example.soup", "com.example.tea", "com.example.maps"]
 
     public init(seed: UInt64, accounts: Int, devicesPerAccount: Int) {
-        random = SeededGenerator(seed: seed)
+        // Every id comes from the seed too, so that a seed reproduces a history exactly.
+        var random = SeededGenerator(seed: seed)
         devices = (0..<accounts).flatMap { _ in
-            let account = UUID()
-            return (0..<devicesPerAccount).map { _ in DeviceScript(account: account, detail: .full) }
+            let account = random.uuid()
+            return (0..<devicesPerAccount).map { _ in DeviceScript(random.uuid(), account: account, detail: .full) }
         }
-        for account in Set(devices.map(\.account)) {
-            voiceIds[account] = (0..<4).map { _ in UUID() }
+        for account in devices.map(\.account) where voiceIds[account] == nil {
+            voiceIds[account] = (0..<4).map { _ in random.uuid() }
         }
+        self.random = random
     }
 
     /// One push: a device and a few of its events.

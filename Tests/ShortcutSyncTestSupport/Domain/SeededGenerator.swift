@@ -1,3 +1,5 @@
+import Foundation
+
 /// SplitMix64: a small deterministic generator, so that a failing property or scenario names a
 /// seed that reproduces it.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
@@ -11,5 +13,17 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+extension RandomNumberGenerator {
+    /// A version-4 UUID drawn from this generator: ids that a seed reproduces.
+    public mutating func uuid() -> UUID {
+        let (high, low) = (next(), next())
+        var bytes = (0..<8).map { UInt8(truncatingIfNeeded: high >> (8 * $0)) } + (0..<8).map { UInt8(truncatingIfNeeded: low >> (8 * $0)) }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 }
