@@ -58,32 +58,3 @@ extension String {
         return text
     }
 }
-
-/// How times are shown to people: local time, to the second.
-public enum LocalTime {
-    public static func format(_ date: Date?) -> String {
-        guard let date else { return "-" }
-        return formatter.string(from: date)
-    }
-
-    private static let formatter: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = .current
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        return formatter
-    }()
-}
-
-/// JSON for scripts: sorted keys, ISO 8601 times, one document per output (or per line with `--follow`).
-public enum ScriptJSON {
-    public static func encode(_ value: some Encodable, pretty: Bool = true) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(ISO8601.format(date))
-        }
-        return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
-    }
-}

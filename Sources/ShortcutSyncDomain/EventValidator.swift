@@ -1,73 +1,5 @@
 import Foundation
 
-/// One thing wrong with the input, located by a JSON pointer (RFC 6901) into it.
-public struct FieldError: Sendable, Hashable, Codable, CustomStringConvertible {
-    public var pointer: String
-    public var detail: String
-
-    public init(pointer: String, detail: String) {
-        self.pointer = pointer
-        self.detail = detail
-    }
-
-    public var description: String { "\(pointer.isEmpty ? "/" : pointer): \(detail)" }
-
-    /// The same error, seen from an enclosing document: `/seq` under `/events/3` is `/events/3/seq`.
-    public func nested(under prefix: String) -> FieldError {
-        FieldError(pointer: prefix + pointer, detail: detail)
-    }
-}
-
-/// Input that breaks the contract's limits; nothing of it may be stored.
-public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var errors: [FieldError]
-
-    public init(_ errors: [FieldError]) {
-        self.errors = errors
-    }
-
-    public var description: String {
-        "invalid input: " + errors.map(\.description).joined(separator: "; ")
-    }
-}
-
-/// The limits of DESIGN §2, as `openapi.yaml` declares them.
-///
-/// Lengths count Unicode code points (`unicodeScalars`), as JSON Schema's `minLength` and
-/// `maxLength` do, so that the spec and the code refuse the same strings: "é" written as `e` and a
-/// combining accent is two, a flag emoji two, "汤" one. (Before, lengths counted grapheme clusters.)
-public enum Limits {
-    public static let bundleIdLength = 1...255
-    public static let identifierLength = 1...256
-    public static let titleLength = 1...200
-    public static let phraseLength = 1...100
-    public static let maxKeywords = 20
-    /// Each keyword: not in DESIGN §2, chosen here as the length of a title (1–200 code points).
-    public static let keywordLength = 1...200
-    public static let identifiersCount = 1...1000
-    public static let maxInstalled = 2000
-    public static let maxParametersBytes = 16 * 1024
-    public static let maxEventsPerPush = 500
-    public static let maxPushBytes = 1024 * 1024
-    public static let maxClockSkewMillis: Int64 = 5 * 60 * 1000
-    /// A device's seqs (DESIGN §5): 2^53 is the largest integer every JSON reader keeps exactly,
-    /// and leaves room for any arithmetic on a batch's seqs without overflow.
-    public static let seqRange: ClosedRange<Int64> = 1...(1 << 53)
-    /// An hlc's counter: 0…2^31−1, so that a clock moving past it never overflows.
-    public static let hlcCounterRange: ClosedRange<Int> = 0...Int(Int32.max)
-    /// An hlc's wall clock as the spec declares it (2^53−1); a push is held to the server's clock
-    /// plus `maxClockSkewMillis` besides.
-    public static let hlcWallRange: ClosedRange<Int64> = 0...((1 << 53) - 1)
-
-    // Per person (DESIGN §5): nothing one person does may make the service hold without bound.
-    /// Open streams per device; a further one ends the oldest.
-    public static let maxStreamsPerDevice = 4
-    /// Signed-in devices per account.
-    public static let maxDevicesPerAccount = 100
-    /// Existing shortcuts per account.
-    public static let maxShortcutsPerAccount = 10_000
-}
-
 /// Checks an event against every limit of DESIGN §2, collecting all violations.
 public struct EventValidator: Sendable {
     /// The server's clock in epoch milliseconds; events may not be more than 5 minutes ahead of it.
@@ -196,52 +128,6 @@ public struct EventValidator: Sendable {
             !label.isEmpty && label.unicodeScalars.allSatisfy { scalar in
                 scalar.isASCII && (scalar == "-" || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))
             }
-        }
-    }
-}
-
-/// What every text field must be: not blank (DESIGN §2) and free of U+0000, which PostgreSQL
-/// cannot store in `text` or `jsonb` (it was a 500 before).
-///
-/// "Blank" is a string of nothing but the characters of ECMA-262's `\s`, the set JSON Schema's
-/// `pattern` uses. The set is written out rather than taken from `Character.isWhitespace` or
-/// Foundation's `.whitespacesAndNewlines`, which differ from it (U+0085 is whitespace there and
-/// not in `\s`; U+FEFF is in `\s` and not there), so that a string passes here exactly when it
-/// matches `pattern`, which `openapi.yaml` gives every text field. The empty string is blank
-/// too (the length limits name it first).
-public enum BlankText {
-    /// No U+0000 anywhere, and at least one character outside `\s`, with `\s` spelled out because
-    /// regex dialects disagree on it (Python's `re` counts U+001C–U+001F and U+0085, ECMA does not).
-    public static let pattern = #"^[^\u0000]*[^\u0000\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff][^\u0000]*$"#
-
-    /// Whether `value` holds no character outside ECMA-262's `\s`.
-    public static func isBlank(_ value: some StringProtocol) -> Bool {
-        value.unicodeScalars.allSatisfy(isBlank)
-    }
-
-    /// ECMA-262 `WhiteSpace` (TAB, VT, FF, ZWNBSP and the `Zs` category) and `LineTerminator`
-    /// (LF, CR, LS, PS).
-    public static func isBlank(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x09...0x0D, 0x20, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-            true
-        default:
-            false
-        }
-    }
-
-    /// Whether `value` holds U+0000, which PostgreSQL refuses in `text` and `jsonb`.
-    public static func containsNull(_ value: some StringProtocol) -> Bool {
-        value.unicodeScalars.contains("\u{0}")
-    }
-
-    /// Whether any key or string anywhere in `value` holds U+0000.
-    public static func containsNull(_ value: JSONValue) -> Bool {
-        switch value {
-        case .null, .bool, .number: false
-        case .string(let string): containsNull(string)
-        case .array(let values): values.contains(where: containsNull)
-        case .object(let members): members.contains { containsNull($0.key) || containsNull($0.value) }
         }
     }
 }

@@ -1,11 +1,14 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
+import NIOCore
 import ShortcutSyncDomain
 import ShortcutSyncStore
 
-/// An error answer (RFC 9457), thrown by handlers and rendered at the edge by `ProblemMiddleware`.
-public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
-    public var status: Int
+/// An error answer (RFC 9457), thrown by handlers and rendered at the edge by `ProblemMiddleware`;
+/// as Hummingbird's `HTTPResponseError`, router middlewares throw it and Hummingbird renders it.
+public struct APIProblem: HTTPResponseError, Sendable, Hashable, CustomStringConvertible {
+    public var status: HTTPResponse.Status
     public var title: String
     public var detail: String?
     public var errors: [FieldError] = []
@@ -19,12 +22,12 @@ public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
     /// `shortcutsPerAccount`.
     public var limit: String?
 
-    public var description: String { "\(status) \(title)" + (detail.map { ": \($0)" } ?? "") }
+    public var description: String { "\(status.code) \(title)" + (detail.map { ": \($0)" } ?? "") }
 
     /// A stable `type` URI per status, naming the kind of problem.
     public var type: String {
         if limit != nil { return "https://shortcut-sync.invalid/problems/limit-reached" }
-        return switch status {
+        return switch status.code {
         case 400: "https://shortcut-sync.invalid/problems/malformed-request"
         case 401: "https://shortcut-sync.invalid/problems/unauthorized"
         case 404: "https://shortcut-sync.invalid/problems/not-found"
@@ -115,7 +118,7 @@ public struct APIProblem: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The problem+json document.
     var json: [UInt8] {
-        var object: [String: Any] = ["type": type, "title": title, "status": status]
+        var object: [String: Any] = ["type": type, "title": title, "status": status.code]
         if let detail { object["detail"] = detail }
         if !errors.isEmpty { object["errors"] = errors.map { ["pointer": $0.pointer, "detail": $0.detail] } }
         if let expectedSeq { object["expectedSeq"] = expectedSeq }
@@ -167,5 +170,16 @@ extension DecodingError {
         default:
             String(describing: type).hasPrefix("Array") ? "an array" : (String(describing: type).hasPrefix("Dictionary") ? "an object" : "of type \(type)")
         }
+    }
+}
+
+extension APIProblem {
+    /// The problem as a Hummingbird response (`HTTPResponseError`): router middlewares throw it.
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        response
+    }
+
+    var response: Response {
+        Response(status: status, headers: headerFields, body: .init(byteBuffer: ByteBuffer(bytes: json)))
     }
 }

@@ -24,11 +24,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
         let caller: Caller
         do {
             guard let found = try await authenticate(Self.bearerToken(request.headers[.authorization]), as: kind) else {
-                return APIProblem.unauthorized.response
+                throw APIProblem.unauthorized
             }
             caller = found
         } catch {
-            return problems.problem(for: error, operationID: "authenticate").response
+            throw problems.problem(for: error, operationID: "authenticate")
         }
         return try await Caller.$current.withValue(caller) {
             try await next(request, context)

@@ -27,13 +27,13 @@ struct BodyLimitMiddleware: RouterMiddleware {
         let limit = request.uri.path == "/v1/sync/push" ? pushLimit : otherLimit
         let tooLarge = APIProblem.tooLarge("the body is larger than \(limit) bytes")
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            return tooLarge.response
+            throw tooLarge
         }
         switch try await collect(request, upTo: limit) {
         case .complete(let collected):
             return try await next(collected, context)
         case .tooLarge:
-            return tooLarge.response
+            throw tooLarge
         case .late:
             return Self.closing(context.channel, after: APIProblem(
                 status: 408, title: "Request Timeout",
@@ -68,17 +68,10 @@ struct BodyLimitMiddleware: RouterMiddleware {
         var headers = problem.response.headers
         headers[.connection] = "close"
         let bytes = ByteBuffer(bytes: problem.json)
-        return Response(status: .init(code: problem.status), headers: headers, body: ResponseBody(contentLength: bytes.readableBytes) { writer in
+        return Response(status: problem.status, headers: headers, body: ResponseBody(contentLength: bytes.readableBytes) { writer in
             try await writer.write(bytes)
             try await writer.finish(nil)
             channel.close(promise: nil)
         })
-    }
-}
-
-extension APIProblem {
-    /// The problem as a Hummingbird response, for middlewares outside the OpenAPI handlers.
-    var response: Response {
-        Response(status: .init(code: status), headers: headerFields, body: .init(byteBuffer: ByteBuffer(bytes: json)))
     }
 }

@@ -31,7 +31,7 @@ struct ProblemMiddleware: ServerMiddleware {
             return try await next(request, body, metadata)
         } catch {
             let problem = problem(for: error, operationID: operationID)
-            var response = HTTPResponse(status: .init(code: problem.status))
+            var response = HTTPResponse(status: problem.status)
             response.headerFields = problem.headerFields
             return (response, HTTPBody(problem.json))
         }
@@ -43,7 +43,7 @@ struct ProblemMiddleware: ServerMiddleware {
         let metadata: Logger.Metadata = ["operation": "\(operationID)", "error": "\(String(reflecting: cause))"]
         switch cause {
         case let problem as APIProblem:
-            logger.debug("request refused", metadata: metadata.merging(["status": "\(problem.status)"]) { $1 })
+            logger.debug("request refused", metadata: metadata.merging(["status": "\(problem.status.code)"]) { $1 })
             return problem
         case let decoding as DecodingError:
             logger.debug("request body refused", metadata: metadata)
@@ -54,7 +54,7 @@ struct ProblemMiddleware: ServerMiddleware {
         default:
             if let serverError, (400..<500).contains(serverError.httpStatus.code) {
                 logger.debug("request refused by the OpenAPI runtime", metadata: metadata)
-                return APIProblem(status: serverError.httpStatus.code, title: serverError.httpStatus.reasonPhrase,
+                return APIProblem(status: serverError.httpStatus, title: serverError.httpStatus.reasonPhrase,
                                   detail: serverError.causeDescription)
             }
             logger.log(level: .error, "request failed", error: cause, metadata: ["operation": "\(operationID)"])

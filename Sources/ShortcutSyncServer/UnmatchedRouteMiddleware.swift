@@ -25,7 +25,7 @@ struct UnmatchedRouteMiddleware<Context: RequestContext>: RouterMiddleware {
             let problem = allowed.isEmpty
                 ? APIProblem.notFound("there is no resource at \(path)")
                 : APIProblem.methodNotAllowed(request.method.rawValue, path: path, allowed: allowed)
-            return problem.response
+            throw problem
         }
     }
 

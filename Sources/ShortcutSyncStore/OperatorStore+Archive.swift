@@ -3,66 +3,6 @@ import NIOCore
 import PostgresNIO
 import ShortcutSyncDomain
 
-/// An account with its token's hash, as an export carries it.
-public struct AccountRecord: Sendable, Hashable {
-    public var accountId: UUID
-    public var createdAt: Date
-    public var tokenHash: [UInt8]
-
-    public init(accountId: UUID, createdAt: Date, tokenHash: [UInt8]) {
-        self.accountId = accountId
-        self.createdAt = createdAt
-        self.tokenHash = tokenHash
-    }
-}
-
-/// A device with its token's hash (none once it signed out), as an export carries it.
-public struct ArchivedDevice: Sendable, Hashable {
-    public var record: DeviceRecord
-    public var tokenHash: [UInt8]?
-    /// The line of the file it came from, when imported.
-    public var line: Int
-
-    public init(record: DeviceRecord, tokenHash: [UInt8]?, line: Int = 0) {
-        self.record = record
-        self.tokenHash = tokenHash
-        self.line = line
-    }
-}
-
-/// One event of an import, with the line of the file it came from.
-public struct ArchivedEvent: Sendable, Hashable {
-    public var line: Int
-    public var deviceId: UUID
-    public var recordedAt: Date
-    public var event: Event
-
-    public init(line: Int, deviceId: UUID, recordedAt: Date, event: Event) {
-        self.line = line
-        self.deviceId = deviceId
-        self.recordedAt = recordedAt
-        self.event = event
-    }
-}
-
-/// What an import added (what the database already had is not counted).
-public struct ImportCounts: Sendable, Hashable, Codable {
-    public var accounts = 0
-    public var devices = 0
-    public var events = 0
-    /// Events of the file the database already held.
-    public var eventsAlreadyStored = 0
-}
-
-/// Why an import stored nothing: the file disagrees with what the database holds.
-public struct ImportConflict: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The line of the file at fault.
-    public var line: Int
-    public var reason: String
-
-    public var description: String { "line \(line): \(reason)" }
-}
-
 extension OperatorStore {
     /// The account with its token hash, nil if there is none.
     public func accountRecord(_ account: UUID) async throws -> AccountRecord? {

@@ -9,7 +9,7 @@ import ShortcutSyncDomain
 /// explicit transaction and costs one round trip when the batch simply continues the device's
 /// seqs. Only when it does not (a retry, a gap, a reuse) does the store look closer, and it
 /// recognises duplicates by reading what the constraints guard, never by swallowing conflicts.
-public struct PostgresEventStore: EventStore {
+public struct PostgresEventStore: Sendable {
     public let client: PostgresClient
     public let logger: Logger
     /// How many lost races with concurrent appends to the same account are retried.
@@ -20,8 +20,9 @@ public struct PostgresEventStore: EventStore {
         self.logger = logger
     }
 
+    /// Appends a device's batch atomically and idempotently (DESIGN §4).
     @discardableResult
-    public func append(_ events: [Event], account: UUID, device: UUID, expectedVersion: ExpectedVersion) async throws -> AppendResult {
+    public func append(_ events: [Event], account: UUID, device: UUID, expectedVersion: ExpectedVersion = .any) async throws -> AppendResult {
         guard !events.isEmpty else {
             let last = try await lastAcceptedSeq(account: account, device: device)
             return AppendResult(lastAcceptedSeq: last, position: 0, appended: 0, streamVersion: try await streamVersion(account: account))
@@ -191,6 +192,7 @@ public struct PostgresEventStore: EventStore {
         return .idReused(index: index, id: events[index].id)
     }
 
+    /// The greatest seq accepted from a device, 0 when none.
     public func lastAcceptedSeq(account: UUID, device: UUID) async throws -> Int64 {
         try await client.query(
             "SELECT coalesce(max(seq), 0) FROM events WHERE account_id = \(account) AND device_id = \(device)",
@@ -203,6 +205,8 @@ public struct PostgresEventStore: EventStore {
             logger: logger).decode(Int64.self).collectAll().first ?? 0
     }
 
+    /// Up to `limit` events after `checkpoint`, in log order, never passing an event that a
+    /// transaction still running could commit before the ones returned.
     public func readLog(after checkpoint: LogCheckpoint, limit: Int) async throws -> [RecordedEvent] {
         try await EventCoding.decode(try await committedEvents(EventCoding.columns, after: checkpoint, limit: limit))
     }
@@ -220,6 +224,7 @@ public struct PostgresEventStore: EventStore {
             """, logger: logger)
     }
 
+    /// The events of one account in stream order, for replay and admin queries.
     public func readStream(account: UUID, after streamVersion: Int64, limit: Int) async throws -> [RecordedEvent] {
         let rows = try await client.query("""
             SELECT \(unescaped: EventCoding.columns) FROM events
@@ -229,35 +234,4 @@ public struct PostgresEventStore: EventStore {
             """, logger: logger)
         return try await EventCoding.decode(rows)
     }
-}
-
-/// How events travel between Swift and their rows.
-enum EventCoding {
-    /// The columns `decode` reads; the event is reassembled as JSON by the server.
-    static let columns = """
-        position, tx_id::text::int8, account_id, stream_version, device_id, recorded_at,
-        (body || jsonb_build_object('id', event_id, 'seq', seq, 'type', type,
-            'hlc', jsonb_build_object('wallMillis', hlc_wall, 'counter', hlc_counter)))::text
-        """
-
-    static func decode(_ rows: PostgresRowSequence) async throws -> [RecordedEvent] {
-        let decoder = JSONDecoder()
-        var events: [RecordedEvent] = []
-        for try await (position, txid, account, version, device, recordedAt, json) in rows.decode((Int64, Int64, UUID, Int64, UUID, Date, String).self) {
-            let event: Event
-            do {
-                event = try decoder.decode(Event.self, from: Data(json.utf8))
-            } catch {
-                throw StoreError.corruptRow("event at position \(position): \(error)")
-            }
-            events.append(RecordedEvent(position: position, transactionID: UInt64(txid), accountId: account,
-                                        streamVersion: version, deviceId: device, event: event, recordedAt: recordedAt))
-        }
-        return events
-    }
-}
-
-extension PSQLError {
-    var isUniqueViolation: Bool { serverInfo?[.sqlState] == "23505" }
-    var constraintName: String? { serverInfo?[.constraintName] }
 }

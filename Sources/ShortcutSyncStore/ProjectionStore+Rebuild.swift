@@ -3,53 +3,6 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDomain
 
-/// How far a rebuild has come, handed to its progress callback after every page.
-public struct RebuildProgress: Sendable, Hashable {
-    /// Events replayed so far by this call.
-    public var processed: Int
-    public var checkpoint: LogCheckpoint
-    /// The log's greatest position when the page was read.
-    public var headPosition: Int64
-
-    public init(processed: Int, checkpoint: LogCheckpoint, headPosition: Int64) {
-        self.processed = processed
-        self.checkpoint = checkpoint
-        self.headPosition = headPosition
-    }
-}
-
-/// One row on which the rebuilt projections and the live ones disagree.
-public struct ProjectionDifference: Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Hashable {
-        case account, device, shortcut, voiceShortcut, donationGroup, deletionMark
-    }
-
-    public var kind: Kind
-    public var accountId: UUID
-    /// `bundleId/identifier` for shortcuts (and `/group` for donation groups), the id for voice
-    /// shortcuts and devices, `bundleId scope value` for deletion marks, "" for accounts.
-    public var key: String
-    /// The row's content on each side (JSON for views), nil where that side has no such row.
-    public var live: String?
-    public var rebuilt: String?
-
-    public var description: String {
-        "\(kind.rawValue) \(accountId.uuidString.lowercased()) \(key): live \(live ?? "absent"), rebuilt \(rebuilt ?? "absent")"
-    }
-}
-
-/// The outcome of `verify`: both sides at `checkpoint`, and where they differ.
-public struct ProjectionVerification: Sendable, Hashable {
-    public var checkpoint: LogCheckpoint
-    public var differences: [ProjectionDifference]
-    public var isConsistent: Bool { differences.isEmpty }
-
-    public init(checkpoint: LogCheckpoint, differences: [ProjectionDifference]) {
-        self.checkpoint = checkpoint
-        self.differences = differences
-    }
-}
-
 extension ProjectionStore {
     /// Where the live and the rebuilt projections stand, read in one snapshot on `connection`.
     public func checkpoints(on connection: PostgresConnection) async throws -> (live: LogCheckpoint, rebuilt: LogCheckpoint) {

@@ -3,35 +3,6 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDomain
 
-/// How far the projections have folded the log, and which generation of them is live.
-public struct ProjectionCheckpoint: Sendable, Hashable {
-    public var log: LogCheckpoint
-    /// Raised when the projections are replaced by a rebuild; older cursors then get the whole view.
-    public var epoch: Int64
-
-    public init(log: LogCheckpoint, epoch: Int64) {
-        self.log = log
-        self.epoch = epoch
-    }
-}
-
-/// Why the projections refused to go on.
-public enum ProjectionError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The checkpoint is not where the batch starts: another writer moved it. Nothing was written.
-    case checkpointMoved(expected: LogCheckpoint, found: LogCheckpoint)
-    /// The live projections did not reach the rebuild's checkpoint in time (is a worker running?).
-    case liveProjectionsBehind(live: LogCheckpoint, rebuilt: LogCheckpoint)
-
-    public var description: String {
-        switch self {
-        case .checkpointMoved(let expected, let found):
-            "the projection checkpoint is at \(found), not at \(expected) where the batch starts: another worker moved it"
-        case .liveProjectionsBehind(let live, let rebuilt):
-            "the live projections stayed at \(live), behind the rebuild at \(rebuilt): is a worker running?"
-        }
-    }
-}
-
 /// The projections in PostgreSQL as pulls and operators read them (the worker folds them, through
 /// `ProjectionRowStore`).
 ///

@@ -211,13 +211,3 @@ public struct ProjectionRebuilder: Sendable {
         }
     }
 }
-
-/// Events folded so far by the ranges of a rebuild together.
-private final class EventCount: Sendable {
-    private let count = Mutex(0)
-
-    /// Adds `more` and returns the sum.
-    func add(_ more: Int) -> Int {
-        count.withLock { $0 += more; return $0 }
-    }
-}

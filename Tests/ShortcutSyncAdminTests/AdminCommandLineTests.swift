@@ -1,5 +1,7 @@
+import EmbeddedPostgres
 import Foundation
 import PostgresNIO
+import ShortcutSyncChildProcess
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncStore

@@ -1,4 +1,5 @@
 import Foundation
+import ShortcutSyncChildProcess
 import ShortcutSyncDatabaseTestSupport
 import Testing
 

@@ -1,5 +1,7 @@
 import Foundation
 import NIOHTTP1
+import SecretFiles
+import ShortcutSyncChildProcess
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncStore
 import Testing

@@ -261,50 +261,6 @@ public struct AccountBatchFold: Sendable {
     }
 }
 
-/// A voice shortcut row to write back; its projected view changed only if `viewChanged`.
-public struct VoiceShortcutChange: Sendable, Hashable {
-    public var row: VoiceShortcutRow
-    public var viewChanged: Bool
-}
-
-/// A device's latest `appsReported` to write back; `appsChanged` when its set of apps changed.
-public struct DeviceAppsChange: Sendable, Hashable {
-    public var reported: Stamped<Set<String>>
-    public var appsChanged: Bool
-}
-
-/// What one batch changes for one account.
-public struct AccountBatchResult: Sendable, Hashable {
-    /// The account's version after the batch: raised by one when its view changed.
-    public var version: Int64
-    public var maxHLC: HLCTimestamp
-    /// The greatest log position of the batch's events of this account.
-    public var lastPosition: Int64
-    public var viewChanged = false
-    /// Whether its devices should be told: the view or a device's apps changed.
-    public var notify = false
-    /// Donation groups to write; nil: to remove (no uncovered donation left).
-    public var groups: [DonationGroupID: DonationGroupRow?] = [:]
-    public var marks: [DeletionScope: EventKey] = [:]
-    public var voiceShortcuts: [VoiceShortcutChange] = []
-    public var devices: [UUID: DeviceAppsChange] = [:]
-    /// Projected shortcuts that changed; nil: it left the view.
-    public var shortcuts: [ShortcutID: ShortcutProjection?] = [:]
-}
-
-/// Why a batch could not be folded.
-public enum FoldError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The log's count of covered donations is missing or impossible for the stored row.
-    case recountMissing(DonationGroupID, answer: Int?, count: Int)
-
-    public var description: String {
-        switch self {
-        case .recountMissing(let id, let answer, let count):
-            "the donations of \(id) covered by this batch were counted as \(answer.map(String.init) ?? "nothing") of \(count) stored: the fold rows and the log disagree"
-        }
-    }
-}
-
 extension VoiceShortcutRow {
     /// Keeps the later phrase; `known` holds phrases normalized already.
     mutating func setPhrase(_ candidate: Stamped<String>, normalized known: [String: String]) {

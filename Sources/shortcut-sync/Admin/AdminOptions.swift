@@ -1,25 +1,10 @@
 import ArgumentParser
+import EmbeddedPostgres
 import Foundation
 import Logging
 import PostgresNIO
 import ShortcutSyncAdmin
 import ShortcutSyncStore
-
-/// `shortcut-sync admin …`: the operators' queries and maintenance (DESIGN §7).
-///
-/// Exit status: 0 ok, 1 a check failed (verify found differences, an import was refused),
-/// 2 usage (bad arguments, unknown ids), 3 the database cannot be reached.
-struct AdminCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "admin",
-        abstract: "Operators' queries, replay, rebuild, verify, export/import and erasure.",
-        discussion: "Exit status: 0 ok, 1 a check failed, 2 usage, 3 database unreachable. --json prints JSON for scripts.",
-        subcommands: [
-            AccountsCommand.self, DevicesCommand.self, ShortcutsCommand.self, VoiceShortcutsCommand.self, EventsCommand.self,
-            HistoryCommand.self, ProjectionsCommand.self, VerifyCommand.self, ExportCommand.self, ImportCommand.self, EraseCommand.self,
-        ]
-    )
-}
 
 /// What every `admin` command takes: where the database is, and `--json`.
 struct AdminOptions: ParsableArguments {
@@ -35,12 +20,12 @@ struct AdminOptions: ParsableArguments {
         // Operators read tables: the service's own logs show only errors unless --log-level asks.
         let logger = database.logger(defaultLevel: .error)
         do {
-            let location = try await reach(logger: logger)
-            defer { location.close() }
-            try await Migrator.migrate(location.url, logger: logger)
-            let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 6), backgroundLogger: logger)
-            try await client.withRunning {
-                try await body(Operator(client: client, logger: logger))
+            try await reach(logger: logger) { location in
+                try await Migrator.migrate(location.url, logger: logger)
+                let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 6), backgroundLogger: logger)
+                try await client.withRunning {
+                    try await body(Operator(client: client, logger: logger))
+                }
             }
         } catch let error as ExitCode {
             throw error
@@ -54,9 +39,9 @@ struct AdminOptions: ParsableArguments {
         FileHandle.standardOutput.write(Data((json ? try ScriptJSON.encode(report) : report.text).utf8))
     }
 
-    /// The database, once one connection to it was made: a server that cannot be reached
-    /// fails here, in seconds, with exit status 3 (a pool would keep trying).
-    private func reach(logger: Logger) async throws -> DatabaseLocation {
+    /// Runs `body` with the database, once one connection to it was made: a server that cannot
+    /// be reached fails here, in seconds, with exit status 3 (a pool would keep trying).
+    private func reach(logger: Logger, _ body: (DatabaseLocation) async throws -> Void) async throws {
         let url = database.databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"]
         if let url, !url.isEmpty {
             let parsed = try DatabaseURL(url)
@@ -70,7 +55,7 @@ struct AdminOptions: ParsableArguments {
             }
         }
         do {
-            return try await database.resolve(logger: logger)
+            try await database.withDatabase(logger: logger, body)
         } catch let error as EmbeddedPostgres.Failure {
             throw Unreachable(detail: "the embedded PostgreSQL under \(database.dataDir) did not start: \(error)")
         }
@@ -106,16 +91,4 @@ struct AdminOptions: ParsableArguments {
         let text = psql?.serverInfo?[.message] ?? psql?.underlying.map { String(describing: $0) } ?? String(describing: error)
         return text.split(separator: "\n").first.map(String.init) ?? text
     }
-}
-
-/// An id given on the command line.
-struct IdentifierArgument: ExpressibleByArgument {
-    var uuid: UUID
-
-    init?(argument: String) {
-        guard let uuid = UUID(uuidString: argument) else { return nil }
-        self.uuid = uuid
-    }
-
-    static var defaultCompletionKind: CompletionKind { .default }
 }

@@ -1,0 +1,15 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncWorker
+
+/// Bad input to an `admin` command: it changes nothing and exits with status 2.
+public struct AdminUsageError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import ShortcutSyncDomain
+import ShortcutSyncStore
+
+public struct DevicesReport: AdminReport {
+    public struct Device: Encodable, Sendable, Hashable {
+        public var deviceId: UUID
+        public var name: String
+        public var platform: String
+        public var createdAt: Date
+        /// When it signed out (its token stopped working), if it did.
+        public var revokedAt: Date?
+        public var events: Int64
+        public var lastAcceptedSeq: Int64
+        public var lastEventAt: Date?
+        /// The apps it reported last; nil if it never reported (it sees every app's items).
+        public var installedApps: [String]?
+    }
+
+    public var accountId: UUID
+    public var devices: [Device]
+
+    public var text: String {
+        var table = TextTable([.init("DEVICE", maxWidth: 36), .init("NAME", maxWidth: 24), .init("PLATFORM"),
+                               .init("EVENTS", alignRight: true), .init("LAST SEQ", alignRight: true), .init("LAST EVENT"),
+                               .init("APPS"), .init("STATUS")])
+        for device in devices {
+            table.append([device.deviceId.lowercased, device.name, device.platform, "\(device.events)", "\(device.lastAcceptedSeq)",
+                          LocalTime.format(device.lastEventAt), device.installedApps.map { "\($0.count) reported" } ?? "all",
+                          device.revokedAt == nil ? "signed in" : "signed out"])
+        }
+        return table.rendered
+    }
+}

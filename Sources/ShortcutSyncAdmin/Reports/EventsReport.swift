@@ -1,0 +1,68 @@
+import Foundation
+import ShortcutSyncDomain
+import ShortcutSyncStore
+
+/// One event as `admin events` and `admin history` show it.
+public struct EventRow: Encodable, Sendable, Hashable {
+    public var position: Int64
+    public var recordedAt: Date
+    public var deviceId: UUID
+    public var streamVersion: Int64
+    /// The event as the device pushed it (DESIGN §2).
+    public var event: Event
+
+    public init(_ recorded: RecordedEvent) {
+        position = recorded.position
+        recordedAt = recorded.recordedAt
+        deviceId = recorded.deviceId
+        streamVersion = recorded.streamVersion
+        event = recorded.event
+    }
+
+    static let columns: [TextTable.Column] = [
+        .init("POSITION", alignRight: true), .init("RECORDED"), .init("DEVICE", maxWidth: 8), .init("SEQ", alignRight: true),
+        .init("TYPE"), .init("WHAT", maxWidth: 60),
+    ]
+
+    var cells: [String] {
+        [String(position), LocalTime.format(recordedAt), deviceId.short, String(event.seq), event.type.rawValue, event.body.summary]
+    }
+}
+
+public struct EventsReport: AdminReport {
+    public var events: [EventRow]
+    /// More events match after this page (DESIGN §7: a page says when more follow).
+    public var more = false
+    /// When `more`: the position to pass as `--after` for the next page (the page's last event's).
+    public var nextAfter: Int64?
+
+    /// The header of `--follow`, whose lines come one by one: fixed widths instead of a table's.
+    public static var followHeader: String {
+        fixed(EventRow.columns.map(\.title)) + "\n"
+    }
+
+    /// One event of `--follow`.
+    public static func line(_ row: EventRow) -> String {
+        fixed(row.cells) + "\n"
+    }
+
+    private static let widths = [9, 19, 8, 6, 20]
+
+    private static func fixed(_ cells: [String]) -> String {
+        var line = ""
+        for (index, cell) in cells.enumerated() {
+            guard index < widths.count else { line += TextTable.shorten(cell, to: 80); break }
+            let value = TextTable.shorten(cell, to: widths[index])
+            let padding = String(repeating: " ", count: widths[index] - value.count)
+            line += (EventRow.columns[index].alignRight ? padding + value : value + padding) + "  "
+        }
+        return line.trimmingTrailingSpaces
+    }
+
+    public var text: String {
+        var table = TextTable(EventRow.columns)
+        for event in events { table.append(event.cells) }
+        guard more, let nextAfter else { return table.rendered }
+        return table.rendered + "More events follow: run the command again with --after \(nextAfter).\n"
+    }
+}

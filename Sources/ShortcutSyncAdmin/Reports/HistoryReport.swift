@@ -1,0 +1,32 @@
+import Foundation
+import ShortcutSyncDomain
+import ShortcutSyncStore
+
+public struct HistoryReport: AdminReport {
+    public struct Effect: Encodable, Sendable, Hashable {
+        public var kind: String
+        public var description: String
+    }
+
+    public struct Entry: Encodable, Sendable, Hashable {
+        public var position: Int64
+        public var recordedAt: Date
+        public var deviceId: UUID
+        public var type: EventType
+        public var effects: [Effect]
+    }
+
+    public var accountId: UUID
+    public var shortcut: String
+    public var entries: [Entry]
+
+    public var text: String {
+        var table = TextTable([.init("POSITION", alignRight: true), .init("RECORDED"), .init("DEVICE", maxWidth: 8), .init("TYPE"),
+                               .init("EFFECT", maxWidth: 120)])
+        for entry in entries {
+            table.append([String(entry.position), LocalTime.format(entry.recordedAt), entry.deviceId.short, entry.type.rawValue,
+                          entry.effects.map(\.description).joined(separator: "; ")])
+        }
+        return "\(shortcut) in account \(accountId.lowercased)\n\n" + table.rendered
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// What every text field must be: not blank (DESIGN §2) and free of U+0000, which PostgreSQL
+/// cannot store in `text` or `jsonb` (it was a 500 before).
+///
+/// "Blank" is a string of nothing but the characters of ECMA-262's `\s`, the set JSON Schema's
+/// `pattern` uses. The set is written out rather than taken from `Character.isWhitespace` or
+/// Foundation's `.whitespacesAndNewlines`, which differ from it (U+0085 is whitespace there and
+/// not in `\s`; U+FEFF is in `\s` and not there), so that a string passes here exactly when it
+/// matches `pattern`, which `openapi.yaml` gives every text field. The empty string is blank
+/// too (the length limits name it first).
+public enum BlankText {
+    /// No U+0000 anywhere, and at least one character outside `\s`, with `\s` spelled out because
+    /// regex dialects disagree on it (Python's `re` counts U+001C–U+001F and U+0085, ECMA does not).
+    public static let pattern = #"^[^\u0000]*[^\u0000\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff][^\u0000]*$"#
+
+    /// Whether `value` holds no character outside ECMA-262's `\s`.
+    public static func isBlank(_ value: some StringProtocol) -> Bool {
+        value.unicodeScalars.allSatisfy(isBlank)
+    }
+
+    /// ECMA-262 `WhiteSpace` (TAB, VT, FF, ZWNBSP and the `Zs` category) and `LineTerminator`
+    /// (LF, CR, LS, PS).
+    public static func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09...0x0D, 0x20, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+            true
+        default:
+            false
+        }
+    }
+
+    /// Whether `value` holds U+0000, which PostgreSQL refuses in `text` and `jsonb`.
+    public static func containsNull(_ value: some StringProtocol) -> Bool {
+        value.unicodeScalars.contains("\u{0}")
+    }
+
+    /// Whether any key or string anywhere in `value` holds U+0000.
+    public static func containsNull(_ value: JSONValue) -> Bool {
+        switch value {
+        case .null, .bool, .number: false
+        case .string(let string): containsNull(string)
+        case .array(let values): values.contains(where: containsNull)
+        case .object(let members): members.contains { containsNull($0.key) || containsNull($0.value) }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// The body of an event, one case per `EventType`.
+public enum EventBody: Sendable, Hashable {
+    case donation(Donation)
+    case deletion(Deletion)
+    case voiceShortcutAdded(VoiceShortcutAdded)
+    case voiceShortcutUpdated(VoiceShortcutUpdated)
+    case voiceShortcutDeleted(VoiceShortcutDeleted)
+    case appsReported(AppsReported)
+
+    public var type: EventType {
+        switch self {
+        case .donation: .donation
+        case .deletion: .deletion
+        case .voiceShortcutAdded: .voiceShortcutAdded
+        case .voiceShortcutUpdated: .voiceShortcutUpdated
+        case .voiceShortcutDeleted: .voiceShortcutDeleted
+        case .appsReported: .appsReported
+        }
+    }
+
+    /// Decodes the body of a given type from a decoder positioned on the body's fields.
+    public init(type: EventType, from decoder: any Decoder) throws {
+        switch type {
+        case .donation: self = .donation(try Donation(from: decoder))
+        case .deletion: self = .deletion(try Deletion(from: decoder))
+        case .voiceShortcutAdded: self = .voiceShortcutAdded(try VoiceShortcutAdded(from: decoder))
+        case .voiceShortcutUpdated: self = .voiceShortcutUpdated(try VoiceShortcutUpdated(from: decoder))
+        case .voiceShortcutDeleted: self = .voiceShortcutDeleted(try VoiceShortcutDeleted(from: decoder))
+        case .appsReported: self = .appsReported(try AppsReported(from: decoder))
+        }
+    }
+
+    /// Encodes the body's fields (without `type`) into the encoder.
+    public func encodeFields(to encoder: any Encoder) throws {
+        switch self {
+        case .donation(let body): try body.encode(to: encoder)
+        case .deletion(let body): try body.encode(to: encoder)
+        case .voiceShortcutAdded(let body): try body.encode(to: encoder)
+        case .voiceShortcutUpdated(let body): try body.encode(to: encoder)
+        case .voiceShortcutDeleted(let body): try body.encode(to: encoder)
+        case .appsReported(let body): try body.encode(to: encoder)
+        }
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+
+/// The rows of one account that a batch reads, as stored before it: a subset, chosen by
+/// `FoldNeeds`, of everything the account's fold keeps.
+public struct AccountFoldRows: Sendable, Hashable {
+    /// Raised by every batch that changes the account's view.
+    public var version: Int64 = 0
+    public var maxHLC: HLCTimestamp = .zero
+    public var groups: [DonationGroupID: DonationGroupRow] = [:]
+    public var marks: [DeletionScope: EventKey] = [:]
+    public var voiceShortcuts: [UUID: VoiceShortcutRow] = [:]
+    /// Each device's latest `appsReported`.
+    public var devices: [UUID: Stamped<Set<String>>] = [:]
+
+    public init() {}
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// The donations of one shortcut that share a `groupIdentifier`: a deletion by group selects
+/// them together, so the fold keeps them together.
+public struct DonationGroupID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var shortcut: ShortcutID
+    /// "" for donations without a group (a real group is never empty).
+    public var group: String
+
+    public init(shortcut: ShortcutID, group: String) {
+        self.shortcut = shortcut
+        self.group = group
+    }
+
+    public static func < (lhs: DonationGroupID, rhs: DonationGroupID) -> Bool {
+        (lhs.shortcut, lhs.group) < (rhs.shortcut, rhs.group)
+    }
+
+    public var description: String { group.isEmpty ? shortcut.description : "\(shortcut) in \(group)" }
+}
+
+/// What later events need of one donation group: how many of its donations no deletion covers,
+/// the latest of them, and the key below which deletions cover it. Never more, however long its
+/// history: a deletion that lands among older donations has them counted in the log instead.
+public struct DonationGroupRow: Sendable, Hashable {
+    public var id: DonationGroupID
+    /// Uncovered donations; a row with none is not kept.
+    public var count: Int
+    public var latest: EventKey
+    /// The log position of the latest uncovered donation, whose attributes the shortcut shows.
+    public var latestPosition: Int64
+    /// The greatest key of the deletions selecting this group, when the row was written: every
+    /// donation below it is covered, every counted one is at or above it.
+    public var coveredBelow: EventKey?
+
+    public init(id: DonationGroupID, count: Int, latest: EventKey, latestPosition: Int64, coveredBelow: EventKey?) {
+        self.id = id
+        self.count = count
+        self.latest = latest
+        self.latestPosition = latestPosition
+        self.coveredBelow = coveredBelow
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// The limits of DESIGN §2, as `openapi.yaml` declares them.
+///
+/// Lengths count Unicode code points (`unicodeScalars`), as JSON Schema's `minLength` and
+/// `maxLength` do, so that the spec and the code refuse the same strings: "é" written as `e` and a
+/// combining accent is two, a flag emoji two, "汤" one. (Before, lengths counted grapheme clusters.)
+public enum Limits {
+    public static let bundleIdLength = 1...255
+    public static let identifierLength = 1...256
+    public static let titleLength = 1...200
+    public static let phraseLength = 1...100
+    public static let maxKeywords = 20
+    /// Each keyword: not in DESIGN §2, chosen here as the length of a title (1–200 code points).
+    public static let keywordLength = 1...200
+    public static let identifiersCount = 1...1000
+    public static let maxInstalled = 2000
+    public static let maxParametersBytes = 16 * 1024
+    public static let maxEventsPerPush = 500
+    public static let maxPushBytes = 1024 * 1024
+    public static let maxClockSkewMillis: Int64 = 5 * 60 * 1000
+    /// A device's seqs (DESIGN §5): 2^53 is the largest integer every JSON reader keeps exactly,
+    /// and leaves room for any arithmetic on a batch's seqs without overflow.
+    public static let seqRange: ClosedRange<Int64> = 1...(1 << 53)
+    /// An hlc's counter: 0…2^31−1, so that a clock moving past it never overflows.
+    public static let hlcCounterRange: ClosedRange<Int> = 0...Int(Int32.max)
+    /// An hlc's wall clock as the spec declares it (2^53−1); a push is held to the server's clock
+    /// plus `maxClockSkewMillis` besides.
+    public static let hlcWallRange: ClosedRange<Int64> = 0...((1 << 53) - 1)
+
+    // Per person (DESIGN §5): nothing one person does may make the service hold without bound.
+    /// Open streams per device; a further one ends the oldest.
+    public static let maxStreamsPerDevice = 4
+    /// Signed-in devices per account.
+    public static let maxDevicesPerAccount = 100
+    /// Existing shortcuts per account.
+    public static let maxShortcutsPerAccount = 10_000
+}

@@ -1,0 +1,15 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import Synchronization
+
+/// What a device's live stream is told.
+public enum StreamMessage: Sendable, Hashable {
+    /// The views of this device's account changed (perhaps not this device's); pull.
+    case changed(position: Int64)
+    /// Nothing happened; a comment line keeps proxies from closing the connection.
+    case keepAlive
+}

@@ -1,0 +1,28 @@
+import Foundation
+import ShortcutSyncDomain
+
+/// Why an append was refused. Nothing of a refused batch is stored.
+public enum AppendError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The batch does not continue the device's seqs without a gap. `index` is the batch
+    /// position of the first event at fault.
+    case seqNotContiguous(index: Int, expectedSeq: Int64, lastAcceptedSeq: Int64)
+    /// A seq accepted before arrived again with another event id.
+    case seqReused(index: Int, seq: Int64, lastAcceptedSeq: Int64)
+    /// An event id accepted before arrived again with another seq (or from another device).
+    case idReused(index: Int, id: UUID)
+    /// The account's stream is not at the version the caller expected.
+    case wrongExpectedVersion(expected: Int64, actual: Int64)
+
+    public var description: String {
+        switch self {
+        case .seqNotContiguous(let index, let expected, let last):
+            "event \(index) breaks the device's sequence: expected seq \(expected) (last accepted seq is \(last))"
+        case .seqReused(let index, let seq, let last):
+            "event \(index) reuses seq \(seq), which was accepted with another id (last accepted seq is \(last))"
+        case .idReused(let index, let id):
+            "event \(index) reuses id \(id.uuidString.lowercased()), which was accepted with another seq"
+        case .wrongExpectedVersion(let expected, let actual):
+            "the account's stream is at version \(actual), not \(expected)"
+        }
+    }
+}

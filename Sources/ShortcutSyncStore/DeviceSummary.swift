@@ -1,0 +1,14 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// A device as operators list it: the record, and what it pushed and reported.
+public struct DeviceSummary: Sendable, Hashable {
+    public var device: DeviceRecord
+    public var events: Int64
+    public var lastAcceptedSeq: Int64
+    public var lastEventAt: Date?
+    /// The apps it reported last, as the live projections hold them; nil if it never reported.
+    public var installedApps: [String]?
+}

@@ -1,0 +1,14 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// Which prefix of an account's log a replay folds.
+public enum LogPrefix: Sendable, Hashable {
+    /// Every event committed now.
+    case all
+    /// Events at positions up to and including this one.
+    case throughPosition(Int64)
+    /// Events recorded (accepted by the service) at or before this time.
+    case recordedBy(Date)
+}
