@@ -29,7 +29,7 @@ public enum Limits {
     public static let hlcWallRange: ClosedRange<Int64> = 0...((1 << 53) - 1)
 
     // Per person (DESIGN §5): nothing one person does may make the service hold without bound.
-    /// Open streams per device; a further one ends the oldest.
+    /// Open streams per device, and pulls waiting per device; a further one ends the oldest.
     public static let maxStreamsPerDevice = 4
     /// Signed-in devices per account.
     public static let maxDevicesPerAccount = 100

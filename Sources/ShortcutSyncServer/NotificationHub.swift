@@ -73,7 +73,7 @@ public final class NotificationHub: Service, Sendable {
         }
         let displaced = subscribers.withLock { all in
             all[account, default: [:]][id] = Subscriber(device: device, isStream: isStream, continuation: continuation)
-            return isStream ? Self.beyondStreamLimit(of: device, in: all[account] ?? [:]) : []
+            return Self.beyondLimit(of: device, isStream: isStream, in: all[account] ?? [:])
         }
         for subscriber in displaced { subscriber.continuation.finish() }
         if greeting { continuation.yield(.keepAlive) }
@@ -81,10 +81,12 @@ public final class NotificationHub: Service, Sendable {
     }
 
     /// The oldest streams of `device` past `Limits.maxStreamsPerDevice` (DESIGN §5: a fifth ends
-    /// the oldest), so one device cannot hold an unbounded number of connections open.
-    private static func beyondStreamLimit(of device: UUID, in subscribers: [Int: Subscriber]) -> [Subscriber] {
-        let streams = subscribers.filter { $0.value.isStream && $0.value.device == device }.sorted { $0.key < $1.key }
-        return streams.dropLast(Limits.maxStreamsPerDevice).map(\.value)
+    /// the oldest), or the oldest of its waiting pulls past the same number (a fifth ends the
+    /// oldest's wait, which then answers with the view it has), so one device cannot hold an
+    /// unbounded number of connections open.
+    private static func beyondLimit(of device: UUID, isStream: Bool, in subscribers: [Int: Subscriber]) -> [Subscriber] {
+        let same = subscribers.filter { $0.value.isStream == isStream && $0.value.device == device }.sorted { $0.key < $1.key }
+        return same.dropLast(Limits.maxStreamsPerDevice).map(\.value)
     }
 
     /// Ends every open stream and waiting pull of `device` (it was signed out).

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -7,6 +8,7 @@ import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncServer
 import ShortcutSyncStore
+import ShortcutSyncTestSupport
 import Testing
 
 /// DESIGN §5, "Hostile or broken clients": no request may stop, exhaust or outlast the service.
@@ -300,6 +302,42 @@ import Testing
             #expect(answer.status == 401)
             #expect(ContinuousClock.now - started < .seconds(10), "the pull ended with the sign-out, not its timeout")
         }
+    }
+
+    /// A device has at most four pulls waiting: a fifth ends the oldest's wait, which answers
+    /// with the view there is; the others wait on (until the device is signed out here).
+    @Test func aFifthWaitingPullOfADeviceEndsTheOldestsWait() async throws {
+        try await TestServer.with(runsWorker: false) { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let pushed = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 1, identifier: "tomato")]))
+            let position = try #require(pushed.json["position"] as? Int)
+            let started = ContinuousClock.now
+            try await withThrowingTaskGroup(of: (index: Int, status: Int, after: Duration).self) { group in
+                for index in 0..<5 {
+                    group.addTask {
+                        let answer = try await server.request(.GET, "/v1/sync/pull?waitFor=\(position)&timeout=30000", token: device.token, timeout: .seconds(40))
+                        return (index, answer.status, ContinuousClock.now - started)
+                    }
+                    // Each one waits before the next is sent, so that the first is the oldest.
+                    try await eventually("pull \(index) waits") {
+                        try await Self.metricsText(server).contains("shortcut_sync_waiting_pulls \(min(index + 1, 4))")
+                    }
+                }
+                let first = try #require(try await group.next())
+                #expect(first.index == 0 && first.status == 200, "\(first)")
+                #expect(first.after < .seconds(10), "the oldest wait ended with the fifth, not its timeout")
+                #expect(try await server.raw(.DELETE, "/v1/devices/\(device.id)", token: account.token).status == 204)
+                for try await rest in group {
+                    #expect(rest.status == 401, "\(rest)")
+                }
+            }
+        }
+    }
+
+    static func metricsText(_ server: TestServer) async throws -> String {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: server.baseURL.absoluteString + "/metrics"), timeout: .seconds(10))
+        return String(buffer: try await response.body.collect(upTo: 1 << 20))
     }
 
     /// Erasing an account ends its open streams (through the erasure's notification).
