@@ -46,12 +46,15 @@ import Testing
                 (.PUT, "/v1/devices/\(UUID())", "DELETE"),
                 (.POST, "/healthz", "GET"),
             ]
-            for (method, path, allowed) in wrong {
-                let answer = try await server.request(method, path, token: device.token)
-                #expect(answer.status == 405, "\(method) \(path)")
-                #expect(answer.headers.first(name: "Allow") == allowed, "\(method) \(path)")
-                #expect(answer.headers.first(name: "Content-Type") == "application/problem+json", "\(method) \(path)")
-                #expect(answer.json["status"] as? Int == 405, "\(method) \(path)")
+            // With or without a token: a method the path does not answer needs none to be told so.
+            for token in [device.token, nil] as [String?] {
+                for (method, path, allowed) in wrong {
+                    let answer = try await server.request(method, path, token: token)
+                    #expect(answer.status == 405, "\(method) \(path)")
+                    #expect(answer.headers.first(name: "Allow") == allowed, "\(method) \(path)")
+                    #expect(answer.headers.first(name: "Content-Type") == "application/problem+json", "\(method) \(path)")
+                    #expect(answer.json["status"] as? Int == 405, "\(method) \(path)")
+                }
             }
         }
     }
