@@ -34,7 +34,7 @@ extension ProjectionStore {
 
     /// Folds everything committed, batch by batch, on `connection` (as the worker does, without
     /// one); records an issue and throws if the log has not been folded within `timeout`.
-    public func foldAll(on connection: PostgresConnection, batchSize: Int = 1000, timeout: Duration = .seconds(30)) async throws -> [ProjectionNotification] {
+    public func foldAll(on connection: PostgresConnection, batchSize: Int = 1000, timeout: Duration = .seconds(120)) async throws -> [ProjectionNotification] {
         let log = PostgresEventStore(client: client, logger: logger)
         var notifications: [ProjectionNotification] = []
         var checkpoint = try await checkpoint().log
