@@ -26,8 +26,14 @@ struct BodyLimitMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let limit = request.uri.path == "/v1/sync/push" ? pushLimit : otherLimit
         let tooLarge = APIProblem.tooLarge("the body is larger than \(limit) bytes")
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+        let length = request.headers[.contentLength].flatMap(Int.init)
+        if let length, length > limit {
             throw tooLarge
+        }
+        // HTTP/1.1: a request with neither a length nor a transfer coding has no body (a pull, a
+        // stream): nothing to wait for, and no task spent on it.
+        if length == 0 || (length == nil && request.headers[.transferEncoding] == nil) {
+            return try await next(request, context)
         }
         switch try await collect(request, upTo: limit) {
         case .complete(let collected):
