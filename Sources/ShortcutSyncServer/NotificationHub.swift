@@ -49,13 +49,13 @@ public final class NotificationHub: Service, Sendable {
     public var isDatabaseReachable: Bool { reachable.load(ordering: .relaxed) }
 
     /// How many device streams are open.
-    public var streamCount: Int {
-        subscribers.withLock { $0.values.reduce(0) { $0 + $1.values.filter(\.isStream).count } }
-    }
+    public var streamCount: Int { count(streams: true) }
 
     /// How many pulls wait for a change (`waitFor`).
-    public var waitingPullCount: Int {
-        subscribers.withLock { $0.values.reduce(0) { $0 + $1.values.filter { !$0.isStream }.count } }
+    public var waitingPullCount: Int { count(streams: false) }
+
+    private func count(streams: Bool) -> Int {
+        subscribers.withLock { $0.values.reduce(0) { $0 + $1.values.count { $0.isStream == streams } } }
     }
 
     /// Messages for one device's stream (`isStream`), or every change of the account for a pull

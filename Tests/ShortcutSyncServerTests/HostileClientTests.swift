@@ -288,14 +288,10 @@ import Testing
 
     /// A pull waiting for a change ends when its device is signed out, and gets no view.
     @Test func signingOutEndsAWaitingPull() async throws {
-        try await TestServer.with(runsWorker: false) { server in
-            let account = try await server.createAccount()
-            let device = try await server.createDevice(accountToken: account.token)
-            let pushed = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 1, identifier: "tomato")]))
-            let position = try #require(pushed.json["position"] as? Int)
+        try await Self.withUnfoldedPush { server, account, device, position in
             let started = ContinuousClock.now
             async let waiting = server.request(.GET, "/v1/sync/pull?waitFor=\(position)&timeout=30000", token: device.token, timeout: .seconds(40))
-            try await Task.sleep(for: .milliseconds(500))
+            try await eventually("the pull waits") { try await Self.waitingPulls(server) == 1 }
             let signedOut = try await server.raw(.DELETE, "/v1/devices/\(device.id)", token: account.token)
             #expect(signedOut.status == 204)
             let answer = try await waiting
@@ -307,11 +303,7 @@ import Testing
     /// A device has at most four pulls waiting: a fifth ends the oldest's wait, which answers
     /// with the view there is; the others wait on (until the device is signed out here).
     @Test func aFifthWaitingPullOfADeviceEndsTheOldestsWait() async throws {
-        try await TestServer.with(runsWorker: false) { server in
-            let account = try await server.createAccount()
-            let device = try await server.createDevice(accountToken: account.token)
-            let pushed = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 1, identifier: "tomato")]))
-            let position = try #require(pushed.json["position"] as? Int)
+        try await Self.withUnfoldedPush { server, account, device, position in
             let started = ContinuousClock.now
             try await withThrowingTaskGroup(of: (index: Int, status: Int, after: Duration).self) { group in
                 for index in 0..<5 {
@@ -320,9 +312,7 @@ import Testing
                         return (index, answer.status, ContinuousClock.now - started)
                     }
                     // Each one waits before the next is sent, so that the first is the oldest.
-                    try await eventually("pull \(index) waits") {
-                        try await Self.metricsText(server).contains("shortcut_sync_waiting_pulls \(min(index + 1, 4))")
-                    }
+                    try await eventually("pull \(index) waits") { try await Self.waitingPulls(server) == min(index + 1, 4) }
                 }
                 let first = try #require(try await group.next())
                 #expect(first.index == 0 && first.status == 200, "\(first)")
@@ -335,9 +325,23 @@ import Testing
         }
     }
 
-    static func metricsText(_ server: TestServer) async throws -> String {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: server.baseURL.absoluteString + "/metrics"), timeout: .seconds(10))
-        return String(buffer: try await response.body.collect(upTo: 1 << 20))
+    /// A service without a worker, an account and device, and the log position of one donation
+    /// the device pushed: a pull that waits for it waits until it times out or is ended.
+    static func withUnfoldedPush(
+        _ body: (TestServer, (id: UUID, token: String), SimulatedDevice, Int) async throws -> Void
+    ) async throws {
+        try await TestServer.with(runsWorker: false) { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let pushed = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 1, identifier: "tomato")]))
+            try await body(server, account, device, try #require(pushed.json["position"] as? Int))
+        }
+    }
+
+    /// How many pulls wait, as the service's `/metrics` says.
+    static func waitingPulls(_ server: TestServer) async throws -> Int? {
+        let metrics = try await ShutdownTests.metrics(server.baseURL.absoluteString)
+        return metrics.split(separator: "\n").first { $0.hasPrefix("shortcut_sync_waiting_pulls ") }.flatMap { Double($0.split(separator: " ")[1]) }.map { Int($0) }
     }
 
     /// Erasing an account ends its open streams (through the erasure's notification).
