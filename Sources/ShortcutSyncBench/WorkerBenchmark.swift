@@ -128,8 +128,8 @@ public struct WorkerBenchmark: Sendable {
     private func catchUpWithWorker(_ client: PostgresClient) async throws {
         let last = try await client.query("SELECT tx_id::text::int8, position FROM events ORDER BY events.tx_id DESC, events.position DESC LIMIT 1",
                                           logger: logger).decode((Int64, Int64).self).collectAll().first
-        guard let (lastTransaction, lastPosition) = last else { return }
-        let end = LogCheckpoint(transactionID: UInt64(lastTransaction), position: lastPosition)
+        guard let (lastTransaction, lastVersion) = last else { return }
+        let end = LogCheckpoint(transactionID: UInt64(lastTransaction), position: lastVersion)
         let worker = SyncWorker(client: client, connectionConfiguration: try database.connectionConfiguration(), logger: logger)
         let store = ProjectionStore(client: client, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in

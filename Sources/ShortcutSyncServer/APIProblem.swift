@@ -100,8 +100,6 @@ public struct APIProblem: HTTPResponseError, Sendable, Hashable, CustomStringCon
             problem.errors = [FieldError(pointer: "/events/\(index)/seq", detail: "seq \(seq) was accepted with another id")]
         case .idReused(let index, _):
             problem.errors = [FieldError(pointer: "/events/\(index)/id", detail: "this id was accepted with another seq")]
-        case .wrongExpectedVersion:
-            break
         }
         return problem
     }

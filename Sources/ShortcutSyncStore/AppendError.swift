@@ -10,8 +10,6 @@ public enum AppendError: Error, Sendable, Hashable, CustomStringConvertible {
     case seqReused(index: Int, seq: Int64, lastAcceptedSeq: Int64)
     /// An event id accepted before arrived again with another seq (or from another device).
     case idReused(index: Int, id: UUID)
-    /// The account's stream is not at the version the caller expected.
-    case wrongExpectedVersion(expected: Int64, actual: Int64)
 
     public var description: String {
         switch self {
@@ -21,8 +19,6 @@ public enum AppendError: Error, Sendable, Hashable, CustomStringConvertible {
             "event \(index) reuses seq \(seq), which was accepted with another id (last accepted seq is \(last))"
         case .idReused(let index, let id):
             "event \(index) reuses id \(id.uuidString.lowercased()), which was accepted with another seq"
-        case .wrongExpectedVersion(let expected, let actual):
-            "the account's stream is at version \(actual), not \(expected)"
         }
     }
 }

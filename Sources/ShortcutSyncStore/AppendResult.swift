@@ -5,11 +5,18 @@ import ShortcutSyncDomain
 public struct AppendResult: Sendable, Hashable {
     /// The device's greatest accepted seq after the append.
     public var lastAcceptedSeq: Int64
-    /// The greatest log position among the batch's events, new or already stored:
-    /// a pull that waits for it sees the whole batch.
-    public var position: Int64
+    /// The account's version after the append: a pull that waits for it sees the whole batch.
+    public var version: Int64
     /// How many events were new (the rest were retries of accepted ones).
     public var appended: Int
-    /// The account stream's version after the append.
-    public var streamVersion: Int64
+    /// Whether the account's projections include the batch: true unless the account is behind
+    /// (an import, a parked account), when the maintenance tasks fold it.
+    public var folded: Bool
+
+    public init(lastAcceptedSeq: Int64, version: Int64, appended: Int, folded: Bool) {
+        self.lastAcceptedSeq = lastAcceptedSeq
+        self.version = version
+        self.appended = appended
+        self.folded = folded
+    }
 }

@@ -4,58 +4,43 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 /// One event of the log as the fold reads it: what it changes, without the attributes of a
-/// donation (the projections copy those from the log, by position, for latest donations only).
+/// donation (the projections copy those from the log, by version, for latest donations only).
 public struct FoldLogEntry: Sendable, Hashable {
     public var accountId: UUID
-    public var checkpoint: LogCheckpoint
     public var event: FoldEvent
 
-    public init(accountId: UUID, checkpoint: LogCheckpoint, event: FoldEvent) {
+    public init(accountId: UUID, event: FoldEvent) {
         self.accountId = accountId
-        self.checkpoint = checkpoint
         self.event = event
     }
 
     /// The same event, read whole.
     public init(_ recorded: RecordedEvent) {
-        self.init(accountId: recorded.accountId, checkpoint: recorded.checkpoint,
-                  event: FoldEvent(recorded.accepted, position: recorded.position))
+        self.init(accountId: recorded.accountId, event: FoldEvent(recorded.accepted, version: recorded.version))
     }
 }
 
 extension PostgresEventStore {
-    /// Like `readLog`, in the fold's reading: the next committed events after `checkpoint`, in
-    /// log order, never past an event that may still commit below them.
-    public func readFoldLog(after checkpoint: LogCheckpoint, limit: Int) async throws -> [FoldLogEntry] {
-        try await FoldLogCoding().entries(try await committedEvents(FoldLogCoding.columns, after: checkpoint, limit: limit))
-    }
-
-    /// The log's horizon now: every event of a transaction below it has committed, and no event
-    /// will ever commit below it. With the last event below it, the checkpoint a reader has once
-    /// it has read all of them.
-    public func horizon(on connection: PostgresConnection) async throws -> (transactionID: UInt64, checkpoint: LogCheckpoint) {
-        let rows = try await connection.guardedQuery("""
-            SELECT h.xmin::text::int8, coalesce(e.tx_id::text::int8, 0), coalesce(e.position, 0)
-            FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) h
-            LEFT JOIN LATERAL (SELECT tx_id, position FROM events WHERE tx_id < h.xmin ORDER BY tx_id DESC, position DESC LIMIT 1) e ON true
-            """, logger: logger)
-        for try await (xmin, txid, position) in rows.decode((Int64, Int64, Int64).self) {
-            return (UInt64(xmin), LogCheckpoint(transactionID: UInt64(txid), position: position))
-        }
-        throw StoreError.corruptRow("the log's horizon could not be read")
-    }
-
-    /// Every event below the horizon `transactionID` of the accounts in `accounts` (by uuid order),
-    /// account after account (each in its stream order), read as a stream on `connection`: for a
-    /// rebuild, which folds one account at a time.
-    public func foldLogByAccount(
-        below transactionID: UInt64, accounts: AccountRange = .all, on connection: PostgresConnection
-    ) async throws -> some AsyncSequence<FoldLogEntry, any Error> {
+    /// The events of one account with versions in `versions`, in version order, read on `connection`.
+    public func readFoldLog(ofAccount account: UUID, versions: ClosedRange<Int64>, on connection: PostgresConnection) async throws -> [FoldLogEntry] {
         let rows = try await connection.guardedQuery("""
             SELECT \(unescaped: FoldLogCoding.columns) FROM events
-            WHERE tx_id < \(String(transactionID))::xid8
-              AND account_id >= \(accounts.lowest) AND (\(accounts.end)::uuid IS NULL OR account_id < \(accounts.end))
-            ORDER BY account_id, stream_version
+            WHERE account_id = \(account) AND version BETWEEN \(versions.lowerBound) AND \(versions.upperBound)
+            ORDER BY version
+            """, logger: logger)
+        return try await FoldLogCoding().entries(rows)
+    }
+
+    /// Every event of the accounts in `accounts` (by uuid order), account after account (each in
+    /// version order), read as a stream on `connection`, in one snapshot: for a rebuild, which
+    /// folds one account at a time. A push commits its events with its head, so in the snapshot
+    /// each account's events are whole, versions 1 to its head.
+    public func foldLogByAccount(accounts: AccountRange = .all, on connection: PostgresConnection) async throws -> some AsyncSequence<FoldLogEntry, any Error> {
+        // Cross-account: a rebuild reads the whole log, range by range.
+        let rows = try await connection.guardedQuery("""
+            SELECT \(unescaped: FoldLogCoding.columns) FROM events
+            WHERE account_id >= \(accounts.lowest) AND (\(accounts.end)::uuid IS NULL OR account_id < \(accounts.end))
+            ORDER BY account_id, version
             """, logger: logger)
         let coding = FoldLogCoding()
         return rows.map { try coding.entry($0) }
@@ -89,7 +74,7 @@ struct FoldLogCoding: Sendable {
 
 
     static let columns = """
-        position, tx_id::text::int8 AS transaction_id, account_id, device_id, seq, hlc_wall, hlc_counter,
+        version, account_id, device_id, seq, hlc_wall, hlc_counter,
         (CASE type WHEN 'donation' THEN 0 WHEN 'deletion' THEN 1 WHEN 'voiceShortcutAdded' THEN 2
                    WHEN 'voiceShortcutUpdated' THEN 3 WHEN 'voiceShortcutDeleted' THEN 4 ELSE 5 END)::int2,
         body->>'bundleId', body->>'identifier', body->>'groupIdentifier', (body->>'voiceShortcutId')::uuid,
@@ -109,7 +94,7 @@ struct FoldLogCoding: Sendable {
     /// columns costs more than the fold of the event).
     func entry(_ row: PostgresRow) throws -> FoldLogEntry {
         var cells = CellReader(row)
-        let position = try cells.next(Int64.self), txid = try cells.next(Int64.self)
+        let version = try cells.next(Int64.self)
         let account = try cells.next(UUID.self), device = try cells.next(UUID.self)
         let seq = try cells.next(Int64.self), wall = try cells.next(Int64.self), counter = try cells.next(Int64.self)
         let type = try cells.next(Int16.self)
@@ -119,10 +104,9 @@ struct FoldLogCoding: Sendable {
         let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
         guard let change = Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group,
                                        voiceId: voiceId, phrase: phrase, title: title, list: list) else {
-            throw StoreError.corruptRow("event at position \(position) of type \(type) lacks a field its type needs")
+            throw StoreError.corruptRow("event \(version) of account \(account) (type \(type)) lacks a field its type needs")
         }
-        return FoldLogEntry(accountId: account, checkpoint: LogCheckpoint(transactionID: UInt64(txid), position: position),
-                            event: FoldEvent(key: key, position: position, change: change))
+        return FoldLogEntry(accountId: account, event: FoldEvent(key: key, version: version, change: change))
     }
 
     private static func change(

@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// What the database announces with `NOTIFY` — the worker's `ProjectionNotification`s,
+/// What the database announces with `NOTIFY` — servers' `ProjectionNotification`s,
 /// `DeviceSignedOut`, `AccountErased` — as one sequence of events that outlives connections.
 ///
 /// `LISTEN` holds a session: the source listens on one connection, and when it cannot be made,
@@ -42,7 +42,7 @@ public struct NotificationSource: Sendable {
         func event(decoding payload: String, with decoder: JSONDecoder) -> Event? {
             let data = Data(payload.utf8)
             return switch self {
-            case .projection: (try? decoder.decode(ProjectionNotification.self, from: data)).map(Event.projection)
+            case .projection: ProjectionNotification(payload: payload).map(Event.projection)
             case .deviceSignedOut: (try? decoder.decode(DeviceSignedOut.self, from: data)).map(Event.deviceSignedOut)
             case .accountErased: (try? decoder.decode(AccountErased.self, from: data)).map(Event.accountErased)
             }

@@ -5,14 +5,17 @@ import ShortcutSyncDomain
 
 /// The event log in PostgreSQL (DESIGN §4, §6).
 ///
-/// An append is a single `INSERT … SELECT FROM unnest(…)` statement, so it is atomic without an
-/// explicit transaction and costs one round trip when the batch simply continues the device's
-/// seqs. Only when it does not (a retry, a gap, a reuse) does the store look closer, and it
-/// recognises duplicates by reading what the constraints guard, never by swallowing conflicts.
+/// A push is one transaction on one connection: a single statement locks the account's head row,
+/// checks that the batch continues the device's seqs, inserts it with the account's next versions
+/// and moves the head; then the batch is folded into the account's projection rows
+/// (`ProjectionRowStore.fold`), and everything commits together. Pushes of one account wait for
+/// each other on the head row; pushes of different accounts never meet. Only when a batch does
+/// not simply continue the device's seqs (a retry, a gap, a reuse) does the store look closer,
+/// and it recognises duplicates by reading what the constraints guard, never by swallowing them.
 public struct PostgresEventStore: Sendable {
     public let client: PostgresClient
     public let logger: Logger
-    /// How many lost races with concurrent appends to the same account are retried.
+    /// How many lost races (a concurrent push of the same device) are retried.
     public var maxAttempts = 50
 
     public init(client: PostgresClient, logger: Logger) {
@@ -20,12 +23,13 @@ public struct PostgresEventStore: Sendable {
         self.logger = logger
     }
 
-    /// Appends a device's batch atomically and idempotently (DESIGN §4).
+    /// Appends a device's batch atomically and idempotently (DESIGN §4), and folds it in the same
+    /// transaction unless the account is behind (`AppendResult.folded`).
     @discardableResult
-    public func append(_ events: [Event], account: UUID, device: UUID, expectedVersion: ExpectedVersion = .any) async throws -> AppendResult {
+    public func append(_ events: [Event], account: UUID, device: UUID) async throws -> AppendResult {
         guard !events.isEmpty else {
             let last = try await lastAcceptedSeq(account: account, device: device)
-            return AppendResult(lastAcceptedSeq: last, position: 0, appended: 0, streamVersion: try await streamVersion(account: account))
+            return AppendResult(lastAcceptedSeq: last, version: try await version(account: account), appended: 0, folded: true)
         }
         // Seqs come from a client: out of range they are refused before any arithmetic on them
         // (callers validate first; this keeps the store from trapping when one does not).
@@ -41,31 +45,35 @@ public struct PostgresEventStore: Sendable {
         }
 
         var pending = events[...]
-        var positionOfRetried: Int64 = 0
+        var fold = true
         for _ in 0..<maxAttempts {
-            let head: Head
+            let outcome: AppendOutcome
             do {
-                head = try await insertIfContinuing(pending, account: account, device: device, expectedVersion: expectedVersion)
-            } catch let error as PSQLError where error.isUniqueViolation {
-                switch error.constraintName {
-                case "events_event_id_key":
-                    throw try await idReuse(in: events, account: account, device: device)
-                case "events_stream_version_key" where expectedVersion != .any:
-                    let actual = try await streamVersion(account: account)
-                    if case .exactly(let expected) = expectedVersion {
-                        throw AppendError.wrongExpectedVersion(expected: expected, actual: actual)
-                    }
-                    continue
-                default:
-                    continue  // a concurrent append to this account or device won the race: look again
+                outcome = try await client.withConnection { connection in
+                    try await appendAndFold(pending, account: account, device: device, fold: fold, on: connection)
                 }
+            } catch let error as PSQLError where error.isUniqueViolation {
+                if error.constraintName == "events_event_id_key" {
+                    throw try await idReuse(in: events, account: account, device: device)
+                }
+                continue  // a concurrent push of this device won the race: look again
+            } catch let failure as FoldFailure {
+                // A defect in the fold must not cost the person their push: it is stored unfolded,
+                // the account parked, and the maintenance tasks try it again (DESIGN §6).
+                logger.log(level: .error, "a push could not be folded: its events are stored and the account is parked", error: failure.error,
+                           metadata: ["account": "\(account)"])
+                fold = false
+                continue
             }
-            if head.inserted > 0 {
-                return AppendResult(lastAcceptedSeq: pending.last!.seq, position: head.maxPosition,
-                                    appended: head.inserted, streamVersion: head.maxVersion)
-            }
-            if case .exactly(let expected) = expectedVersion, head.version != expected {
-                throw AppendError.wrongExpectedVersion(expected: expected, actual: head.version)
+            let head: Head
+            switch outcome {
+            case .noHead:
+                try await createHead(account: account)
+                continue
+            case .appended(let result):
+                return result
+            case .nothingInserted(let seen):
+                head = seen
             }
             guard let firstPending = pending.first, firstPending.seq <= head.lastSeq else {
                 throw AppendError.seqNotContiguous(index: events.count - pending.count, expectedSeq: head.lastSeq + 1, lastAcceptedSeq: head.lastSeq)
@@ -74,62 +82,117 @@ public struct PostgresEventStore: Sendable {
             let accepted = try await acceptedEvents(device: device, account: account, seqs: firstPending.seq...min(head.lastSeq, pending.last!.seq))
             for (offset, event) in pending.enumerated() where event.seq <= head.lastSeq {
                 let index = events.count - pending.count + offset
-                guard let stored = accepted[event.seq], stored.id == event.id else {
+                guard let stored = accepted[event.seq], stored == event.id else {
                     throw AppendError.seqReused(index: index, seq: event.seq, lastAcceptedSeq: head.lastSeq)
                 }
-                positionOfRetried = max(positionOfRetried, stored.position)
             }
             pending = pending.drop { $0.seq <= head.lastSeq }
             if pending.isEmpty {
-                return AppendResult(lastAcceptedSeq: head.lastSeq, position: positionOfRetried, appended: 0, streamVersion: head.version)
+                return AppendResult(lastAcceptedSeq: head.lastSeq, version: head.version, appended: 0, folded: head.foldedVersion == head.version)
             }
         }
         throw StoreError.tooMuchContention(attempts: maxAttempts)
     }
 
-    /// The stream head as the append statement saw it, and what it inserted.
+    /// The account's head as the append statement saw it (locked), and what it inserted.
     struct Head {
         var version: Int64
+        var foldedVersion: Int64
         var lastSeq: Int64
         var inserted: Int
-        var maxPosition: Int64
-        var maxVersion: Int64
     }
 
-    /// Inserts the batch if, and only if, it continues the device's seqs (and the expected version holds).
-    private func insertIfContinuing(_ batch: ArraySlice<Event>, account: UUID, device: UUID, expectedVersion: ExpectedVersion) async throws -> Head {
-        let expected: Int64? = if case .exactly(let version) = expectedVersion { version } else { nil }
-        let statement = AppendStatement(
-            account: account, device: device, ids: batch.map(\.id), seqs: batch.map(\.seq), types: batch.map(\.type.rawValue),
-            walls: batch.map(\.hlc.wallMillis), counters: batch.map { Int64($0.hlc.counter) }, bodies: batch.map(\.body.fieldsJSON),
-            previousSeq: batch.first!.seq - 1, expectedVersion: expected)
-        for try await head in try await client.execute(statement, logger: logger) {
-            return head
+    enum AppendOutcome: Sendable {
+        /// The account has no head row yet: make it and try again.
+        case noHead
+        case appended(AppendResult)
+        /// The batch does not continue the device's seqs: nothing was written.
+        case nothingInserted(Head)
+    }
+
+    /// The fold of a push failed for a reason of its own (not the database's).
+    struct FoldFailure: Error {
+        var error: any Error
+    }
+
+    /// One attempt, in one transaction on `connection`: the append statement, then (when it
+    /// inserted, the account was current and `fold`) the fold of the new events, which moved the
+    /// folded version with the head. Without `fold` the account is parked instead.
+    private func appendAndFold(
+        _ batch: ArraySlice<Event>, account: UUID, device: UUID, fold: Bool, on connection: PostgresConnection
+    ) async throws -> AppendOutcome {
+        try await connection.inTransaction(logger: logger) { connection in
+            let statement = AppendStatement(
+                account: account, device: device, ids: batch.map(\.id), seqs: batch.map(\.seq), types: batch.map(\.type.rawValue),
+                walls: batch.map(\.hlc.wallMillis), counters: batch.map { Int64($0.hlc.counter) }, bodies: batch.map(\.body.fieldsJSON),
+                previousSeq: batch.first!.seq - 1, fold: fold)
+            guard let head = try await connection.execute(statement, logger: logger).collectAll().first else { return .noHead }
+            guard head.inserted > 0 else { return .nothingInserted(head) }
+            let version = head.version + Int64(head.inserted)
+            let current = head.foldedVersion == head.version
+            if current && fold {
+                let events = batch.enumerated().map { offset, event in
+                    FoldEvent(AcceptedEvent(deviceId: device, event: event), version: head.version + Int64(offset) + 1)
+                }
+                let rows = ProjectionRowStore(tables: .live, logger: logger)
+                do {
+                    try await rows.fold([account: AccountBatch(events: events, foldedVersion: head.version)], on: connection)
+                } catch where !(error is PSQLError) && !(error is CancellationError) && !DatabaseAvailability.isUnavailable(error) {
+                    throw FoldFailure(error: error)
+                }
+            } else if current {
+                try await ProjectionRowStore(tables: .live, logger: logger)
+                    .park(account, version: head.version + 1, error: "a push's fold failed", on: connection)
+            }
+            return .appended(AppendResult(lastAcceptedSeq: batch.last!.seq, version: version, appended: head.inserted, folded: current && fold))
         }
-        throw StoreError.corruptRow("the append statement returned no head row")
+    }
+
+    /// Makes the account's head row: for an account made before heads existed, or only in the log
+    /// (tests, imports). Its version is that of its last event; nothing of it is folded yet
+    /// unless it has no event.
+    func createHead(account: UUID) async throws {
+        try await client.query("""
+            INSERT INTO account_heads (account_id, version, folded_version)
+            SELECT \(account), coalesce(max(version), 0), 0 FROM events WHERE account_id = \(account)
+            ON CONFLICT (account_id) DO NOTHING
+            """, logger: logger)
     }
 
     /// The append as a prepared statement: every push runs it, and PostgreSQL then parses and
-    /// plans it once per connection instead of once per push.
+    /// plans it once per connection instead of once per push. It returns no row when the account
+    /// has no head; else the head before the push and how many events it inserted (none unless
+    /// the batch continues the device's seqs).
+    ///
+    /// The head is read `FOR UPDATE`: a push of the same account waits here, and then sees the head
+    /// that push left. The device's last seq is read in the statement's snapshot, which may be
+    /// older than that wait: a push of the same device that committed meanwhile makes this one
+    /// break `events_device_seq_key`, and the append looks again.
     struct AppendStatement: PostgresPreparedStatement {
         static let sql = """
             WITH head AS (
-                SELECT (SELECT coalesce(max(stream_version), 0) FROM events WHERE account_id = $1) AS version,
-                       (SELECT coalesce(max(seq), 0) FROM events WHERE account_id = $1 AND device_id = $2) AS last_seq
+                SELECT version, folded_version FROM account_heads WHERE account_id = $1 FOR UPDATE
+            ), device AS (
+                SELECT coalesce(max(seq), 0) AS last_seq FROM events WHERE account_id = $1 AND device_id = $2
             ), inserted AS (
-                INSERT INTO events (account_id, stream_version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
+                INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
                 SELECT $1, head.version + b.ord, $2, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
-                FROM head, unnest($3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::int8[], $8::text[])
+                FROM head, device, unnest($3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::int8[], $8::text[])
                      WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord)
-                WHERE head.last_seq = $9 AND ($10::int8 IS NULL OR head.version = $10::int8)
-                RETURNING position, stream_version
+                WHERE device.last_seq = $9
+                RETURNING 1
+            ), moved AS (
+                UPDATE account_heads h
+                SET version = h.version + n.count,
+                    folded_version = CASE WHEN $10 AND h.folded_version = h.version THEN h.version + n.count ELSE h.folded_version END
+                FROM (SELECT count(*) AS count FROM inserted) n
+                WHERE h.account_id = $1 AND n.count > 0
             )
-            SELECT head.version, head.last_seq, (SELECT count(*) FROM inserted),
-                   coalesce((SELECT max(position) FROM inserted), 0), coalesce((SELECT max(stream_version) FROM inserted), 0)
-            FROM head
+            SELECT head.version, head.folded_version, device.last_seq, (SELECT count(*) FROM inserted)
+            FROM head, device
             """
         static let bindingDataTypes: [PostgresDataType] = [.uuid, .uuid, .uuidArray, .int8Array, .textArray, .int8Array, .int8Array,
-                                                           .textArray, .int8, .int8]
+                                                           .textArray, .int8, .bool]
 
         var account: UUID
         var device: UUID
@@ -140,7 +203,7 @@ public struct PostgresEventStore: Sendable {
         var counters: [Int64]
         var bodies: [String]
         var previousSeq: Int64
-        var expectedVersion: Int64?
+        var fold: Bool
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 10)
@@ -153,24 +216,24 @@ public struct PostgresEventStore: Sendable {
             bindings.append(counters)
             bindings.append(bodies)
             bindings.append(previousSeq)
-            bindings.append(expectedVersion)
+            bindings.append(fold)
             return bindings
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Head {
-            let (version, lastSeq, inserted, maxPosition, maxVersion) = try row.decode((Int64, Int64, Int64, Int64, Int64).self)
-            return Head(version: version, lastSeq: lastSeq, inserted: Int(inserted), maxPosition: maxPosition, maxVersion: maxVersion)
+            let (version, folded, lastSeq, inserted) = try row.decode((Int64, Int64, Int64, Int64).self)
+            return Head(version: version, foldedVersion: folded, lastSeq: lastSeq, inserted: Int(inserted))
         }
     }
 
-    private func acceptedEvents(device: UUID, account: UUID, seqs: ClosedRange<Int64>) async throws -> [Int64: (id: UUID, position: Int64)] {
+    private func acceptedEvents(device: UUID, account: UUID, seqs: ClosedRange<Int64>) async throws -> [Int64: UUID] {
         let rows = try await client.query("""
-            SELECT seq, event_id, position FROM events
+            SELECT seq, event_id FROM events
             WHERE account_id = \(account) AND device_id = \(device) AND seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
             """, logger: logger)
-        var accepted: [Int64: (id: UUID, position: Int64)] = [:]
-        for try await (seq, id, position) in rows.decode((Int64, UUID, Int64).self) {
-            accepted[seq] = (id, position)
+        var accepted: [Int64: UUID] = [:]
+        for try await (seq, id) in rows.decode((Int64, UUID).self) {
+            accepted[seq] = id
         }
         return accepted
     }
@@ -199,37 +262,19 @@ public struct PostgresEventStore: Sendable {
             logger: logger).decode(Int64.self).collectAll().first ?? 0
     }
 
-    public func streamVersion(account: UUID) async throws -> Int64 {
+    /// The account's version: that of its last event, 0 when it has none.
+    public func version(account: UUID) async throws -> Int64 {
         try await client.query(
-            "SELECT coalesce(max(stream_version), 0) FROM events WHERE account_id = \(account)",
+            "SELECT coalesce(max(version), 0) FROM events WHERE account_id = \(account)",
             logger: logger).decode(Int64.self).collectAll().first ?? 0
     }
 
-    /// Up to `limit` events after `checkpoint`, in log order, never passing an event that a
-    /// transaction still running could commit before the ones returned.
-    public func readLog(after checkpoint: LogCheckpoint, limit: Int) async throws -> [RecordedEvent] {
-        try await EventCoding.decode(try await committedEvents(EventCoding.columns, after: checkpoint, limit: limit))
-    }
-
-    /// `columns` of the next `limit` committed events after `checkpoint`, in log order, never
-    /// past an event that may still commit below them (DESIGN §6). (The order must name
-    /// `events.tx_id`: plain `tx_id` would be the int8 output column, which no index orders.)
-    func committedEvents(_ columns: String, after checkpoint: LogCheckpoint, limit: Int) async throws -> PostgresRowSequence {
-        try await client.query("""
-            SELECT \(unescaped: columns) FROM events
-            WHERE (tx_id, position) > (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
-              AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-            ORDER BY events.tx_id, events.position
-            LIMIT \(limit)
-            """, logger: logger)
-    }
-
-    /// The events of one account in stream order, for replay and admin queries.
-    public func readStream(account: UUID, after streamVersion: Int64, limit: Int) async throws -> [RecordedEvent] {
+    /// The events of one account in version order, for replay and admin queries.
+    public func readStream(account: UUID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
         let rows = try await client.query("""
             SELECT \(unescaped: EventCoding.columns) FROM events
-            WHERE account_id = \(account) AND stream_version > \(streamVersion)
-            ORDER BY stream_version
+            WHERE account_id = \(account) AND version > \(version)
+            ORDER BY version
             LIMIT \(limit)
             """, logger: logger)
         return try await EventCoding.decode(rows)

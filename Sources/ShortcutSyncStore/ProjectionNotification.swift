@@ -1,24 +1,63 @@
 import Foundation
 
-/// What the worker announces with `NOTIFY` after committing a batch: one account's views
-/// changed. Every server instance `LISTEN`s and pokes every stream and waiting pull of that
-/// account; a poke is only a hint, correctness comes from pull.
+/// What a server announces with `NOTIFY` after pushes (and the maintenance tasks after folding):
+/// these accounts' views changed, up to these versions. Every server instance `LISTEN`s and pokes
+/// the streams and waiting pulls of each account; a poke is only a hint, pulls are the truth.
 ///
-/// Its size is fixed whatever the number of the account's devices: PostgreSQL refuses payloads
-/// of 8000 bytes, and a refused `NOTIFY` would roll the whole batch back.
-public struct ProjectionNotification: Sendable, Hashable, Codable {
-    /// The channel every worker notifies on and every server instance listens to.
+/// Announcements are coalesced (DESIGN §6): a server gathers the accounts its pushes changed for
+/// a few milliseconds and sends them in one notification, never one per push, since each `NOTIFY`
+/// serialises committing transactions. The payload is text, `sender;account:version,…`, kept
+/// below `maximumPayloadBytes` (PostgreSQL refuses 8000 bytes); `sender` lets a server skip its
+/// own announcements, whose streams it poked at once.
+public struct ProjectionNotification: Sendable, Hashable {
+    /// The channel every server notifies on and listens to.
     public static let channel = "shortcut_sync_projection"
+    /// The longest payload sent: PostgreSQL's limit is 8000 bytes.
+    public static let maximumPayloadBytes = 7_900
 
-    public var accountId: UUID
-    /// The account's projection version after the batch.
-    public var version: Int64
-    /// The greatest log position of the account's events in the batch.
-    public var position: Int64
+    /// The process that sent it; nil for the maintenance tasks.
+    public var sender: UUID?
+    /// Each account's version after the changes announced.
+    public var versions: [UUID: Int64]
 
-    public init(accountId: UUID, version: Int64, position: Int64) {
-        self.accountId = accountId
-        self.version = version
-        self.position = position
+    public init(sender: UUID?, versions: [UUID: Int64]) {
+        self.sender = sender
+        self.versions = versions
+    }
+
+    /// The notification of `payload`; nil when it is not one.
+    public init?(payload: String) {
+        let parts = payload.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        if parts[0].isEmpty {
+            sender = nil
+        } else {
+            guard let sender = UUID(uuidString: String(parts[0])) else { return nil }
+            self.sender = sender
+        }
+        var versions: [UUID: Int64] = [:]
+        for entry in parts[1].split(separator: ",") {
+            let fields = entry.split(separator: ":")
+            guard fields.count == 2, let account = UUID(uuidString: String(fields[0])), let version = Int64(fields[1]) else { return nil }
+            versions[account] = max(versions[account] ?? 0, version)
+        }
+        self.versions = versions
+    }
+
+    /// The payloads that announce `versions` from `sender`, each below `maximumPayloadBytes`.
+    public static func payloads(sender: UUID?, versions: [UUID: Int64]) -> [String] {
+        let head = (sender?.uuidString.lowercased() ?? "") + ";"
+        var payloads: [String] = []
+        var current = head
+        for (account, version) in versions.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+            let entry = "\(account.uuidString.lowercased()):\(version)"
+            if current.utf8.count + entry.utf8.count + 1 > maximumPayloadBytes, current != head {
+                payloads.append(current)
+                current = head
+            }
+            current += (current == head ? "" : ",") + entry
+        }
+        if current != head { payloads.append(current) }
+        return payloads
     }
 }

@@ -19,7 +19,7 @@ extension ProjectionRowStore {
             accounts.row([.text(account.uuidString), .int(result.version), .int(result.maxHLC.wallMillis), .int(Int64(result.maxHLC.counter)), .int(0)])
             for case let (id, row?) in result.groups {
                 groups.row([.text(account.uuidString), .text(id.shortcut.bundleId), .text(id.shortcut.identifier), .text(id.group),
-                            .int(Int64(row.count)), .bytes(row.latest.sortableBytes), .int(row.latestPosition),
+                            .int(Int64(row.count)), .bytes(row.latest.sortableBytes), .int(row.latestVersion),
                             row.coveredBelow.map { .bytes($0.sortableBytes) } ?? .null])
             }
             for (scope, key) in result.marks {
@@ -42,7 +42,7 @@ extension ProjectionRowStore {
             }
             for case let (shortcut, projection?) in result.shortcuts {
                 shortcuts.row([.text(account.uuidString), .text(shortcut.bundleId), .text(shortcut.identifier),
-                               .int(projection.latestPosition), .int(Int64(projection.donationCount)), .int(result.version)])
+                               .int(projection.latestVersion), .int(Int64(projection.donationCount)), .int(result.version)])
             }
         }
         try await connection.inTransaction(logger: logger) { connection in
@@ -52,7 +52,7 @@ extension ProjectionRowStore {
             }
             try await copy(accounts, into: "projection_accounts", ["account_id", "version", "max_hlc_wall", "max_hlc_counter", "reset_version"], on: connection)
             try await copy(groups, into: "projection_donation_groups",
-                           ["account_id", "bundle_id", "identifier", "group_id", "donations", "latest_key", "latest_position", "covered_below"], on: connection)
+                           ["account_id", "bundle_id", "identifier", "group_id", "donations", "latest_key", "latest_version", "covered_below"], on: connection)
             try await copy(marks, into: "projection_deletion_marks", ["account_id", "bundle_id", "scope", "value", "key"], on: connection)
             try await copy(voices, into: "projection_voice_shortcuts",
                            ["account_id", "voice_shortcut_id", "view", "version", "deleted", "target_key", "target_bundle_id", "target_identifier",
@@ -60,17 +60,17 @@ extension ProjectionRowStore {
             try await copy(devices, into: "projection_devices", ["account_id", "device_id", "installed", "apps_version", "reported_key"], on: connection)
             try await connection.guardedQuery("""
                 CREATE TEMP TABLE IF NOT EXISTS copied_shortcuts (
-                    account_id uuid, bundle_id text, identifier text, latest_position bigint, donations bigint, version bigint
+                    account_id uuid, bundle_id text, identifier text, latest_version bigint, donations bigint, version bigint
                 ) ON COMMIT DELETE ROWS
                 """, logger: logger)
-            try await copy(shortcuts, into: "copied_shortcuts", ["account_id", "bundle_id", "identifier", "latest_position", "donations", "version"], on: connection)
+            try await copy(shortcuts, into: "copied_shortcuts", ["account_id", "bundle_id", "identifier", "latest_version", "donations", "version"], on: connection)
             try await connection.guardedQuery("""
                 INSERT INTO \(unescaped: p)projection_shortcuts (account_id, bundle_id, identifier, view, version)
                 SELECT k.account_id, k.bundle_id, k.identifier,
                        e.body || jsonb_build_object('donationCount', k.donations,
                                                     'lastDonatedAt', jsonb_build_object('wallMillis', e.hlc_wall, 'counter', e.hlc_counter)),
                        k.version
-                FROM copied_shortcuts k JOIN events e ON e.position = k.latest_position AND e.account_id = k.account_id
+                FROM copied_shortcuts k JOIN events e ON e.account_id = k.account_id AND e.version = k.latest_version
                 """, logger: logger)
         }
     }

@@ -39,7 +39,7 @@ extension ProjectionRowStore {
                     kept.accounts.append(account); kept.bundles.append(id.shortcut.bundleId)
                     kept.identifiers.append(id.shortcut.identifier); kept.groups.append(id.group)
                     kept.counts.append(Int64(row.count)); kept.latest.append(row.latest.stored)
-                    kept.positions.append(row.latestPosition); kept.covered.append(row.coveredBelow?.stored ?? ByteBuffer())
+                    kept.positions.append(row.latestVersion); kept.covered.append(row.coveredBelow?.stored ?? ByteBuffer())
                 } else {
                     gone.accounts.append(account); gone.bundles.append(id.shortcut.bundleId)
                     gone.identifiers.append(id.shortcut.identifier); gone.groups.append(id.group)
@@ -56,14 +56,14 @@ extension ProjectionRowStore {
         }
         if !kept.accounts.isEmpty {
             try await connection.guardedQuery("""
-                INSERT INTO \(unescaped: table) (account_id, bundle_id, identifier, group_id, donations, latest_key, latest_position, covered_below)
+                INSERT INTO \(unescaped: table) (account_id, bundle_id, identifier, group_id, donations, latest_key, latest_version, covered_below)
                 SELECT a, b, i, g, n, l, p, nullif(c, ''::bytea)
                 FROM unnest(\(kept.accounts)::uuid[], \(kept.bundles)::text[], \(kept.identifiers)::text[], \(kept.groups)::text[],
                             \(kept.counts)::int8[], \(kept.latest)::bytea[], \(kept.positions)::int8[], \(kept.covered)::bytea[])
                      AS k(a, b, i, g, n, l, p, c)
                 ON CONFLICT (account_id, bundle_id, identifier, group_id) DO UPDATE SET
                     donations = excluded.donations, latest_key = excluded.latest_key,
-                    latest_position = excluded.latest_position, covered_below = excluded.covered_below
+                    latest_version = excluded.latest_version, covered_below = excluded.covered_below
                 """, logger: logger)
         }
     }
@@ -86,12 +86,12 @@ extension ProjectionRowStore {
     }
 
     private func writeShortcuts(_ results: [(key: UUID, value: AccountBatchResult)], on connection: PostgresConnection) async throws {
-        var rows = (accounts: [UUID](), bundles: [String](), identifiers: [String](), positions: [Int64](), counts: [Int64](), versions: [Int64]())
+        var rows = (accounts: [UUID](), bundles: [String](), identifiers: [String](), latest: [Int64](), counts: [Int64](), versions: [Int64]())
         for (account, result) in results {
             for (shortcut, projection) in result.shortcuts.sorted(by: { $0.key < $1.key }) {
                 rows.accounts.append(account); rows.bundles.append(shortcut.bundleId); rows.identifiers.append(shortcut.identifier)
-                // Position 0 holds no event: the shortcut left the view, its row becomes a tombstone.
-                rows.positions.append(projection?.latestPosition ?? 0)
+                // Version 0 holds no event: the shortcut left the view, its row becomes a tombstone.
+                rows.latest.append(projection?.latestVersion ?? 0)
                 rows.counts.append(Int64(projection?.donationCount ?? 0))
                 rows.versions.append(result.version)
             }
@@ -103,9 +103,9 @@ extension ProjectionRowStore {
                    e.body || jsonb_build_object('donationCount', k.n,
                                                 'lastDonatedAt', jsonb_build_object('wallMillis', e.hlc_wall, 'counter', e.hlc_counter)),
                    k.v
-            FROM unnest(\(rows.accounts)::uuid[], \(rows.bundles)::text[], \(rows.identifiers)::text[], \(rows.positions)::int8[],
+            FROM unnest(\(rows.accounts)::uuid[], \(rows.bundles)::text[], \(rows.identifiers)::text[], \(rows.latest)::int8[],
                         \(rows.counts)::int8[], \(rows.versions)::int8[]) AS k(a, b, i, p, n, v)
-            LEFT JOIN events e ON e.position = k.p AND e.account_id = k.a
+            LEFT JOIN events e ON e.account_id = k.a AND e.version = k.p
             ON CONFLICT (account_id, bundle_id, identifier) DO UPDATE SET view = excluded.view, version = excluded.version
             """, logger: logger)
     }

@@ -50,11 +50,11 @@ public struct ProjectionRowStore: Sendable {
             """, logger: logger)
     }
 
-    /// Tells every server instance, when the transaction commits, which accounts' views changed.
-    public func notify(_ notifications: [ProjectionNotification], on connection: PostgresConnection) async throws {
-        guard !notifications.isEmpty else { return }
-        let encoder = JSONEncoder()
-        let payloads = try notifications.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+    /// Tells every server instance, when the transaction commits, which accounts' views changed
+    /// (coalesced: as few notifications as the payload limit allows).
+    public func notify(_ notification: ProjectionNotification, on connection: PostgresConnection) async throws {
+        let payloads = ProjectionNotification.payloads(sender: notification.sender, versions: notification.versions)
+        guard !payloads.isEmpty else { return }
         try await connection.guardedQuery(
             "SELECT pg_notify(\(ProjectionNotification.channel), payload) FROM unnest(\(payloads)::text[]) AS payload",
             logger: logger).drain()
@@ -135,7 +135,7 @@ public struct ProjectionRowStore: Sendable {
                 FROM unnest(\(bundles.accounts)::uuid[], \(bundles.bundles)::text[]) AS k(a, b)
                 JOIN \(unescaped: table) h ON h.account_id = k.a AND h.bundle_id = k.b
             )
-            SELECT g.account_id, g.bundle_id, g.identifier, g.group_id, g.donations, g.latest_key, g.latest_position, g.covered_below
+            SELECT g.account_id, g.bundle_id, g.identifier, g.group_id, g.donations, g.latest_key, g.latest_version, g.covered_below
             FROM wanted w JOIN \(unescaped: table) g ON g.account_id = w.a AND g.bundle_id = w.b AND g.identifier = w.i
             """, logger: logger)
         for try await row in result {
@@ -145,7 +145,7 @@ public struct ProjectionRowStore: Sendable {
             let id = DonationGroupID(shortcut: shortcut, group: try cells.next(String.self))
             let count = try cells.next(Int64.self), latest = try EventKey(stored: try cells.next(ByteBuffer.self))
             let position = try cells.next(Int64.self), covered = try cells.next(ByteBuffer?.self).map(EventKey.init(stored:))
-            rows[account]?.groups[id] = DonationGroupRow(id: id, count: Int(count), latest: latest, latestPosition: position, coveredBelow: covered)
+            rows[account]?.groups[id] = DonationGroupRow(id: id, count: Int(count), latest: latest, latestVersion: position, coveredBelow: covered)
         }
     }
 
@@ -241,13 +241,40 @@ public struct ProjectionRowStore: Sendable {
         }
     }
 
+    // MARK: Folding
+
+    /// Folds each account's batch into these tables, in the caller's transaction on `connection`,
+    /// which must hold each account's head (or, for the rebuild tables, know that nothing else
+    /// writes the account's rows): reads the rows the batches touch (one statement per table for
+    /// all of them), folds each account's events with the domain's `AccountBatchFold`, asks the log
+    /// what late deletions cover, and writes back what changed (one statement per table).
+    @discardableResult
+    public func fold(_ batches: [UUID: AccountBatch], on connection: PostgresConnection) async throws -> [UUID: AccountBatchResult] {
+        let needs = batches.mapValues { FoldNeeds(events: $0.events) }
+        let stored = try await read(needs, on: connection)
+        var folds: [UUID: AccountBatchFold] = [:]
+        var recounts: [(account: UUID, foldedVersion: Int64, recount: AccountBatchFold.Recount)] = []
+        for (account, batch) in batches {
+            var fold = AccountBatchFold(before: stored[account] ?? AccountFoldRows(), normalizedPhrases: needs[account]?.normalizedPhrases ?? [:])
+            for event in batch.events { fold.apply(event) }
+            recounts += fold.recounts.map { (account, batch.foldedVersion, $0) }
+            folds[account] = fold
+        }
+        let covered = try await countCovered(recounts, on: connection)
+        var results: [UUID: AccountBatchResult] = [:]
+        for (account, fold) in folds {
+            results[account] = try fold.finish(covered: covered[account] ?? [:])
+        }
+        try await write(results, on: connection)
+        return results
+    }
+
     // MARK: Counting covered donations
 
-    /// For each recount, how many donations of its group with keys in its range the log holds
-    /// up to `foldedThrough` (the batch's start: those folded before it).
+    /// For each recount, how many donations of its group with keys in its range the account's
+    /// log holds up to its folded version (those folded before the batch).
     public func countCovered(
-        _ recounts: [(account: UUID, recount: AccountBatchFold.Recount)],
-        foldedThrough: LogCheckpoint,
+        _ recounts: [(account: UUID, foldedVersion: Int64, recount: AccountBatchFold.Recount)],
         on connection: PostgresConnection
     ) async throws -> [UUID: [DonationGroupID: Int]] {
         guard !recounts.isEmpty else { return [:] }
@@ -262,21 +289,32 @@ public struct ProjectionRowStore: Sendable {
                   AND coalesce(e.body->>'groupIdentifier', '') = r.g
                   AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) >= (r.fw, r.fc, r.fd, r.fs)
                   AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) < (r.tw, r.tc, r.td, r.ts)
-                  AND (e.tx_id, e.position) <= (\(String(foldedThrough.transactionID))::xid8, \(foldedThrough.position)))
+                  AND e.version <= r.fv)
             FROM unnest(\(recounts.map(\.account))::uuid[], \(recounts.map(\.recount.group.shortcut.bundleId))::text[],
                         \(recounts.map(\.recount.group.shortcut.identifier))::text[], \(recounts.map(\.recount.group.group))::text[],
                         \(froms.map(\.hlc.wallMillis))::int8[], \(froms.map { Int64($0.hlc.counter) })::int8[],
                         \(froms.map(\.deviceId))::uuid[], \(froms.map(\.seq))::int8[],
                         \(tos.map(\.hlc.wallMillis))::int8[], \(tos.map { Int64($0.hlc.counter) })::int8[],
-                        \(tos.map(\.deviceId))::uuid[], \(tos.map(\.seq))::int8[])
-                 WITH ORDINALITY AS r(a, b, i, g, fw, fc, fd, fs, tw, tc, td, ts, n)
+                        \(tos.map(\.deviceId))::uuid[], \(tos.map(\.seq))::int8[], \(recounts.map(\.foldedVersion))::int8[])
+                 WITH ORDINALITY AS r(a, b, i, g, fw, fc, fd, fs, tw, tc, td, ts, fv, n)
             """, logger: logger)
         var counts: [UUID: [DonationGroupID: Int]] = [:]
         for try await (ordinal, count) in result.decode((Int64, Int64).self) {
-            let (account, recount) = recounts[Int(ordinal) - 1]
+            let (account, _, recount) = recounts[Int(ordinal) - 1]
             counts[account, default: [:]][recount.group] = Int(count)
         }
         return counts
+    }
+}
+
+/// One account's events to fold, all of them above `foldedVersion`, the version its rows include.
+public struct AccountBatch: Sendable, Hashable {
+    public var events: [FoldEvent]
+    public var foldedVersion: Int64
+
+    public init(events: [FoldEvent], foldedVersion: Int64) {
+        self.events = events
+        self.foldedVersion = foldedVersion
     }
 }
 

@@ -3,8 +3,8 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDomain
 
-/// The projections in PostgreSQL as pulls and operators read them (the worker folds them, through
-/// `ProjectionRowStore`).
+/// The projections in PostgreSQL as pulls and operators read them (pushes and the maintenance
+/// tasks fold them, through `ProjectionRowStore`).
 ///
 /// Items have one row per account, whatever the number of devices; a pull makes them visible to
 /// the device's installed apps. Every changed row carries the account version that changed it
@@ -28,41 +28,37 @@ public struct ProjectionStore: Sendable {
         try await ProjectionRowStore(tables: .live, logger: logger).checkpoint(client)
     }
 
-    /// Whether the account's views include log `position`: true unless the account has a
-    /// committed event there that the projections have not folded yet. A position of another
-    /// account, or of none, is included: there is nothing of this account to wait for.
-    public func isProcessed(position: Int64, account: UUID) async throws -> Bool {
-        guard position > 0 else { return true }
+    /// Whether the account's views include its version `version`: true once its folded version
+    /// reached it. An account with no head has nothing to wait for.
+    public func includes(version: Int64, account: UUID) async throws -> Bool {
+        guard version > 0 else { return true }
         return try await client.query("""
-            SELECT NOT EXISTS (
-                SELECT 1 FROM events e, projection_checkpoint c
-                WHERE e.account_id = \(account) AND e.position = \(position) AND c.name = 'live'
-                  AND (e.tx_id, e.position) > (c.tx_id, c.position))
-            """, logger: logger).decode(Bool.self).collectAll().first ?? false
+            SELECT coalesce((SELECT folded_version >= \(version) FROM account_heads WHERE account_id = \(account)), true)
+            """, logger: logger).decode(Bool.self).collectAll().first ?? true
     }
 
-    /// Where the worker stands, for `/readyz` and `admin projections status`: the checkpoint, the
-    /// log's greatest position (committed or not), how many committed events wait to be folded,
-    /// and how many accounts are parked (their events skipped until they fold again).
-    public func status() async throws -> (checkpoint: ProjectionCheckpoint, headPosition: Int64, pendingEvents: Int64, parkedAccounts: Int64) {
+    /// The account's version and how far its projections include it (0, 0 when it has no head).
+    public func head(account: UUID) async throws -> (version: Int64, folded: Int64) {
+        let rows = try await client.query(
+            "SELECT version, folded_version FROM account_heads WHERE account_id = \(account)", logger: logger)
+        return try await rows.decode((Int64, Int64).self).collectAll().first.map { ($0.0, $0.1) } ?? (0, 0)
+    }
+
+    /// Where the maintenance stands, for `/readyz` and `admin projections status`: the epoch, how
+    /// many accounts are behind their head and by how many events, how long the longest-waiting
+    /// of them has waited for its fold is not known here (see `OperatorStore`), and how many are parked.
+    public func status() async throws -> MaintenanceStatus {
+        // Cross-account: the accounts behind, through the partial index account_heads_behind.
         let rows = try await client.query("""
-            SELECT c.tx_id::text::int8, c.position, c.epoch,
-                   (SELECT coalesce(max(position), 0) FROM events),
-                   (SELECT count(*) FROM events e WHERE (e.tx_id, e.position) > (c.tx_id, c.position)),
+            SELECT (SELECT epoch FROM projection_checkpoint WHERE name = 'live'),
+                   count(*), coalesce(sum(version - folded_version), 0)::int8,
                    (SELECT count(*) FROM projection_parked_accounts)
-            FROM projection_checkpoint c WHERE c.name = 'live'
+            FROM account_heads WHERE folded_version < version
             """, logger: logger)
-        for try await (txid, position, epoch, head, pending, parked) in rows.decode((Int64, Int64, Int64, Int64, Int64, Int64).self) {
-            let checkpoint = ProjectionCheckpoint(log: LogCheckpoint(transactionID: UInt64(txid), position: position), epoch: epoch)
-            return (checkpoint: checkpoint, headPosition: head, pendingEvents: pending, parkedAccounts: parked)
+        for try await (epoch, accounts, events, parked) in rows.decode((Int64, Int64, Int64, Int64).self) {
+            return MaintenanceStatus(epoch: epoch, accountsBehind: accounts, eventsBehind: events, parkedAccounts: parked)
         }
         throw StoreError.corruptRow("the live projection checkpoint is missing")
-    }
-
-    /// The greatest log position, committed or not: the head the worker's lag is measured against.
-    public func headPosition() async throws -> Int64 {
-        try await client.query("SELECT coalesce(max(position), 0) FROM events", logger: logger)
-            .decode(Int64.self).collectAll().first ?? 0
     }
 
     /// The account's whole view as the live projections hold it (every app's items,

@@ -3,17 +3,23 @@ import ShortcutSyncDomain
 
 /// An event as the log holds it.
 public struct RecordedEvent: Sendable, Hashable {
-    /// Place in the global log.
+    /// Where this PostgreSQL recorded it among all accounts' events: for operators only.
     public var position: Int64
-    /// The appending transaction; with `position` it gives the order in which the log is read.
-    public var transactionID: UInt64
     public var accountId: UUID
-    /// Place in the account's stream: 1, 2, 3…
-    public var streamVersion: Int64
+    /// Its place in its account's log: 1, 2, 3…
+    public var version: Int64
     public var deviceId: UUID
     public var event: Event
     public var recordedAt: Date
 
+    public init(position: Int64, accountId: UUID, version: Int64, deviceId: UUID, event: Event, recordedAt: Date) {
+        self.position = position
+        self.accountId = accountId
+        self.version = version
+        self.deviceId = deviceId
+        self.event = event
+        self.recordedAt = recordedAt
+    }
+
     public var accepted: AcceptedEvent { AcceptedEvent(deviceId: deviceId, event: event) }
-    public var checkpoint: LogCheckpoint { LogCheckpoint(transactionID: transactionID, position: position) }
 }

@@ -17,7 +17,7 @@ import ShortcutSyncTestSupport
         while done < events.count {
             let size = Int.random(in: 1...10, using: &rng)
             let batch = events[done..<min(events.count, done + size)].enumerated().map { offset, event in
-                FoldEvent(event, position: Int64(done + offset + 1))
+                FoldEvent(event, version: Int64(done + offset + 1))
             }
             for (offset, event) in events[done..<min(events.count, done + size)].enumerated() {
                 if case .donation(let donation) = event.event.body { donations[Int64(done + offset + 1)] = donation }
@@ -28,7 +28,7 @@ import ShortcutSyncTestSupport
             let expected = AccountState(folding: events.prefix(done))
             let view = expected.accountView
             let projected = store.shortcuts.mapValues { projection in
-                ShortcutView(latest: donations[projection.latestPosition]!, donationCount: projection.donationCount,
+                ShortcutView(latest: donations[projection.latestVersion]!, donationCount: projection.donationCount,
                              lastDonatedAt: projection.lastDonatedAt)
             }
             #expect(projected == view.shortcuts, "shortcuts after \(done) events")
@@ -61,8 +61,8 @@ import ShortcutSyncTestSupport
         #expect(recounts > 0)
     }
 
-    /// One account's version rises exactly when its view changes.
-    @Test func theVersionRisesWithEveryChangeOfTheViewAndOnlyThen() throws {
+    /// A batch says its view changed exactly when it did, and leaves the account at its last event's version.
+    @Test func aBatchSaysWhenTheViewChangedAndEndsAtItsLastVersion() throws {
         var rng = SeededGenerator(seed: 7)
         let choices = (0..<200).map { _ in Int.random(in: 0...Int(Int32.max), using: &rng) }
         let events = FoldPropertyTests.history(from: choices)
@@ -70,11 +70,10 @@ import ShortcutSyncTestSupport
         var before = AccountState().accountView
         for (index, chunk) in stride(from: 0, to: events.count, by: 5).enumerated() {
             let slice = events[chunk..<min(events.count, chunk + 5)]
-            let version = store.rows.version
-            let result = try store.fold(slice.enumerated().map { FoldEvent($1, position: Int64(chunk + $0 + 1)) })
+            let result = try store.fold(slice.enumerated().map { FoldEvent($1, version: Int64(chunk + $0 + 1)) })
             let after = AccountState(folding: events.prefix(chunk + slice.count)).accountView
             #expect(result.viewChanged == (after != before), "batch \(index)")
-            #expect(result.version == version + (after != before ? 1 : 0))
+            #expect(result.version == Int64(chunk + slice.count))
             before = after
         }
     }
@@ -86,11 +85,11 @@ import ShortcutSyncTestSupport
         let second = phone.donate("tomato", at: 3_000)
         let deletion = mac.delete(.identifiers(["tomato"]), at: 2_000)
         var store = FoldRowStore()
-        try store.fold([FoldEvent(first, position: 1), FoldEvent(second, position: 2)])
-        let result = try store.fold([FoldEvent(deletion, position: 3)])
+        try store.fold([FoldEvent(first, version: 1), FoldEvent(second, version: 2)])
+        let result = try store.fold([FoldEvent(deletion, version: 3)])
         let tomato = ShortcutID(bundleId: "com.example.soup", identifier: "tomato")
         #expect(store.recounts == 1)
-        #expect(result.shortcuts[tomato] == .some(ShortcutProjection(donationCount: 1, latest: second.key, latestPosition: 2)))
+        #expect(result.shortcuts[tomato] == .some(ShortcutProjection(donationCount: 1, latest: second.key, latestVersion: 2)))
     }
 
     @Test func sortableBytesOrderKeysAsKeysOrder() async {

@@ -91,20 +91,6 @@ import Testing
         }
     }
 
-    @Test func theExpectedVersionOfTheAccountStreamIsEnforced() async throws {
-        try await TestDatabase.withClient { client, _ in
-            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
-            let result = try await store.append(events(2), account: account, device: device, expectedVersion: .exactly(0))
-            #expect(result.streamVersion == 2)
-            await #expect(throws: AppendError.wrongExpectedVersion(expected: 0, actual: 2)) {
-                try await store.append(events(1), account: account, device: UUID(), expectedVersion: .exactly(0))
-            }
-            let next = try await store.append(events(1), account: account, device: UUID(), expectedVersion: .exactly(2))
-            #expect(next.streamVersion == 3)
-            #expect(try await eventCount(client) == 3)
-        }
-    }
-
     @Test func theEventsTableIsAppendOnly() async throws {
         try await TestDatabase.withClient { client, _ in
             let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)

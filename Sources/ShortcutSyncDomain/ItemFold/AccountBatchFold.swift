@@ -15,7 +15,8 @@ public struct AccountBatchFold: Sendable {
     /// A donation of this batch not covered (yet).
     struct BatchDonation: Sendable, Hashable, Comparable {
         var key: EventKey
-        var position: Int64
+        /// Its account version: the event whose attributes the shortcut shows when it is the latest.
+        var version: Int64
         // Keys are unique in the log: the key alone identifies the donation.
         static func < (lhs: BatchDonation, rhs: BatchDonation) -> Bool { lhs.key < rhs.key }
         static func == (lhs: BatchDonation, rhs: BatchDonation) -> Bool { lhs.key == rhs.key }
@@ -35,7 +36,7 @@ public struct AccountBatchFold: Sendable {
     private var voiceShortcuts: [UUID: VoiceShortcutRow]
     private var devices: [UUID: Stamped<Set<String>>]
     private var maxHLC: HLCTimestamp
-    private var lastPosition: Int64 = 0
+    private var lastVersion: Int64 = 0
     /// Uncovered donations of the batch by app, identifier and group, ascending by key.
     private var donations: [String: [String: [String: [BatchDonation]]]] = [:]
     /// Shortcuts every donation group of which is among the rows: their existence is known.
@@ -60,7 +61,7 @@ public struct AccountBatchFold: Sendable {
     public mutating func apply(_ event: FoldEvent) {
         let key = event.key
         maxHLC = max(maxHLC, key.hlc)
-        lastPosition = max(lastPosition, event.position)
+        lastVersion = max(lastVersion, event.version)
         switch event.change {
         case .donation(let shortcut, let group):
             knownShortcuts.insert(shortcut)
@@ -74,7 +75,7 @@ public struct AccountBatchFold: Sendable {
             }
             if let threshold, key < threshold { return }
             donations[shortcut.bundleId, default: [:]][shortcut.identifier, default: [:]][group, default: []]
-                .insertKeepingOrder(BatchDonation(key: key, position: event.position))
+                .insertKeepingOrder(BatchDonation(key: key, version: event.version))
         case .deletion(let deletion):
             thresholds.removeAll(keepingCapacity: true)
             for scope in DeletionScope.raised(by: deletion) {
@@ -120,7 +121,7 @@ public struct AccountBatchFold: Sendable {
             for (group, var kept) in groups {
                 let id = DonationGroupID(shortcut: ShortcutID(bundleId: scope.bundleId, identifier: identifier), group: group)
                 guard scope.selects(id) else { continue }
-                let covered = kept.insertionIndex(of: BatchDonation(key: key, position: 0))
+                let covered = kept.insertionIndex(of: BatchDonation(key: key, version: 0))
                 guard covered > 0 else { continue }
                 kept.removeFirst(covered)
                 groups[group] = kept
@@ -165,7 +166,7 @@ public struct AccountBatchFold: Sendable {
     /// The rows to write back and the changes of the account's view, given how many donations
     /// each of `recounts` covers.
     public func finish(covered: [DonationGroupID: Int] = [:]) throws -> AccountBatchResult {
-        var result = AccountBatchResult(version: before.version, maxHLC: maxHLC, lastPosition: lastPosition)
+        var result = AccountBatchResult(version: before.version, maxHLC: maxHLC, lastVersion: lastVersion)
 
         // Donation groups.
         var after: [DonationGroupID: DonationGroupRow] = [:]
@@ -190,15 +191,15 @@ public struct AccountBatchFold: Sendable {
                 }
                 if surviving > 0 {
                     count = surviving
-                    latest = BatchDonation(key: row.latest, position: row.latestPosition)
+                    latest = BatchDonation(key: row.latest, version: row.latestVersion)
                 }
             }
             let kept = donations[id.shortcut.bundleId]?[id.shortcut.identifier]?[id.group] ?? []
-            let uncovered = threshold.map { kept[kept.insertionIndex(of: BatchDonation(key: $0, position: 0))...] } ?? kept[...]
+            let uncovered = threshold.map { kept[kept.insertionIndex(of: BatchDonation(key: $0, version: 0))...] } ?? kept[...]
             count += uncovered.count
             if let last = uncovered.last, latest.map({ last.key > $0.key }) ?? true { latest = last }
             let new = latest.map {
-                DonationGroupRow(id: id, count: count, latest: $0.key, latestPosition: $0.position, coveredBelow: threshold)
+                DonationGroupRow(id: id, count: count, latest: $0.key, latestVersion: $0.version, coveredBelow: threshold)
             }
             if let new { after[id] = new }
             if new != row, new != nil || row != nil { result.groups[id] = .some(new) }
@@ -254,7 +255,8 @@ public struct AccountBatchFold: Sendable {
         }
 
         let viewChanged = !result.shortcuts.isEmpty || result.voiceShortcuts.contains(where: \.viewChanged)
-        if viewChanged { result.version += 1 }
+        // The rows it changes are marked with the account version after the batch: its last event's.
+        result.version = max(before.version, lastVersion)
         result.viewChanged = viewChanged
         result.notify = viewChanged || result.devices.values.contains(where: \.appsChanged)
         return result

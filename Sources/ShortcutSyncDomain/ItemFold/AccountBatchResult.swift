@@ -14,11 +14,11 @@ public struct DeviceAppsChange: Sendable, Hashable {
 
 /// What one batch changes for one account.
 public struct AccountBatchResult: Sendable, Hashable {
-    /// The account's version after the batch: raised by one when its view changed.
+    /// The account version after the batch (its last event's): the version of every row it changes.
     public var version: Int64
     public var maxHLC: HLCTimestamp
-    /// The greatest log position of the batch's events of this account.
-    public var lastPosition: Int64
+    /// The greatest account version of the batch's events.
+    public var lastVersion: Int64
     public var viewChanged = false
     /// Whether its devices should be told: the view or a device's apps changed.
     public var notify = false

@@ -3,7 +3,7 @@ import Foundation
 /// The rows of one account that a batch reads, as stored before it: a subset, chosen by
 /// `FoldNeeds`, of everything the account's fold keeps.
 public struct AccountFoldRows: Sendable, Hashable {
-    /// Raised by every batch that changes the account's view.
+    /// The account version the stored rows include (its folded version).
     public var version: Int64 = 0
     public var maxHLC: HLCTimestamp = .zero
     public var groups: [DonationGroupID: DonationGroupRow] = [:]

@@ -27,17 +27,17 @@ public struct DonationGroupRow: Sendable, Hashable {
     /// Uncovered donations; a row with none is not kept.
     public var count: Int
     public var latest: EventKey
-    /// The log position of the latest uncovered donation, whose attributes the shortcut shows.
-    public var latestPosition: Int64
+    /// The account version of the latest uncovered donation, whose attributes the shortcut shows.
+    public var latestVersion: Int64
     /// The greatest key of the deletions selecting this group, when the row was written: every
     /// donation below it is covered, every counted one is at or above it.
     public var coveredBelow: EventKey?
 
-    public init(id: DonationGroupID, count: Int, latest: EventKey, latestPosition: Int64, coveredBelow: EventKey?) {
+    public init(id: DonationGroupID, count: Int, latest: EventKey, latestVersion: Int64, coveredBelow: EventKey?) {
         self.id = id
         self.count = count
         self.latest = latest
-        self.latestPosition = latestPosition
+        self.latestVersion = latestVersion
         self.coveredBelow = coveredBelow
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// What the per-item fold needs of one accepted event: its key, its place in the log and what it
 /// changes. A donation is reduced to the shortcut and group it counts for; its attributes stay in
-/// the log, and a projected shortcut takes them from the event at `position` (its latest donation).
+/// the log, and a projected shortcut takes them from the event at `version` (its latest donation).
 public struct FoldEvent: Sendable, Hashable {
     public enum Change: Sendable, Hashable {
         /// A donation of a shortcut, in `group` ("" when it has none).
@@ -16,19 +16,19 @@ public struct FoldEvent: Sendable, Hashable {
     }
 
     public var key: EventKey
-    /// The event's position in the log.
-    public var position: Int64
+    /// The event's version: its place in its account's log.
+    public var version: Int64
     public var change: Change
 
-    public init(key: EventKey, position: Int64, change: Change) {
+    public init(key: EventKey, version: Int64, change: Change) {
         self.key = key
-        self.position = position
+        self.version = version
         self.change = change
     }
 
-    public init(_ accepted: AcceptedEvent, position: Int64) {
+    public init(_ accepted: AcceptedEvent, version: Int64) {
         key = accepted.key
-        self.position = position
+        self.version = version
         switch accepted.event.body {
         case .donation(let donation):
             change = .donation(ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier),

@@ -1,16 +1,16 @@
 import Foundation
 
 /// A shortcut's projected row, apart from the attributes of its latest donation, which are
-/// those of the event at `latestPosition`.
+/// those of the event at `latestVersion`.
 public struct ShortcutProjection: Sendable, Hashable {
     public var donationCount: Int
     public var latest: EventKey
-    public var latestPosition: Int64
+    public var latestVersion: Int64
 
-    public init(donationCount: Int, latest: EventKey, latestPosition: Int64) {
+    public init(donationCount: Int, latest: EventKey, latestVersion: Int64) {
         self.donationCount = donationCount
         self.latest = latest
-        self.latestPosition = latestPosition
+        self.latestVersion = latestVersion
     }
 
     public var lastDonatedAt: HLCTimestamp { latest.hlc }
@@ -24,6 +24,6 @@ public struct ShortcutProjection: Sendable, Hashable {
             if latest.map({ row.latest > $0.latest }) ?? true { latest = row }
         }
         guard let latest else { return nil }
-        self.init(donationCount: count, latest: latest.latest, latestPosition: latest.latestPosition)
+        self.init(donationCount: count, latest: latest.latest, latestVersion: latest.latestVersion)
     }
 }
