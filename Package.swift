@@ -272,6 +272,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            // Read by path: a database of the previous schema, for the upgrade test.
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         // The benchmarks' own: a small run measures the whole log and leaves correct projections.

@@ -3,8 +3,8 @@ import ShortcutSyncDomain
 import ShortcutSyncStore
 
 /// The export format (`admin export`, read by `admin import`): NDJSON, one JSON object per line,
-/// each with a `kind`. The first line is the account, then its devices, then its events in log
-/// order; the file is self-contained. Times are ISO 8601 in UTC with microseconds; token hashes
+/// each with a `kind`. The first line is the account, then its devices, then its events in the
+/// account's version order; the file is self-contained. Times are ISO 8601 in UTC with microseconds; token hashes
 /// are lowercase hex (the tokens themselves are never stored), so devices keep working after an
 /// import. See the README for the fields.
 public enum AccountArchive {
@@ -30,7 +30,10 @@ public enum AccountArchive {
 
     struct EventLine: Codable {
         var kind = "event"
-        /// Where the event stood in the exporting database's log (informative: an import appends).
+        /// Its version in the exporting database's account log (informative: an import appends
+        /// the events in the file's order, after the account's version there).
+        var version: Int64?
+        /// Where the exporting database recorded it among all its accounts' events (informative).
         var position: Int64
         var deviceId: UUID
         var recordedAt: String
@@ -52,7 +55,7 @@ public enum AccountArchive {
                                                tokenHash: device.tokenHash.map(Hex.encode))))
         }
         for event in events {
-            lines.append(try encode(EventLine(position: event.position, deviceId: event.deviceId,
+            lines.append(try encode(EventLine(version: event.version, position: event.position, deviceId: event.deviceId,
                                               recordedAt: ISO8601.format(event.recordedAt), event: event.event)))
         }
         return lines

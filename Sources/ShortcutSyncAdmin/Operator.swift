@@ -45,8 +45,8 @@ public struct Operator: Sendable {
     }
 
     /// The view of one device: now, from the live projections (as its next full pull answers,
-    /// every page of it), or as it was at a prefix of the log, replayed from the log with the
-    /// domain's fold.
+    /// every page of it), or as it was at a prefix of its account's log (through an account
+    /// version, or up to a time), replayed from the log with the domain's fold.
     public func shortcuts(device: UUID, prefix: LogPrefix = .all) async throws -> ShortcutsReport {
         guard let account = try await store.account(ofDevice: device) else {
             throw AdminUsageError("there is no device \(device.lowercased); `shortcut-sync admin devices --account A` lists an account's devices")
@@ -56,9 +56,9 @@ public struct Operator: Sendable {
             // A pull answers a page at a time; the report is the whole view, all its pages applied.
             let view = try await ProjectionStore(client: client, logger: logger).deviceView(account: account, device: device)
             return ShortcutsReport(accountId: account, deviceId: device, source: "projections", view: view)
-        case .throughPosition(let position):
+        case .throughVersion(let version):
             let log = try await store.accountLog(account, prefix)
-            return ShortcutsReport(accountId: account, deviceId: device, source: "replay", atPosition: position, eventsReplayed: log.count,
+            return ShortcutsReport(accountId: account, deviceId: device, source: "replay", atVersion: version, eventsReplayed: log.count,
                                    view: AccountState(folding: log.map(\.accepted)).view(forDevice: device))
         case .recordedBy(let time):
             let log = try await store.accountLog(account, prefix)
@@ -67,27 +67,28 @@ public struct Operator: Sendable {
         }
     }
 
-    /// At most `limit` of the filter's events in log order; the page says whether more follow,
-    /// and from which position (`--after`) to ask for them.
+    /// At most `limit` of the filter's events in the account's version order; the page says
+    /// whether more follow, and from which version (`--after`) to ask for them.
     public func events(_ filter: EventFilter, limit: Int) async throws -> EventsReport {
         try await requireAccount(filter.account)
         // One event beyond the page tells whether more follow.
         let events = try await store.events(filter, limit: min(limit, Int.max - 1) + 1)
         let page = events.prefix(limit)
         let more = events.count > limit
-        return EventsReport(events: page.map(EventRow.init), more: more, nextAfter: more ? page.last?.position : nil)
+        return EventsReport(events: page.map(EventRow.init), more: more, nextAfter: more ? page.last?.version : nil)
     }
 
-    /// Hands the filter's events to `deliver` as they commit, in log order, until cancelled:
-    /// from the filter's `afterPosition` if it has one, else from what commits next. It reads again when
-    /// the worker notifies a change of the account, and at least every `pollInterval` (events
-    /// are readable once committed, before any worker folds them).
+    /// Hands the filter's events to `deliver` as they commit, in the account's version order,
+    /// until cancelled: after the filter's `afterVersion` if it has one, else from what commits
+    /// next. It reads the events past the last version read again when a change of the account is
+    /// notified, and at least every `pollInterval` (an import notifies nothing). Versions are taken
+    /// under the account's head lock and commit in their order, so no event is missed.
     public func follow(
         _ filter: EventFilter, pollInterval: Duration = .seconds(1),
         deliver: @escaping @Sendable ([EventRow]) async throws -> Void
     ) async throws {
         try await requireAccount(filter.account)
-        let start = filter.afterPosition != nil ? LogCheckpoint.start : try await store.horizonCheckpoint()
+        let start: Int64 = if let after = filter.afterVersion { after } else { try await store.accountVersion(filter.account) }
         let (wakes, waker) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -95,7 +96,7 @@ public struct Operator: Sendable {
                 try await source.withEvents { events in
                     for await event in events {
                         switch event {
-                        case .projection(let notification) where notification.accountId == filter.account: waker.yield()
+                        case .projection(let notification) where notification.versions[filter.account] != nil: waker.yield()
                         // What was notified while the connection was down is lost: read again.
                         case .listening(resumed: true): waker.yield()
                         default: break
@@ -110,13 +111,15 @@ public struct Operator: Sendable {
                 }
             }
             group.addTask {
-                var checkpoint = start
+                var last = start
                 for await _ in wakes {
                     while true {
-                        let page = try await store.committedEvents(filter, after: checkpoint, limit: 1000)
-                        guard let last = page.last else { break }
-                        checkpoint = last.checkpoint
-                        try await deliver(page.map(EventRow.init))
+                        var page = filter
+                        page.afterVersion = last
+                        let events = try await store.events(page, limit: 1000)
+                        guard let newest = events.last else { break }
+                        last = newest.version
+                        try await deliver(events.map(EventRow.init))
                     }
                 }
             }
@@ -126,14 +129,14 @@ public struct Operator: Sendable {
         }
     }
 
-    /// Every event of the account that touched the shortcut or its voice shortcuts, in log
+    /// Every event of the account that touched the shortcut or its voice shortcuts, in version
     /// order, with what it did (`ShortcutHistory`).
     public func history(account: UUID, shortcut: ShortcutID) async throws -> HistoryReport {
         try await requireAccount(account)
         let log = try await store.accountLog(account, .all)
         let entries = ShortcutHistory(shortcut: shortcut).entries(of: log.map(\.accepted)).map { entry in
             let event = log[entry.index]
-            return HistoryReport.Entry(position: event.position, recordedAt: event.recordedAt, deviceId: event.deviceId, type: event.event.type,
+            return HistoryReport.Entry(version: event.version, position: event.position, recordedAt: event.recordedAt, deviceId: event.deviceId, type: event.event.type,
                                        effects: entry.effects.map { .init(kind: $0.kind, description: $0.description) })
         }
         return HistoryReport(accountId: account, shortcut: shortcut.description, entries: entries)
@@ -143,24 +146,23 @@ public struct Operator: Sendable {
         StatusReport(try await store.projectionStatus())
     }
 
-    /// Replays the log beside the live projections and swaps them in (DESIGN §6), while the
-    /// service and its worker go on; `progress` hears how far it came out of how many events.
+    /// Folds the log beside the live projections and swaps them in (DESIGN §6), while the
+    /// service and its maintenance tasks go on; `progress` hears how many events it folded of
+    /// how many the log held when it began.
     public func rebuild(progress: @escaping @Sendable (_ processed: Int, _ total: Int) async -> Void) async throws -> RebuildReport {
         let started = ContinuousClock.now
-        let total = try await store.eventCount()
         let rebuilder = ProjectionRebuilder(client: client, logger: logger)
-        let checkpoint = try await rebuilder.rebuild { await progress($0.processed, max(total, $0.processed)) }
+        let folded = try await rebuilder.rebuild { await progress($0.processed, max($0.total, $0.processed)) }
         try await rebuilder.promote()
-        let live = try await ProjectionStore(client: client, logger: logger).checkpoint()
-        return RebuildReport(eventsReplayed: try await store.eventCount(), checkpointPosition: max(live.log.position, checkpoint.position),
+        let status = try await ProjectionStore(client: client, logger: logger).status()
+        return RebuildReport(eventsReplayed: folded.processed, accounts: folded.accounts, epoch: status.epoch,
                              seconds: (ContinuousClock.now - started).inSeconds)
     }
 
-    /// Replays the log and compares the result with the live projections row for row.
+    /// Folds the log beside the live projections and compares the result with them row for row.
     public func verify(progress: @escaping @Sendable (_ processed: Int, _ total: Int) async -> Void) async throws -> VerifyReport {
-        let total = try await store.eventCount()
         let rebuilder = ProjectionRebuilder(client: client, logger: logger)
-        return VerifyReport(try await rebuilder.verify { await progress($0.processed, max(total, $0.processed)) })
+        return VerifyReport(try await rebuilder.verify { await progress($0.processed, max($0.total, $0.processed)) })
     }
 
     /// The account as export lines (`AccountArchive`).

@@ -18,7 +18,7 @@ public struct OpenAPISyncTransport: SyncTransport {
         switch try await client.push(body: .json(.init(events: events))) {
         case .ok(let ok):
             let answer = try ok.body.json
-            return .accepted(lastAcceptedSeq: answer.lastAcceptedSeq, position: answer.position)
+            return .accepted(lastAcceptedSeq: answer.lastAcceptedSeq, version: answer.version)
         case .default(let status, let problem):
             let body = try? problem.body.applicationProblemJson
             if status == 409, let expected = body?.expectedSeq { return .seqMismatch(expectedSeq: expected) }
@@ -26,8 +26,8 @@ public struct OpenAPISyncTransport: SyncTransport {
         }
     }
 
-    public func pull(cursor: String?, waitFor position: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
-        switch try await client.pull(query: .init(cursor: cursor, waitFor: position, timeout: timeoutMillis.map(Int32.init))) {
+    public func pull(cursor: String?, waitFor version: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
+        switch try await client.pull(query: .init(cursor: cursor, waitFor: version, timeout: timeoutMillis.map(Int32.init))) {
         case .ok(let ok):
             return PullAnswer(try ok.body.json)
         case .default(let status, let problem):
@@ -35,7 +35,7 @@ public struct OpenAPISyncTransport: SyncTransport {
         }
     }
 
-    public func pokes() async throws -> AsyncThrowingStream<Void, any Error> {
+    public func pokes() async throws -> AsyncThrowingStream<Int64, any Error> {
         let body: HTTPBody
         switch try await client.stream() {
         case .ok(let ok):
@@ -48,7 +48,7 @@ public struct OpenAPISyncTransport: SyncTransport {
             let task = Task {
                 do {
                     for try await event in events where event.event == "changed" {
-                        continuation.yield()
+                        continuation.yield(ChangedMessage.version(in: event.data))
                     }
                     continuation.finish()
                 } catch {

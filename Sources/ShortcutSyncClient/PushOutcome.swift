@@ -6,8 +6,9 @@ import ShortcutSyncDomain
 
 /// How a push came out.
 public enum PushOutcome: Sendable, Hashable {
-    /// Every event up to `lastAcceptedSeq` is stored; `position` covers them (a pull's `waitFor`).
-    case accepted(lastAcceptedSeq: Int64, position: Int64)
+    /// Every event up to `lastAcceptedSeq` is stored; `version` is the account's version after
+    /// the push, which includes them (a pull's `waitFor`).
+    case accepted(lastAcceptedSeq: Int64, version: Int64)
     /// The service expects `expectedSeq` next: the batch did not continue its seqs (409).
     case seqMismatch(expectedSeq: Int64)
 }

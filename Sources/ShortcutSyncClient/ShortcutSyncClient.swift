@@ -11,7 +11,9 @@ import ShortcutSyncDomain
 /// device's outbox (SQLite) before it returns, and pushed from there: an app killed between a
 /// donation and its push sends it when it opens again, once. `run()` keeps the device in step
 /// while the app runs: it pushes what waits (retrying with backoff, after `Retry-After` when the
-/// service says), listens to the service's stream and pulls when poked or pushed.
+/// service says), listens to the service's stream and pulls when poked or pushed. Each such pull
+/// waits for the account version it heard of (its push's answer, the poke's `{"version": N}`), so
+/// that what it pushed or was told of is in the answer.
 public actor ShortcutSyncClient {
     public struct Configuration: Sendable {
         /// The app whose donations this client makes and deletes (like SiriKit's, per app).
@@ -31,6 +33,11 @@ public actor ShortcutSyncClient {
             self.storagePath = storagePath
         }
     }
+
+    /// The versions a pull may wait for: `waitFor`'s bounds in the spec (0…2^53), less 0, which
+    /// needs no wait. A version beyond them (a defective answer) is not waited for: the service
+    /// would refuse the pull.
+    static let waitableVersions: ClosedRange<Int64> = 1...(1 << 53)
 
     public let configuration: Configuration
     private let transport: any SyncTransport
@@ -142,21 +149,22 @@ public actor ShortcutSyncClient {
     /// Pushes everything waiting, then pulls what changed (waiting for its own pushes to show):
     /// once, now. Throws what the service or the network said.
     public func sync() async throws {
-        let position = try await pushPending()
-        try await pull(waitFor: position)
+        let version = try await pushPending()
+        try await pull(waitFor: version)
     }
 
-    /// Pushes the outbox, batch by batch; returns the log position covering it (0 if nothing was pushed).
+    /// Pushes the outbox, batch by batch; returns the account's version after the last push
+    /// (0 if nothing was pushed).
     @discardableResult
     func pushPending() async throws -> Int64 {
-        var position: Int64 = 0
+        var version: Int64 = 0
         while true {
             let batch = try store.pending(limit: configuration.pushBatchSize)
-            guard let first = batch.first else { return position }
+            guard let first = batch.first else { return version }
             switch try await transport.push(batch) {
-            case .accepted(let lastAcceptedSeq, let covering):
+            case .accepted(let lastAcceptedSeq, let after):
                 try store.acknowledge(through: lastAcceptedSeq)
-                position = max(position, covering)
+                version = max(version, after)
             case .seqMismatch(let expectedSeq):
                 logger.notice("the service expects another seq: the outbox is numbered anew", metadata: [
                     "expected_seq": "\(expectedSeq)", "first_pending_seq": "\(first.seq)",
@@ -170,16 +178,17 @@ public actor ShortcutSyncClient {
     /// size (`more`) is followed at once by the next page, and so on: each page is stored as it
     /// comes (an app killed in between goes on from there), but the view this client answers
     /// with and publishes changes only once the last page is applied, never to a part of one.
-    func pull(waitFor position: Int64? = nil) async throws {
-        var waitFor = position
+    /// With `version` (the account's), the first page waits until the view includes it; a version
+    /// outside `waitableVersions` is not waited for.
+    func pull(waitFor version: Int64? = nil) async throws {
+        var waitFor = version.flatMap { Self.waitableVersions.contains($0) ? $0 : nil }
         while true {
             let state = try store.state()
-            let answer = try await transport.pull(cursor: state.cursor, waitFor: waitFor.flatMap { $0 > 0 ? $0 : nil },
-                                                  timeoutMillis: waitFor == nil ? nil : 10_000)
+            let answer = try await transport.pull(cursor: state.cursor, waitFor: waitFor, timeoutMillis: waitFor == nil ? nil : 10_000)
             let updated = try store.apply(reset: answer.reset, more: answer.more, changes: answer.changes, cursor: answer.cursor,
                                           serviceClock: answer.serviceClock, physicalMillis: configuration.now())
             guard let updated else {
-                // The first page already waited for `position`; the next ones need not.
+                // The first page already waited for `version`; the next ones need not.
                 waitFor = nil
                 continue
             }
@@ -192,9 +201,9 @@ public actor ShortcutSyncClient {
     }
 
     /// Keeps the device in step until cancelled: pushes as soon as something is recorded (and
-    /// at start, for what an earlier run left), pulls after each push, and listens to the
-    /// stream, pulling at each poke and after each reconnection. Failures are retried with
-    /// backoff; `Retry-After` is honoured.
+    /// at start, for what an earlier run left), pulls after each push (waiting for its version),
+    /// and listens to the stream, pulling at each poke (waiting for the version it names) and
+    /// after each reconnection. Failures are retried with backoff; `Retry-After` is honoured.
     public func run() async throws {
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.wake = wake
@@ -221,8 +230,8 @@ public actor ShortcutSyncClient {
                 let pokes = try await transport.pokes()
                 failures = 0
                 try await retrying("pull") { try await self.pull() }  // what changed while not listening
-                for try await _ in pokes {
-                    try await retrying("pull") { try await self.pull() }
+                for try await version in pokes {
+                    try await retrying("pull") { try await self.pull(waitFor: version) }
                 }
             } catch where !Task.isCancelled {
                 logger.info("the stream ended; reconnecting", metadata: ["error": "\(error)"])

@@ -8,8 +8,11 @@ import ShortcutSyncDomain
 /// may wrap it.
 public protocol SyncTransport: Sendable {
     func push(_ events: [Event]) async throws -> PushOutcome
-    func pull(cursor: String?, waitFor position: Int64?, timeoutMillis: Int?) async throws -> PullAnswer
-    /// The device's stream of pokes (`GET /v1/sync/stream`): yields once per `changed` event,
-    /// finishes when the connection ends.
-    func pokes() async throws -> AsyncThrowingStream<Void, any Error>
+    /// Pulls from `cursor` (the whole view without one); with `waitFor`, the service first waits
+    /// (up to `timeoutMillis`) until the view includes that version of the account.
+    func pull(cursor: String?, waitFor version: Int64?, timeoutMillis: Int?) async throws -> PullAnswer
+    /// The device's stream of pokes (`GET /v1/sync/stream`): yields, once per `changed` event,
+    /// the account version it names (0 when it names none that can be read); finishes when the
+    /// connection ends.
+    func pokes() async throws -> AsyncThrowingStream<Int64, any Error>
 }

@@ -13,10 +13,10 @@ import ShortcutSyncWorker
 
 /// Builds the whole service from its configuration: the `serve` command and the tests call this.
 ///
-/// It wires the pool, the LISTEN hub, the worker (if this process runs one) and the HTTP server
+/// It wires the pool, the LISTEN hub, the change announcer, the maintenance tasks (if this process runs them) and the HTTP server
 /// into one application whose services shut down gracefully together. The migrations run inside
 /// that lifecycle, on the running pool, before the HTTP server starts (`beforeServerStarts`); the
-/// worker starts once they are applied.
+/// maintenance tasks start once they are applied.
 public func buildApplication(
     _ configuration: ServerConfiguration,
     logger: Logger,
@@ -33,8 +33,9 @@ public func buildApplication(
     let hub = NotificationHub(configuration: try database.connectionConfiguration(), logger: logger,
                               keepAliveInterval: configuration.keepAliveInterval,
                               signedIn: { try await accounts.signedIn(among: $0) })
+    let announcer = ChangeAnnouncer(client: client, hub: hub, logger: logger)
     let worker = configuration.runsWorker
-        ? SyncWorker(client: client, connectionConfiguration: try database.connectionConfiguration(), logger: logger)
+        ? SyncWorker(client: client, logger: logger, tasks: configuration.workerTasks)
         : nil
     var api = SyncAPI(
         accounts: accounts,
@@ -42,6 +43,7 @@ public func buildApplication(
         projections: ProjectionStore(client: client, logger: logger, pullPageSize: configuration.pullPageSize),
         migrator: migrator,
         hub: hub,
+        announcer: announcer,
         worker: worker,
         degradedLag: configuration.degradedLag,
         logger: logger,
@@ -62,7 +64,7 @@ public func buildApplication(
     router.middlewares.add(UnmatchedRouteMiddleware(routes: router.routes.map { ($0.path.description, $0.method.rawValue) }))
 
     let (migrated, migrationsApplied) = AsyncStream<Void>.makeStream()
-    var services: [any Service] = [client, hub]
+    var services: [any Service] = [client, hub, announcer]
     if let worker { services.append(AfterMigrations(service: worker, migrated: migrated)) }
     var app = Application(
         router: router,

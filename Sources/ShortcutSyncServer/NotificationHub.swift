@@ -33,6 +33,8 @@ public final class NotificationHub: Service, Sendable {
     private let subscribers = Mutex<[UUID: [Int: Subscriber]]>([:])
     private let nextID = Atomic<Int>(0)
     private let reachable = Atomic<Bool>(true)
+    /// This process, as the sender of the notifications its `ChangeAnnouncer` sends.
+    public let processID = UUID()
 
     public init(
         configuration: PostgresConnection.Configuration, logger: Logger, keepAliveInterval: Duration = .seconds(15),
@@ -103,10 +105,17 @@ public final class NotificationHub: Service, Sendable {
         for subscriber in ended { subscriber.continuation.finish() }
     }
 
-    /// Pokes every stream and waiting pull of the notification's account.
+    /// Pokes every stream and waiting pull of `account`: its views changed up to `version`.
+    public func deliver(account: UUID, version: Int64) {
+        let targets = subscribers.withLock { all in (all[account] ?? [:]).values }
+        for target in targets { target.continuation.yield(.changed(version: version)) }
+    }
+
+    /// Pokes the streams and waiting pulls of every account the notification names, unless this
+    /// process sent it (its `ChangeAnnouncer` poked them already).
     func deliver(_ notification: ProjectionNotification) {
-        let targets = subscribers.withLock { all in (all[notification.accountId] ?? [:]).values }
-        for target in targets { target.continuation.yield(.changed(position: notification.position)) }
+        guard notification.sender != processID else { return }
+        for (account, version) in notification.versions { deliver(account: account, version: version) }
     }
 
     private func broadcast(_ message: StreamMessage) {
@@ -155,7 +164,7 @@ public final class NotificationHub: Service, Sendable {
         case .listening(let resumed):
             // Whatever was notified while the connection was down is lost: everyone pulls once,
             // and the sessions of devices signed out (or erased) meanwhile end.
-            if resumed { broadcast(.changed(position: 0)) }
+            if resumed { broadcast(.changed(version: 0)) }
             await endSessionsSignedOutUnheard()
         case .projection(let notification):
             deliver(notification)

@@ -32,7 +32,7 @@ struct PushMiddleware: ServerMiddleware {
         let accepted = try await api.push(events, account: account, device: device)
         var response = HTTPResponse(status: .ok)
         response.headerFields[.contentType] = "application/json; charset=utf-8"
-        return (response, HTTPBody(#"{"lastAcceptedSeq":\#(accepted.lastAcceptedSeq),"position":\#(accepted.position)}"#))
+        return (response, HTTPBody(#"{"lastAcceptedSeq":\#(accepted.lastAcceptedSeq),"version":\#(accepted.version)}"#))
     }
 
     /// As the generated server decides: no content type, a wildcard, or `application/json` with

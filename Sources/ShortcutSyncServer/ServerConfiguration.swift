@@ -8,13 +8,15 @@ public struct ServerConfiguration: Sendable {
     public var database: DatabaseURL
     /// The admin token that may create accounts.
     public var adminToken: String
-    /// Whether this process also runs the sync worker (only one worker is active at a time).
+    /// Whether this process also runs maintenance tasks (any number of processes may).
     public var runsWorker: Bool
+    /// How many maintenance tasks it runs side by side.
+    public var workerTasks = 1
     /// Connections in the pool shared by all requests.
     public var maximumConnections: Int
     /// How often a live stream sends a keep-alive comment.
     public var keepAliveInterval: Duration
-    /// `/readyz` reports `degraded` while more events than this wait to be folded.
+    /// `/readyz` reports `degraded` while more events than this wait for the maintenance tasks.
     public var degradedLag: Int64
     /// How long a request's body may take to arrive (DESIGN §5); later, `408` and the connection closes.
     public var bodyDeadline: Duration

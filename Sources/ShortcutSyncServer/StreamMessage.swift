@@ -8,8 +8,9 @@ import Synchronization
 
 /// What a device's live stream is told.
 public enum StreamMessage: Sendable, Hashable {
-    /// The views of this device's account changed (perhaps not this device's); pull.
-    case changed(position: Int64)
+    /// The views of this device's account changed (perhaps not this device's) up to the
+    /// account's `version` (0: something may have changed); pull.
+    case changed(version: Int64)
     /// Nothing happened; a comment line keeps proxies from closing the connection.
     case keepAlive
 }

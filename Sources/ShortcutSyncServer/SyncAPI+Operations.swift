@@ -26,15 +26,14 @@ extension SyncAPI {
             readiness.database = true
             if readiness.migrations {
                 let status = try await projections.status()
-                readiness.workerCheckpoint = status.checkpoint.log.position
-                readiness.headPosition = status.headPosition
-                readiness.workerLag = status.pendingEvents
+                readiness.accountsBehind = status.accountsBehind
+                readiness.eventsBehind = status.eventsBehind
                 readiness.parkedAccounts = status.parkedAccounts
-                readiness.degraded = status.pendingEvents > degradedLag || status.parkedAccounts > 0
-                if status.pendingEvents > degradedLag {
-                    readiness.detail = "the sync worker is \(status.pendingEvents) events behind the log (degraded above \(degradedLag))"
-                } else if status.parkedAccounts > 0 {
-                    readiness.detail = "\(status.parkedAccounts) account(s) could not be folded and are parked; the worker retries them (see its log)"
+                readiness.degraded = status.eventsBehind > degradedLag || status.parkedAccounts > 0
+                if status.parkedAccounts > 0 {
+                    readiness.detail = "\(status.parkedAccounts) account(s) could not be folded and are parked; the maintenance tasks retry them (see the log)"
+                } else if status.eventsBehind > degradedLag {
+                    readiness.detail = "\(status.accountsBehind) account(s) are \(status.eventsBehind) events behind their versions, waiting for the maintenance tasks (degraded above \(degradedLag))"
                 }
             } else {
                 readiness.detail = "the schema is not up to date; run shortcut-sync migrate"

@@ -21,9 +21,9 @@ extension SyncAPI {
             invalid.append(FieldError(pointer: "/timeout", detail: "must not be negative"))
         }
         guard invalid.isEmpty else { throw APIProblem.invalid(invalid) }
-        if let position = input.query.waitFor {
+        if let version = input.query.waitFor {
             let timeout = min(Int(input.query.timeout ?? Int32(Self.defaultWait)), Self.maximumWait)
-            try await waitUntilProcessed(position, account: account, device: device, timeout: .milliseconds(timeout))
+            try await waitUntilIncluded(version, account: account, device: device, timeout: .milliseconds(timeout))
             // The wait ends early when the device is signed out or its account erased, and then
             // it gets no view: its token no longer holds.
             guard try await accounts.isSignedIn(device: device, account: account) else { throw APIProblem.unauthorized }
@@ -38,20 +38,20 @@ extension SyncAPI {
             voiceShortcuts: .init(upserted: snapshot.changes.upsertedVoiceShortcuts, removed: snapshot.changes.removedVoiceShortcuts)))))
     }
 
-    /// Read-your-writes: returns once the account's views include log `position`, when
+    /// Read-your-writes: returns once the account's views include its `version`, when
     /// `timeout` is over, or when the service begins to shut down (the pull then answers with
     /// what there is). It subscribes to the account's changes before it first looks, so a change
     /// between the look and the wait is not missed; each change (a hint) makes it look again.
     /// It also returns as soon as the device is signed out or its account erased.
-    func waitUntilProcessed(_ position: Int64, account: UUID, device: UUID, timeout: Duration) async throws {
-        guard position > 0 else { return }
+    func waitUntilIncluded(_ version: Int64, account: UUID, device: UUID, timeout: Duration) async throws {
+        guard version > 0 else { return }
         let changes = hub.subscribe(account: account, device: device, isStream: false)
         let deadline = ContinuousClock.now + timeout
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [projections] in
-                if try await projections.isProcessed(position: position, account: account) { return }
+                if try await projections.includes(version: version, account: account) { return }
                 for await _ in changes {
-                    if try await projections.isProcessed(position: position, account: account) { return }
+                    if try await projections.includes(version: version, account: account) { return }
                 }
             }
             group.addTask { try? await Task.sleep(until: deadline) }

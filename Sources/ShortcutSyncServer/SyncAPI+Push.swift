@@ -14,7 +14,7 @@ extension SyncAPI {
         throw APIProblem(status: 500, title: "Internal Server Error", detail: "push is answered by PushMiddleware, which is not installed")
     }
 
-    /// DESIGN §4: validate everything first, then one atomic, idempotent append.
+    /// DESIGN §4: validate everything first, then one atomic, idempotent append that folds itself.
     func push(_ events: [Event], account: UUID, device: UUID) async throws -> AppendResult {
         do {
             guard events.count <= Limits.maxEventsPerPush else {
@@ -31,7 +31,11 @@ extension SyncAPI {
             }
             ServerMetrics.pushes.increment()
             ServerMetrics.eventsAppended.increment(by: result.appended)
-            if result.appended > 0 { worker?.nudge() }
+            if result.appended > 0 {
+                // Folded in the push: every device may pull it now. Not folded (the account is
+                // behind, after an import or parked): the maintenance tasks fold it and announce it.
+                if result.folded { announcer.announce(account: account, version: result.version) } else { worker?.nudge() }
+            }
             return result
         } catch {
             ServerMetrics.rejectedPushes.increment()

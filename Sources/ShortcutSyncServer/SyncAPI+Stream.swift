@@ -16,7 +16,7 @@ extension SyncAPI {
         let messages = hub.subscribe(account: account, device: device, greeting: true)
         let events = messages.cancelOnGracefulShutdown().map { message -> ArraySlice<UInt8> in
             switch message {
-            case .changed(let position): ArraySlice("event: changed\ndata: {\"position\": \(position)}\n\n".utf8)
+            case .changed(let version): ArraySlice("event: changed\ndata: {\"version\": \(version)}\n\n".utf8)
             case .keepAlive: ArraySlice(": keep-alive\n\n".utf8)
             }
         }

@@ -15,7 +15,10 @@ struct SyncAPI: APIProtocol {
     let projections: ProjectionStore
     let migrator: Migrator
     let hub: NotificationHub
-    /// The worker of this process, if it runs one: a push nudges it so it folds the events at once.
+    /// Pokes the streams of accounts a push changed, here at once and on the other servers soon.
+    let announcer: ChangeAnnouncer
+    /// The maintenance tasks of this process, if it runs them: a push that could not fold (its
+    /// account is behind) nudges them.
     let worker: SyncWorker?
     /// `/readyz` reports `degraded` while more events than this wait to be folded.
     let degradedLag: Int64

@@ -8,14 +8,14 @@ public struct EventFilter: Sendable, Hashable {
     public var account: UUID
     public var device: UUID?
     public var type: EventType?
-    /// Only events at positions greater than this; nil for every event (or, when following,
-    /// from what commits next).
-    public var afterPosition: Int64?
+    /// Only events at account versions greater than this; nil for every event (or, when
+    /// following, from what commits next).
+    public var afterVersion: Int64?
 
-    public init(account: UUID, device: UUID? = nil, type: EventType? = nil, afterPosition: Int64? = nil) {
+    public init(account: UUID, device: UUID? = nil, type: EventType? = nil, afterVersion: Int64? = nil) {
         self.account = account
         self.device = device
         self.type = type
-        self.afterPosition = afterPosition
+        self.afterVersion = afterVersion
     }
 }

@@ -7,8 +7,8 @@ import ShortcutSyncDomain
 public enum LogPrefix: Sendable, Hashable {
     /// Every event committed now.
     case all
-    /// Events at positions up to and including this one.
-    case throughPosition(Int64)
+    /// The account's events at versions up to and including this one: the view at that version.
+    case throughVersion(Int64)
     /// Events recorded (accepted by the service) at or before this time.
     case recordedBy(Date)
 }

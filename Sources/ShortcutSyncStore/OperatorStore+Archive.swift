@@ -40,9 +40,15 @@ extension OperatorStore {
                 for device in devices {
                     counts.devices += try await insertDevice(device, on: connection)
                 }
+                // The account's head, locked: its pushes wait until the import commits.
+                var head = try await lockHead(account.accountId, on: connection)
                 let fresh = try await newEvents(events, account: account.accountId, on: connection)
                 counts.eventsAlreadyStored = events.count - fresh.count
-                counts.events = try await insertEvents(fresh, account: account.accountId, on: connection)
+                counts.events = try await insertEvents(fresh, account: account.accountId, after: head, on: connection)
+                if counts.events > 0 {
+                    head += Int64(counts.events)
+                    try await moveHead(account.accountId, to: head, on: connection)
+                }
                 return counts
             }
         }
@@ -120,19 +126,44 @@ extension OperatorStore {
         var seq: Int64
     }
 
-    /// Appends events after the account's stream head, in the given order, with their recorded times.
-    /// (Times go as seconds that `to_timestamp` rounds to whole microseconds, as they were read:
-    /// a `Date` bound directly would be truncated, a microsecond off now and then.)
-    private func insertEvents(_ events: [ArchivedEvent], account: UUID, on connection: PostgresConnection) async throws -> Int {
+    /// Makes the account's head row when it has none (its version that of its last event, none
+    /// of it folded) and locks it until the transaction ends; returns the account's version.
+    private func lockHead(_ account: UUID, on connection: PostgresConnection) async throws -> Int64 {
+        try await connection.guardedQuery("""
+            INSERT INTO account_heads (account_id, version, folded_version)
+            SELECT \(account), coalesce(max(version), 0), 0 FROM events WHERE account_id = \(account)
+            ON CONFLICT (account_id) DO NOTHING
+            """, logger: logger)
+        let rows = try await connection.guardedQuery(
+            "SELECT version FROM account_heads WHERE account_id = \(account) FOR UPDATE", logger: logger)
+        guard let version = try await rows.decode(Int64.self).collectAll().first else {
+            throw StoreError.corruptRow("the head of account \(account) vanished while it was imported")
+        }
+        return version
+    }
+
+    /// Moves the account's head past the imported events. Its folded version stays where it is
+    /// (0 for a new account): the maintenance tasks fold the imported events, and until they have,
+    /// the account's pushes are stored without being folded.
+    private func moveHead(_ account: UUID, to version: Int64, on connection: PostgresConnection) async throws {
+        try await connection.guardedQuery(
+            "UPDATE account_heads SET version = \(version) WHERE account_id = \(account)", logger: logger)
+    }
+
+    /// Appends events after the account's version `head`, in the given order, with their recorded
+    /// times; returns how many. (Times go as seconds that `to_timestamp` rounds to whole
+    /// microseconds, as they were read: a `Date` bound directly would be truncated, a microsecond
+    /// off now and then.)
+    private func insertEvents(_ events: [ArchivedEvent], account: UUID, after head: Int64, on connection: PostgresConnection) async throws -> Int {
         var inserted = 0
         for chunk in stride(from: 0, to: events.count, by: 5000).map({ events[$0..<min($0 + 5000, events.count)] }) {
             let bodies = chunk.map(\.event.body.fieldsJSON)
             let rows = try await connection.guardedQuery("""
-                WITH head AS (SELECT coalesce(max(stream_version), 0) AS version FROM events WHERE account_id = \(account)),
-                inserted AS (
-                    INSERT INTO events (account_id, stream_version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, recorded_at)
-                    SELECT \(account), head.version + b.ord, b.device, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb, to_timestamp(b.recorded_at)
-                    FROM head, unnest(\(chunk.map(\.deviceId))::uuid[], \(chunk.map(\.event.seq))::int8[], \(chunk.map(\.event.id))::uuid[],
+                WITH inserted AS (
+                    INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, recorded_at)
+                    SELECT \(account), \(head + Int64(inserted)) + b.ord, b.device, b.seq, b.event_id, b.type, b.wall, b.counter,
+                           b.body::jsonb, to_timestamp(b.recorded_at)
+                    FROM unnest(\(chunk.map(\.deviceId))::uuid[], \(chunk.map(\.event.seq))::int8[], \(chunk.map(\.event.id))::uuid[],
                                       \(chunk.map(\.event.type.rawValue))::text[], \(chunk.map(\.event.hlc.wallMillis))::int8[],
                                       \(chunk.map { Int64($0.event.hlc.counter) })::int8[], \(bodies)::text[],
                                       \(chunk.map(\.recordedAt.timeIntervalSince1970))::float8[])

@@ -11,18 +11,18 @@ public struct ErasureCounts: Sendable, Hashable, Codable {
 
 extension OperatorStore {
     /// Removes everything of one account in one transaction: its events (through the append-only
-    /// trigger's erasure switch), its live and rebuilt projection and fold rows, its parking,
-    /// its devices and their tokens, and the account and its token; its streams and waiting
-    /// pulls end on every server when it commits (`AccountErased`).
+    /// trigger's erasure switch), its head, its live and rebuilt projection and fold rows, its
+    /// parking, its devices and their tokens, and the account and its token; its streams and
+    /// waiting pulls end on every server when it commits (`AccountErased`).
     ///
-    /// It locks both checkpoints first, so a fold in flight commits before it (and its rows are
-    /// removed here) or runs after it (and skips the account, whose events are gone).
+    /// It locks the account's head first, so a push or a maintenance fold of the account in flight
+    /// commits before it (and its rows are removed here). A rebuild that read the account before
+    /// drops its rows when it catches up (`ProjectionStore.dropErasedAccounts`).
     public func erase(account: UUID) async throws -> ErasureCounts {
         try await client.withConnection { connection in
             try await connection.inTransaction(logger: logger) { connection in
-                for tables in [ProjectionTables.live, .rebuild] {
-                    _ = try await ProjectionRowStore(tables: tables, logger: logger).checkpoint(on: connection, forUpdate: true)
-                }
+                try await connection.guardedQuery(
+                    "SELECT 1 FROM account_heads WHERE account_id = \(account) FOR UPDATE", logger: logger).drain()
                 try await connection.guardedQuery("SET LOCAL shortcut_sync.erasure = 'on'", logger: logger)
                 var counts = ErasureCounts()
                 counts.events = try await deleteRows(of: account, from: "events", on: connection)
@@ -32,6 +32,7 @@ extension OperatorStore {
                     }
                 }
                 counts.projectionRows += try await deleteRows(of: account, from: "projection_parked_accounts", on: connection)
+                _ = try await deleteRows(of: account, from: "account_heads", on: connection)
                 counts.devices = try await deleteRows(of: account, from: "devices", on: connection)
                 counts.accounts = try await deleteRows(of: account, from: "accounts", on: connection)
                 // Delivered when the erasure commits: every server ends the account's streams.

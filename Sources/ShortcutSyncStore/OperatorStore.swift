@@ -63,93 +63,90 @@ public struct OperatorStore: Sendable {
         }
     }
 
-    /// Up to `limit` committed events of the filter, by position.
+    /// Up to `limit` committed events of the filter, in the account's version order, after the
+    /// filter's `afterVersion`. Versions are taken under the account's head lock and commit in
+    /// their order, so reading again after the last version read misses none (`--follow`).
     public func events(_ filter: EventFilter, limit: Int) async throws -> [RecordedEvent] {
         let rows = try await client.query("""
             SELECT \(unescaped: EventCoding.columns) FROM events
-            WHERE account_id = \(filter.account) AND position > \(filter.afterPosition ?? 0)
+            WHERE account_id = \(filter.account) AND version > \(filter.afterVersion ?? 0)
               AND (\(filter.device)::uuid IS NULL OR device_id = \(filter.device))
               AND (\(filter.type?.rawValue)::text IS NULL OR type = \(filter.type?.rawValue))
-            ORDER BY position
+            ORDER BY version
             LIMIT \(limit)
             """, logger: logger)
         return try await EventCoding.decode(rows)
     }
 
-    /// The filter's events after `checkpoint` in log order, never past one that may still commit
-    /// below them: read again and again from the last one's checkpoint, it misses none (`--follow`).
-    public func committedEvents(_ filter: EventFilter, after checkpoint: LogCheckpoint, limit: Int) async throws -> [RecordedEvent] {
-        let rows = try await client.query("""
-            SELECT \(unescaped: EventCoding.columns) FROM events
-            WHERE (tx_id, position) > (\(String(checkpoint.transactionID))::xid8, \(checkpoint.position))
-              AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-              AND account_id = \(filter.account) AND position > \(filter.afterPosition ?? 0)
-              AND (\(filter.device)::uuid IS NULL OR device_id = \(filter.device))
-              AND (\(filter.type?.rawValue)::text IS NULL OR type = \(filter.type?.rawValue))
-            ORDER BY events.tx_id, events.position
-            LIMIT \(limit)
-            """, logger: logger)
-        return try await EventCoding.decode(rows)
+    /// The account's version: that of its last committed event, 0 when it has none (where
+    /// `--follow` without `--after` starts).
+    public func accountVersion(_ account: UUID) async throws -> Int64 {
+        try await PostgresEventStore(client: client, logger: logger).version(account: account)
     }
 
-    /// The checkpoint of the last event that can be read now (the start of `--follow` without `--after`).
-    public func horizonCheckpoint() async throws -> LogCheckpoint {
-        try await client.withConnection { try await PostgresEventStore(client: client, logger: logger).horizon(on: $0).checkpoint }
-    }
-
-    /// The events of one account in `prefix`, in log order: what a replay folds.
+    /// The events of one account in `prefix`, in version order: what a replay folds.
     public func accountLog(_ account: UUID, _ prefix: LogPrefix) async throws -> [RecordedEvent] {
-        let (position, recordedAt): (Int64?, Date?) = switch prefix {
+        let (version, recordedAt): (Int64?, Date?) = switch prefix {
         case .all: (nil, nil)
-        case .throughPosition(let position): (position, nil)
+        case .throughVersion(let version): (version, nil)
         case .recordedBy(let time): (nil, time)
         }
         let rows = try await client.query("""
             SELECT \(unescaped: EventCoding.columns) FROM events
             WHERE account_id = \(account)
-              AND (\(position)::int8 IS NULL OR position <= \(position))
+              AND (\(version)::int8 IS NULL OR version <= \(version))
               AND (\(recordedAt)::timestamptz IS NULL OR recorded_at <= \(recordedAt))
-            ORDER BY events.tx_id, events.position
+            ORDER BY version
             """, logger: logger)
         return try await EventCoding.decode(rows)
     }
 
-    /// Where the worker stands, how long its oldest pending event has waited, and what holds
-    /// the log's horizon back, if anything does.
+    /// Where the maintenance stands (`admin projections status`): the epoch, the accounts whose
+    /// projections are behind their head and by how many events, how long the oldest unfolded
+    /// event has waited, the parked accounts, and what the rebuild tables hold.
     public func projectionStatus() async throws -> ProjectionStatusReport {
         let status = try await ProjectionStore(client: client, logger: logger).status()
-        let rows = try await client.query("""
-            SELECT coalesce(extract(epoch FROM now() - (
-                       SELECT min(recorded_at) FROM events e, projection_checkpoint c
-                       WHERE c.name = 'live' AND (e.tx_id, e.position) > (c.tx_id, c.position)))::float8, 0),
-                   (SELECT count(*) FROM events WHERE tx_id >= pg_snapshot_xmin(pg_current_snapshot()))
-            """, logger: logger)
-        var report = ProjectionStatusReport(
-            checkpoint: status.checkpoint, headPosition: status.headPosition, pendingEvents: status.pendingEvents,
-            lagSeconds: 0, parkedAccounts: status.parkedAccounts, eventsBehindHorizon: 0, horizonHolder: nil)
-        for try await (lag, behind) in rows.decode((Double, Int64).self) {
-            report.lagSeconds = lag
-            report.eventsBehindHorizon = behind
+        var report = ProjectionStatusReport(maintenance: status)
+        if status.accountsBehind > 0 {
+            // Cross-account: the accounts behind (partial index account_heads_behind), each
+            // joined with its own first unfolded event.
+            let rows = try await client.query("""
+                SELECT coalesce(extract(epoch FROM now() - min(e.recorded_at))::float8, 0)
+                FROM account_heads h
+                JOIN events e ON e.account_id = h.account_id AND e.version = h.folded_version + 1
+                WHERE h.folded_version < h.version
+                """, logger: logger)
+            report.oldestWaitSeconds = try await rows.decode(Double.self).collectAll().first ?? 0
         }
-        if report.eventsBehindHorizon > 0 {
-            report.horizonHolder = try await oldestOpenTransaction()
-        }
+        report.parked = try await parkedAccounts()
+        report.rebuild = try await rebuildState()
         return report
     }
 
-    /// The oldest transaction that has an id (it wrote, or asked for one) and is still open;
-    /// one of this database first (transaction ids, and so the horizon, are the whole server's).
-    public func oldestOpenTransaction() async throws -> HorizonHolder? {
+    /// The parked accounts, the longest parked first (at most `limit`).
+    public func parkedAccounts(limit: Int = 20) async throws -> [ParkedAccount] {
+        // Cross-account: an operators' listing of the parked accounts.
         let rows = try await client.query("""
-            SELECT pid, coalesce(application_name, ''), coalesce(state, ''),
-                   coalesce(extract(epoch FROM now() - xact_start)::float8, 0)
-            FROM pg_stat_activity
-            WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()
-            ORDER BY datname IS NOT DISTINCT FROM current_database() DESC, age(backend_xid) DESC
-            LIMIT 1
+            SELECT account_id, failed_version, error, attempts FROM projection_parked_accounts
+            ORDER BY parked_at, account_id LIMIT \(limit)
             """, logger: logger)
-        return try await rows.decode((Int32, String, String, Double).self).collectAll().first.map {
-            HorizonHolder(pid: $0.0, applicationName: $0.1, state: $0.2, ageSeconds: $0.3)
+        return try await rows.decode((UUID, Int64, String, Int32).self).collectAll().map {
+            ParkedAccount(accountId: $0.0, failedVersion: $0.1, error: $0.2, attempts: Int($0.3))
         }
+    }
+
+    /// What the rebuild tables hold: how many accounts a rebuild (running, or the last one)
+    /// wrote, of how many accounts with events, since when; nil when they hold none.
+    public func rebuildState() async throws -> RebuildState? {
+        // Cross-account: operators' counts over the rebuild tables and the heads.
+        let rows = try await client.query("""
+            SELECT (SELECT count(*) FROM rebuild.projection_accounts),
+                   (SELECT count(*) FROM account_heads WHERE version > 0),
+                   (SELECT updated_at FROM rebuild.projection_checkpoint WHERE name = 'live')
+            """, logger: logger)
+        for try await (rebuilt, total, started) in rows.decode((Int64, Int64, Date?).self) where rebuilt > 0 {
+            return RebuildState(accountsRebuilt: rebuilt, accountsWithEvents: total, startedAt: started)
+        }
+        return nil
     }
 }

@@ -136,8 +136,9 @@ public struct PostgresEventStore: Sendable {
                 }
                 let rows = ProjectionRowStore(tables: .live, logger: logger)
                 do {
-                    try await rows.fold([account: AccountBatch(events: events, foldedVersion: head.version)], on: connection)
-                } catch where !(error is PSQLError) && !(error is CancellationError) && !DatabaseAvailability.isUnavailable(error) {
+                    try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version), on: connection)
+                } catch where !(error is CancellationError) && !Task.isCancelled && !DatabaseAvailability.isUnavailable(error) {
+                    // Not the database being away or busy: something in these events or rows.
                     throw FoldFailure(error: error)
                 }
             } else if current {

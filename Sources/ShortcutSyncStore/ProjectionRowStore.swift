@@ -4,8 +4,10 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 /// The rows of the per-item fold in one set of projection tables (DESIGN §6): reads exactly the
-/// rows a batch needs, one statement per table for all the batch's accounts, and writes back
-/// what the batch changed, one statement per table. The fold itself is the domain's.
+/// rows an account's batch needs, one statement per table, and writes back what the batch
+/// changed, one statement per table; every one of these statements names that one account
+/// (`account_id = $n`), so that on Citus each is routed to the account's shard (§9). The fold
+/// itself is the domain's.
 public struct ProjectionRowStore: Sendable {
     public let tables: ProjectionTables
     public let logger: Logger
@@ -82,137 +84,119 @@ public struct ProjectionRowStore: Sendable {
 
     // MARK: Reading what a batch needs
 
-    /// The stored rows each account's batch needs; an account with none stored gets empty rows.
-    public func read(_ needs: [UUID: FoldNeeds], on connection: PostgresConnection) async throws -> [UUID: AccountFoldRows] {
-        var rows = needs.mapValues { _ in AccountFoldRows() }
-        guard !needs.isEmpty else { return rows }
-        try await readAccounts(into: &rows, on: connection)
-        try await readGroups(needs, into: &rows, on: connection)
-        try await readMarks(needs, into: &rows, on: connection)
-        try await readVoiceShortcuts(needs, into: &rows, on: connection)
-        try await readDevices(needs, into: &rows, on: connection)
+    /// The stored rows of `account` that its batch needs (empty rows when it has none stored):
+    /// one statement per table, each naming the account (DESIGN §6), so that on a distributed
+    /// database each is answered by the account's shard alone.
+    public func read(account: UUID, needs: FoldNeeds, on connection: PostgresConnection) async throws -> AccountFoldRows {
+        var rows = AccountFoldRows()
+        try await readAccount(account, into: &rows, on: connection)
+        try await readGroups(account, needs, into: &rows, on: connection)
+        try await readMarks(account, needs, into: &rows, on: connection)
+        try await readVoiceShortcuts(account, needs, into: &rows, on: connection)
+        try await readDevices(account, needs, into: &rows, on: connection)
         return rows
     }
 
-    private func readAccounts(into rows: inout [UUID: AccountFoldRows], on connection: PostgresConnection) async throws {
-        let accounts = Array(rows.keys)
+    private func readAccount(_ account: UUID, into rows: inout AccountFoldRows, on connection: PostgresConnection) async throws {
         let result = try await connection.guardedQuery("""
-            SELECT account_id, version, max_hlc_wall, max_hlc_counter FROM \(unescaped: tables.prefix)projection_accounts
-            WHERE account_id = ANY(\(accounts))
+            SELECT version, max_hlc_wall, max_hlc_counter FROM \(unescaped: tables.prefix)projection_accounts
+            WHERE account_id = \(account)
             """, logger: logger)
-        for try await (account, version, wall, counter) in result.decode((UUID, Int64, Int64?, Int64?).self) {
-            rows[account]?.version = version
-            rows[account]?.maxHLC = HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0))
+        for try await (version, wall, counter) in result.decode((Int64, Int64?, Int64?).self) {
+            rows.version = version
+            rows.maxHLC = HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0))
         }
     }
 
-    private func readGroups(_ needs: [UUID: FoldNeeds], into rows: inout [UUID: AccountFoldRows], on connection: PostgresConnection) async throws {
-        var shortcuts = (accounts: [UUID](), bundles: [String](), identifiers: [String]())
-        var groups = (accounts: [UUID](), bundles: [String](), groups: [String]())
-        var bundles = (accounts: [UUID](), bundles: [String]())
-        for (account, need) in needs {
-            for shortcut in need.shortcuts {
-                shortcuts.accounts.append(account); shortcuts.bundles.append(shortcut.bundleId); shortcuts.identifiers.append(shortcut.identifier)
-            }
-            for group in need.shortcutsInGroups {
-                groups.accounts.append(account); groups.bundles.append(group.bundleId); groups.groups.append(group.group)
-            }
-            for bundle in need.bundles {
-                bundles.accounts.append(account); bundles.bundles.append(bundle)
-            }
-        }
-        guard !shortcuts.accounts.isEmpty || !groups.accounts.isEmpty || !bundles.accounts.isEmpty else { return }
+    private func readGroups(_ account: UUID, _ needs: FoldNeeds, into rows: inout AccountFoldRows, on connection: PostgresConnection) async throws {
+        var shortcuts = (bundles: [String](), identifiers: [String]())
+        for shortcut in needs.shortcuts { shortcuts.bundles.append(shortcut.bundleId); shortcuts.identifiers.append(shortcut.identifier) }
+        var groups = (bundles: [String](), groups: [String]())
+        for group in needs.shortcutsInGroups { groups.bundles.append(group.bundleId); groups.groups.append(group.group) }
+        let bundles = Array(needs.bundles)
+        guard !shortcuts.bundles.isEmpty || !groups.bundles.isEmpty || !bundles.isEmpty else { return }
         let table = "\(tables.prefix)projection_donation_groups"
+        // Every reference to the table names the account; the unnest arrays carry the rest of the keys.
         let result = try await connection.guardedQuery("""
             WITH wanted AS (
-                SELECT k.a, k.b, k.i FROM unnest(\(shortcuts.accounts)::uuid[], \(shortcuts.bundles)::text[], \(shortcuts.identifiers)::text[]) AS k(a, b, i)
+                SELECT k.b, k.i FROM unnest(\(shortcuts.bundles)::text[], \(shortcuts.identifiers)::text[]) AS k(b, i)
                 UNION
-                SELECT h.account_id, h.bundle_id, h.identifier
-                FROM unnest(\(groups.accounts)::uuid[], \(groups.bundles)::text[], \(groups.groups)::text[]) AS k(a, b, g)
-                JOIN \(unescaped: table) h ON h.account_id = k.a AND h.bundle_id = k.b AND h.group_id = k.g
+                SELECT h.bundle_id, h.identifier
+                FROM unnest(\(groups.bundles)::text[], \(groups.groups)::text[]) AS k(b, g)
+                JOIN \(unescaped: table) h ON h.account_id = \(account) AND h.bundle_id = k.b AND h.group_id = k.g
                 UNION
-                SELECT h.account_id, h.bundle_id, h.identifier
-                FROM unnest(\(bundles.accounts)::uuid[], \(bundles.bundles)::text[]) AS k(a, b)
-                JOIN \(unescaped: table) h ON h.account_id = k.a AND h.bundle_id = k.b
+                SELECT h.bundle_id, h.identifier
+                FROM unnest(\(bundles)::text[]) AS k(b)
+                JOIN \(unescaped: table) h ON h.account_id = \(account) AND h.bundle_id = k.b
             )
-            SELECT g.account_id, g.bundle_id, g.identifier, g.group_id, g.donations, g.latest_key, g.latest_version, g.covered_below
-            FROM wanted w JOIN \(unescaped: table) g ON g.account_id = w.a AND g.bundle_id = w.b AND g.identifier = w.i
+            SELECT g.bundle_id, g.identifier, g.group_id, g.donations, g.latest_key, g.latest_version, g.covered_below
+            FROM wanted w JOIN \(unescaped: table) g ON g.account_id = \(account) AND g.bundle_id = w.b AND g.identifier = w.i
             """, logger: logger)
         for try await row in result {
             var cells = CellReader(row)
-            let account = try cells.next(UUID.self)
             let shortcut = ShortcutID(bundleId: try cells.next(String.self), identifier: try cells.next(String.self))
             let id = DonationGroupID(shortcut: shortcut, group: try cells.next(String.self))
             let count = try cells.next(Int64.self), latest = try EventKey(stored: try cells.next(ByteBuffer.self))
             let position = try cells.next(Int64.self), covered = try cells.next(ByteBuffer?.self).map(EventKey.init(stored:))
-            rows[account]?.groups[id] = DonationGroupRow(id: id, count: Int(count), latest: latest, latestVersion: position, coveredBelow: covered)
+            rows.groups[id] = DonationGroupRow(id: id, count: Int(count), latest: latest, latestVersion: position, coveredBelow: covered)
         }
     }
 
-    private func readMarks(_ needs: [UUID: FoldNeeds], into rows: inout [UUID: AccountFoldRows], on connection: PostgresConnection) async throws {
+    private func readMarks(_ account: UUID, _ needs: FoldNeeds, into rows: inout AccountFoldRows, on connection: PostgresConnection) async throws {
         var marks = StoredScopes()
-        for (account, need) in needs {
-            for scope in need.marks { marks.append(account, scope) }
-        }
-        guard !marks.accounts.isEmpty else { return }
+        for scope in needs.marks { marks.append(scope) }
+        guard !marks.bundles.isEmpty else { return }
         let result = try await connection.guardedQuery("""
-            SELECT m.account_id, m.bundle_id, m.scope, m.value, m.key
-            FROM unnest(\(marks.accounts)::uuid[], \(marks.bundles)::text[], \(marks.scopes)::text[], \(marks.values)::text[]) AS k(a, b, s, v)
+            SELECT m.bundle_id, m.scope, m.value, m.key
+            FROM unnest(\(marks.bundles)::text[], \(marks.scopes)::text[], \(marks.values)::text[]) AS k(b, s, v)
             JOIN \(unescaped: tables.prefix)projection_deletion_marks m
-              ON m.account_id = k.a AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v
+              ON m.account_id = \(account) AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v
             """, logger: logger)
         for try await row in result {
             var cells = CellReader(row)
-            let account = try cells.next(UUID.self)
             let scope = try StoredScopes.scope(bundleId: try cells.next(String.self), scope: try cells.next(String.self), value: try cells.next(String.self))
-            rows[account]?.marks[scope] = try EventKey(stored: try cells.next(ByteBuffer.self))
+            rows.marks[scope] = try EventKey(stored: try cells.next(ByteBuffer.self))
         }
     }
 
-    private func readVoiceShortcuts(_ needs: [UUID: FoldNeeds], into rows: inout [UUID: AccountFoldRows], on connection: PostgresConnection) async throws {
-        var ids = (accounts: [UUID](), ids: [UUID]())
-        var phrases = (accounts: [UUID](), phrases: [String]())
-        var targets = (accounts: [UUID](), bundles: [String](), identifiers: [String]())
-        var bundles = (accounts: [UUID](), bundles: [String]())
-        for (account, need) in needs {
-            for id in need.voiceShortcuts { ids.accounts.append(account); ids.ids.append(id) }
-            for phrase in need.phrases { phrases.accounts.append(account); phrases.phrases.append(phrase) }
-            for shortcut in need.shortcuts {
-                targets.accounts.append(account); targets.bundles.append(shortcut.bundleId); targets.identifiers.append(shortcut.identifier)
-            }
-            for bundle in need.voiceTargetBundles { bundles.accounts.append(account); bundles.bundles.append(bundle) }
-        }
-        guard !ids.accounts.isEmpty || !phrases.accounts.isEmpty || !targets.accounts.isEmpty || !bundles.accounts.isEmpty else { return }
+    private func readVoiceShortcuts(
+        _ account: UUID, _ needs: FoldNeeds, into rows: inout AccountFoldRows, on connection: PostgresConnection
+    ) async throws {
+        let ids = Array(needs.voiceShortcuts), phrases = Array(needs.phrases)
+        var targets = (bundles: [String](), identifiers: [String]())
+        for shortcut in needs.shortcuts { targets.bundles.append(shortcut.bundleId); targets.identifiers.append(shortcut.identifier) }
+        let bundles = Array(needs.voiceTargetBundles)
+        guard !ids.isEmpty || !phrases.isEmpty || !targets.bundles.isEmpty || !bundles.isEmpty else { return }
         let table = "\(tables.prefix)projection_voice_shortcuts"
         let result = try await connection.guardedQuery("""
-            WITH ids AS (SELECT * FROM unnest(\(ids.accounts)::uuid[], \(ids.ids)::uuid[]) AS k(a, id)),
+            WITH ids AS (SELECT * FROM unnest(\(ids)::uuid[]) AS k(id)),
             phrases AS (
-                SELECT * FROM unnest(\(phrases.accounts)::uuid[], \(phrases.phrases)::text[]) AS k(a, p)
+                SELECT * FROM unnest(\(phrases)::text[]) AS k(p)
                 UNION
-                SELECT w.account_id, w.normalized_phrase FROM ids JOIN \(unescaped: table) w ON w.account_id = ids.a AND w.voice_shortcut_id = ids.id
+                SELECT w.normalized_phrase FROM ids JOIN \(unescaped: table) w ON w.account_id = \(account) AND w.voice_shortcut_id = ids.id
                 WHERE w.normalized_phrase IS NOT NULL
             ),
             wanted AS (
-                SELECT a, id FROM ids
+                SELECT id FROM ids
                 UNION
-                SELECT v.account_id, v.voice_shortcut_id FROM phrases JOIN \(unescaped: table) v
-                  ON v.account_id = phrases.a AND v.normalized_phrase = phrases.p
+                SELECT v.voice_shortcut_id FROM phrases JOIN \(unescaped: table) v
+                  ON v.account_id = \(account) AND v.normalized_phrase = phrases.p
                 UNION
-                SELECT v.account_id, v.voice_shortcut_id
-                FROM unnest(\(targets.accounts)::uuid[], \(targets.bundles)::text[], \(targets.identifiers)::text[]) AS k(a, b, i)
-                JOIN \(unescaped: table) v ON v.account_id = k.a AND v.target_bundle_id = k.b AND v.target_identifier = k.i
+                SELECT v.voice_shortcut_id
+                FROM unnest(\(targets.bundles)::text[], \(targets.identifiers)::text[]) AS k(b, i)
+                JOIN \(unescaped: table) v ON v.account_id = \(account) AND v.target_bundle_id = k.b AND v.target_identifier = k.i
                 UNION
-                SELECT v.account_id, v.voice_shortcut_id FROM unnest(\(bundles.accounts)::uuid[], \(bundles.bundles)::text[]) AS k(a, b)
-                JOIN \(unescaped: table) v ON v.account_id = k.a AND v.target_bundle_id = k.b
+                SELECT v.voice_shortcut_id FROM unnest(\(bundles)::text[]) AS k(b)
+                JOIN \(unescaped: table) v ON v.account_id = \(account) AND v.target_bundle_id = k.b
             )
-            SELECT v.account_id, v.voice_shortcut_id, v.deleted, v.target_key, v.target_bundle_id, v.target_identifier, v.target_title,
+            SELECT v.voice_shortcut_id, v.deleted, v.target_key, v.target_bundle_id, v.target_identifier, v.target_title,
                    v.phrase_key, v.phrase, v.normalized_phrase, v.conflicts_with, v.target_available
-            FROM wanted w JOIN \(unescaped: table) v ON v.account_id = w.a AND v.voice_shortcut_id = w.id
+            FROM wanted w JOIN \(unescaped: table) v ON v.account_id = \(account) AND v.voice_shortcut_id = w.id
             """, logger: logger)
         for try await row in result.decode(
-            (UUID, UUID, Bool, ByteBuffer?, String?, String?, String?, ByteBuffer?, String?, String?, UUID?, Bool).self
+            (UUID, Bool, ByteBuffer?, String?, String?, String?, ByteBuffer?, String?, String?, UUID?, Bool).self
         ) {
-            let (account, id, deleted, targetKey, targetBundle, targetIdentifier, targetTitle, phraseKey, phrase, normalized, owner, available) = row
+            let (id, deleted, targetKey, targetBundle, targetIdentifier, targetTitle, phraseKey, phrase, normalized, owner, available) = row
             var voice = VoiceShortcutRow(id: id, deleted: deleted, normalizedPhrase: normalized, conflictsWith: owner, targetAvailable: available)
             if let targetKey, let targetBundle, let targetIdentifier, let targetTitle {
                 voice.target = Stamped(key: try EventKey(stored: targetKey),
@@ -221,87 +205,87 @@ public struct ProjectionRowStore: Sendable {
             if let phraseKey, let phrase {
                 voice.phrase = Stamped(key: try EventKey(stored: phraseKey), value: phrase)
             }
-            rows[account]?.voiceShortcuts[id] = voice
+            rows.voiceShortcuts[id] = voice
         }
     }
 
-    private func readDevices(_ needs: [UUID: FoldNeeds], into rows: inout [UUID: AccountFoldRows], on connection: PostgresConnection) async throws {
-        var devices = (accounts: [UUID](), ids: [UUID]())
-        for (account, need) in needs {
-            for device in need.devices { devices.accounts.append(account); devices.ids.append(device) }
-        }
-        guard !devices.accounts.isEmpty else { return }
+    private func readDevices(_ account: UUID, _ needs: FoldNeeds, into rows: inout AccountFoldRows, on connection: PostgresConnection) async throws {
+        let devices = Array(needs.devices)
+        guard !devices.isEmpty else { return }
         let result = try await connection.guardedQuery("""
-            SELECT d.account_id, d.device_id, d.installed, d.reported_key
-            FROM unnest(\(devices.accounts)::uuid[], \(devices.ids)::uuid[]) AS k(a, d)
-            JOIN \(unescaped: tables.prefix)projection_devices d ON d.account_id = k.a AND d.device_id = k.d
+            SELECT d.device_id, d.installed, d.reported_key
+            FROM unnest(\(devices)::uuid[]) AS k(d)
+            JOIN \(unescaped: tables.prefix)projection_devices d ON d.account_id = \(account) AND d.device_id = k.d
             """, logger: logger)
-        for try await (account, device, installed, key) in result.decode((UUID, UUID, [String], ByteBuffer).self) {
-            rows[account]?.devices[device] = Stamped(key: try EventKey(stored: key), value: Set(installed))
+        for try await (device, installed, key) in result.decode((UUID, [String], ByteBuffer).self) {
+            rows.devices[device] = Stamped(key: try EventKey(stored: key), value: Set(installed))
         }
     }
 
     // MARK: Folding
 
-    /// Folds each account's batch into these tables, in the caller's transaction on `connection`,
-    /// which must hold each account's head (or, for the rebuild tables, know that nothing else
-    /// writes the account's rows): reads the rows the batches touch (one statement per table for
-    /// all of them), folds each account's events with the domain's `AccountBatchFold`, asks the log
-    /// what late deletions cover, and writes back what changed (one statement per table).
+    /// Folds one account's batch into these tables, in the caller's transaction on `connection`,
+    /// which must hold the account's head (or, for the rebuild tables, know that nothing else
+    /// writes the account's rows): reads the rows the batch touches (one statement per table),
+    /// folds its events with the domain's `AccountBatchFold`, asks the account's log what late
+    /// deletions cover, and writes back what changed (one statement per table). Every statement
+    /// names the account alone (DESIGN §6, §9).
+    @discardableResult
+    public func fold(account: UUID, batch: AccountBatch, on connection: PostgresConnection) async throws -> AccountBatchResult {
+        let needs = FoldNeeds(events: batch.events)
+        let stored = try await read(account: account, needs: needs, on: connection)
+        var fold = AccountBatchFold(before: stored, normalizedPhrases: needs.normalizedPhrases)
+        for event in batch.events { fold.apply(event) }
+        let covered = try await countCovered(account: account, foldedVersion: batch.foldedVersion, fold.recounts, on: connection)
+        let result = try fold.finish(covered: covered)
+        try await write(account: account, result, on: connection)
+        return result
+    }
+
+    /// Folds each account's batch, one account after another (in a stable order, so that two
+    /// callers lock rows in the same order), each as `fold(account:batch:on:)` does, in the
+    /// caller's transaction on `connection`.
     @discardableResult
     public func fold(_ batches: [UUID: AccountBatch], on connection: PostgresConnection) async throws -> [UUID: AccountBatchResult] {
-        let needs = batches.mapValues { FoldNeeds(events: $0.events) }
-        let stored = try await read(needs, on: connection)
-        var folds: [UUID: AccountBatchFold] = [:]
-        var recounts: [(account: UUID, foldedVersion: Int64, recount: AccountBatchFold.Recount)] = []
-        for (account, batch) in batches {
-            var fold = AccountBatchFold(before: stored[account] ?? AccountFoldRows(), normalizedPhrases: needs[account]?.normalizedPhrases ?? [:])
-            for event in batch.events { fold.apply(event) }
-            recounts += fold.recounts.map { (account, batch.foldedVersion, $0) }
-            folds[account] = fold
-        }
-        let covered = try await countCovered(recounts, on: connection)
         var results: [UUID: AccountBatchResult] = [:]
-        for (account, fold) in folds {
-            results[account] = try fold.finish(covered: covered[account] ?? [:])
+        for (account, batch) in batches.sorted(by: { $0.key.isOrderedBefore($1.key) }) {
+            results[account] = try await fold(account: account, batch: batch, on: connection)
         }
-        try await write(results, on: connection)
         return results
     }
 
     // MARK: Counting covered donations
 
     /// For each recount, how many donations of its group with keys in its range the account's
-    /// log holds up to its folded version (those folded before the batch).
+    /// log holds up to `foldedVersion` (those folded before the batch). One statement, naming
+    /// the account.
     public func countCovered(
-        _ recounts: [(account: UUID, foldedVersion: Int64, recount: AccountBatchFold.Recount)],
-        on connection: PostgresConnection
-    ) async throws -> [UUID: [DonationGroupID: Int]] {
+        account: UUID, foldedVersion: Int64, _ recounts: [AccountBatchFold.Recount], on connection: PostgresConnection
+    ) async throws -> [DonationGroupID: Int] {
         guard !recounts.isEmpty else { return [:] }
         let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
-        let froms = recounts.map { $0.recount.from ?? lowest }, tos = recounts.map(\.recount.to)
+        let froms = recounts.map { $0.from ?? lowest }, tos = recounts.map(\.to)
         let result = try await connection.guardedQuery("""
             SELECT r.n, (
                 SELECT count(*) FROM events e
-                WHERE e.account_id = r.a AND e.type = 'donation'
+                WHERE e.account_id = \(account) AND e.type = 'donation'
                   AND (e.body->>'bundleId') = r.b AND (e.body->>'identifier') = r.i
                   AND e.hlc_wall BETWEEN r.fw AND r.tw
                   AND coalesce(e.body->>'groupIdentifier', '') = r.g
                   AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) >= (r.fw, r.fc, r.fd, r.fs)
                   AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) < (r.tw, r.tc, r.td, r.ts)
-                  AND e.version <= r.fv)
-            FROM unnest(\(recounts.map(\.account))::uuid[], \(recounts.map(\.recount.group.shortcut.bundleId))::text[],
-                        \(recounts.map(\.recount.group.shortcut.identifier))::text[], \(recounts.map(\.recount.group.group))::text[],
+                  AND e.version <= \(foldedVersion))
+            FROM unnest(\(recounts.map(\.group.shortcut.bundleId))::text[],
+                        \(recounts.map(\.group.shortcut.identifier))::text[], \(recounts.map(\.group.group))::text[],
                         \(froms.map(\.hlc.wallMillis))::int8[], \(froms.map { Int64($0.hlc.counter) })::int8[],
                         \(froms.map(\.deviceId))::uuid[], \(froms.map(\.seq))::int8[],
                         \(tos.map(\.hlc.wallMillis))::int8[], \(tos.map { Int64($0.hlc.counter) })::int8[],
-                        \(tos.map(\.deviceId))::uuid[], \(tos.map(\.seq))::int8[], \(recounts.map(\.foldedVersion))::int8[])
-                 WITH ORDINALITY AS r(a, b, i, g, fw, fc, fd, fs, tw, tc, td, ts, fv, n)
+                        \(tos.map(\.deviceId))::uuid[], \(tos.map(\.seq))::int8[])
+                 WITH ORDINALITY AS r(b, i, g, fw, fc, fd, fs, tw, tc, td, ts, n)
             """, logger: logger)
-        var counts: [UUID: [DonationGroupID: Int]] = [:]
+        var counts: [DonationGroupID: Int] = [:]
         for try await (ordinal, count) in result.decode((Int64, Int64).self) {
-            let (account, _, recount) = recounts[Int(ordinal) - 1]
-            counts[account, default: [:]][recount.group] = Int(count)
+            counts[recounts[Int(ordinal) - 1].group] = Int(count)
         }
         return counts
     }
@@ -318,13 +302,13 @@ public struct AccountBatch: Sendable, Hashable {
     }
 }
 
-/// Deletion scopes as the columns of `projection_deletion_marks`.
+/// One account's deletion scopes as the columns of `projection_deletion_marks` (its account
+/// is a statement's parameter of its own).
 struct StoredScopes {
-    var accounts: [UUID] = [], bundles: [String] = [], scopes: [String] = [], values: [String] = []
+    var bundles: [String] = [], scopes: [String] = [], values: [String] = []
 
-    mutating func append(_ account: UUID, _ scope: DeletionScope) {
+    mutating func append(_ scope: DeletionScope) {
         let (kind, value) = Self.columns(of: scope)
-        accounts.append(account)
         bundles.append(scope.bundleId)
         scopes.append(kind)
         values.append(value)

@@ -3,17 +3,20 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDomain
 
-/// Where the worker stands, with what an operator needs to see why it lags.
+/// Where the maintenance stands, with what an operator needs to see why an account's views lag
+/// (`admin projections status`). Pushes fold their own events, so accounts are behind only after
+/// an import, or while parked.
 public struct ProjectionStatusReport: Sendable, Hashable {
-    public var checkpoint: ProjectionCheckpoint
-    public var headPosition: Int64
-    /// Committed events the live projections have not folded yet.
-    public var pendingEvents: Int64
-    /// How long the oldest of them has waited, in seconds (0 when none waits).
-    public var lagSeconds: Double
-    public var parkedAccounts: Int64
-    /// Committed events that cannot be read yet because an older transaction is still open.
-    public var eventsBehindHorizon: Int64
-    /// That transaction, when `eventsBehindHorizon` is not 0.
-    public var horizonHolder: HorizonHolder?
+    /// The epoch, the accounts behind and their unfolded events, the parked accounts' count.
+    public var maintenance: MaintenanceStatus
+    /// How long the oldest unfolded event of an account behind has waited, in seconds (0 when none waits).
+    public var oldestWaitSeconds: Double = 0
+    /// Some of the parked accounts, the longest parked first.
+    public var parked: [ParkedAccount] = []
+    /// What the rebuild tables hold; nil when they are empty.
+    public var rebuild: RebuildState?
+
+    public init(maintenance: MaintenanceStatus) {
+        self.maintenance = maintenance
+    }
 }

@@ -4,30 +4,71 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 extension ProjectionStore {
-    /// Where the live and the rebuilt projections stand, read in one snapshot on `connection`.
-    public func checkpoints(on connection: PostgresConnection) async throws -> (live: LogCheckpoint, rebuilt: LogCheckpoint) {
-        let live = try await ProjectionRowStore(tables: .live, logger: logger).checkpoint(on: connection).log
-        let rebuilt = try await ProjectionRowStore(tables: .rebuild, logger: logger).checkpoint(on: connection).log
-        return (live, rebuilt)
+    /// How many events the log holds now: a rebuild's total.
+    public func eventCount() async throws -> Int {
+        // Cross-account: a rebuild's total, counted once at its start.
+        Int(try await client.query("SELECT count(*) FROM events", logger: logger).decode(Int64.self).collectAll().first ?? 0)
     }
 
-    /// The rows where live and rebuilt projections disagree, read on `connection` in one snapshot
-    /// with both at one checkpoint. Rows are compared on `(account_id, key, view)` for items
+    /// The accounts whose head is past the version their rebuilt rows include (0 when the rebuild
+    /// tables hold none of their rows), read on `connection`: what a rebuild's catch-up folds.
+    public func rebuildLag(on connection: PostgresConnection) async throws -> [RebuildLag] {
+        // Cross-account: a rebuild's catch-up compares every head with its rebuilt version.
+        let rows = try await connection.guardedQuery("""
+            SELECT h.account_id, h.version, coalesce(r.version, 0)
+            FROM account_heads h LEFT JOIN rebuild.projection_accounts r ON r.account_id = h.account_id
+            WHERE h.version > coalesce(r.version, 0)
+            ORDER BY h.account_id
+            """, logger: logger)
+        return try await rows.decode((UUID, Int64, Int64).self).collectAll().map {
+            RebuildLag(accountId: $0.0, version: $0.1, rebuiltVersion: $0.2)
+        }
+    }
+
+    /// Removes from the rebuild tables the rows of accounts erased since the rebuild read them
+    /// (they have no head any more), on `connection`.
+    public func dropErasedAccounts(on connection: PostgresConnection) async throws {
+        for table in ProjectionTables.names {
+            // Cross-account: the rebuilt rows of every account without a head.
+            try await connection.guardedQuery("""
+                DELETE FROM rebuild.\(unescaped: table) r
+                WHERE NOT EXISTS (SELECT 1 FROM account_heads h WHERE h.account_id = r.account_id)
+                """, logger: logger)
+        }
+    }
+
+    /// How many accounts with events the live projections hold current (folded to their head),
+    /// and how many are behind, read on `connection`: what `verify` compares, and what it cannot.
+    public func accountsCurrent(on connection: PostgresConnection) async throws -> (current: Int64, behind: Int64) {
+        // Cross-account: an operators' count over every head.
+        let rows = try await connection.guardedQuery("""
+            SELECT count(*) FILTER (WHERE folded_version = version), count(*) FILTER (WHERE folded_version < version)
+            FROM account_heads WHERE version > 0
+            """, logger: logger)
+        return try await rows.decode((Int64, Int64).self).collectAll().first.map { ($0.0, $0.1) } ?? (0, 0)
+    }
+
+    /// The rows where live and rebuilt projections disagree, read on `connection` in one snapshot,
+    /// for the accounts whose live projections include their head (those behind, after an import
+    /// or parked, are not compared: their live rows are known to lag). Rows are compared on `(account_id, key, view)` for items
     /// present in the view only: versions and tombstones depend on where batches happened to
     /// begin and end (a shortcut donated and deleted within one batch leaves no row at all), so
     /// they differ between two correct runs. Accounts are compared on their greatest hlc, devices
     /// on the apps they reported (not on how many times that set changed between batches); the
     /// fold's rows (donation groups, deletion marks) on every column.
     public func differences(limit: Int, on connection: PostgresConnection) async throws -> [ProjectionDifference] {
+        let behind = Array(try await accountsBehind(on: connection))
         // Each comparison reads (account, key, live, rebuilt), the sides as text, NULL where absent.
+        // Cross-account: verify compares every live row with its rebuilt twin.
         let comparisons: [(ProjectionDifference.Kind, PostgresQuery)] = [
             (.account, """
                 SELECT coalesce(l.account_id, r.account_id), '',
                        CASE WHEN l.account_id IS NULL THEN NULL ELSE concat('hlc ', l.max_hlc_wall, '.', l.max_hlc_counter) END,
                        CASE WHEN r.account_id IS NULL THEN NULL ELSE concat('hlc ', r.max_hlc_wall, '.', r.max_hlc_counter) END
                 FROM projection_accounts l FULL JOIN rebuild.projection_accounts r ON l.account_id = r.account_id
-                WHERE l.account_id IS NULL OR r.account_id IS NULL
-                   OR (l.max_hlc_wall, l.max_hlc_counter) IS DISTINCT FROM (r.max_hlc_wall, r.max_hlc_counter)
+                WHERE (l.account_id IS NULL OR r.account_id IS NULL
+                   OR (l.max_hlc_wall, l.max_hlc_counter) IS DISTINCT FROM (r.max_hlc_wall, r.max_hlc_counter))
+                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1 LIMIT \(limit)
                 """),
             (.device, """
@@ -35,7 +76,8 @@ extension ProjectionStore {
                        l.installed::text, r.installed::text
                 FROM projection_devices l FULL JOIN rebuild.projection_devices r
                   ON l.account_id = r.account_id AND l.device_id = r.device_id
-                WHERE l.installed IS DISTINCT FROM r.installed
+                WHERE (l.installed IS DISTINCT FROM r.installed)
+                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
             (.shortcut, """
@@ -44,7 +86,8 @@ extension ProjectionStore {
                 FROM (SELECT * FROM projection_shortcuts WHERE view IS NOT NULL) l
                 FULL JOIN (SELECT * FROM rebuild.projection_shortcuts WHERE view IS NOT NULL) r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.identifier = r.identifier
-                WHERE l.view IS DISTINCT FROM r.view
+                WHERE (l.view IS DISTINCT FROM r.view)
+                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
             (.voiceShortcut, """
@@ -53,17 +96,19 @@ extension ProjectionStore {
                 FROM (SELECT * FROM projection_voice_shortcuts WHERE view IS NOT NULL) l
                 FULL JOIN (SELECT * FROM rebuild.projection_voice_shortcuts WHERE view IS NOT NULL) r
                   ON l.account_id = r.account_id AND l.voice_shortcut_id = r.voice_shortcut_id
-                WHERE l.view IS DISTINCT FROM r.view
+                WHERE (l.view IS DISTINCT FROM r.view)
+                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
             (.donationGroup, """
                 SELECT coalesce(l.account_id, r.account_id),
                        concat_ws('/', coalesce(l.bundle_id, r.bundle_id), coalesce(l.identifier, r.identifier), coalesce(l.group_id, r.group_id)),
-                       CASE WHEN l.account_id IS NOT NULL THEN concat('donations ', l.donations, ' latest ', l.latest_position, ' ', encode(l.latest_key, 'hex'), ' covered below ', encode(l.covered_below, 'hex')) END,
-                       CASE WHEN r.account_id IS NOT NULL THEN concat('donations ', r.donations, ' latest ', r.latest_position, ' ', encode(r.latest_key, 'hex'), ' covered below ', encode(r.covered_below, 'hex')) END
+                       CASE WHEN l.account_id IS NOT NULL THEN concat('donations ', l.donations, ' latest ', l.latest_version, ' ', encode(l.latest_key, 'hex'), ' covered below ', encode(l.covered_below, 'hex')) END,
+                       CASE WHEN r.account_id IS NOT NULL THEN concat('donations ', r.donations, ' latest ', r.latest_version, ' ', encode(r.latest_key, 'hex'), ' covered below ', encode(r.covered_below, 'hex')) END
                 FROM projection_donation_groups l FULL JOIN rebuild.projection_donation_groups r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.identifier = r.identifier AND l.group_id = r.group_id
-                WHERE (l.donations, l.latest_key, l.latest_position, l.covered_below) IS DISTINCT FROM (r.donations, r.latest_key, r.latest_position, r.covered_below)
+                WHERE ((l.donations, l.latest_key, l.latest_version, l.covered_below) IS DISTINCT FROM (r.donations, r.latest_key, r.latest_version, r.covered_below))
+                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
             (.deletionMark, """
@@ -72,7 +117,8 @@ extension ProjectionStore {
                        encode(l.key, 'hex'), encode(r.key, 'hex')
                 FROM projection_deletion_marks l FULL JOIN rebuild.projection_deletion_marks r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.scope = r.scope AND l.value = r.value
-                WHERE l.key IS DISTINCT FROM r.key
+                WHERE (l.key IS DISTINCT FROM r.key)
+                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
         ]
@@ -86,14 +132,36 @@ extension ProjectionStore {
         return differences
     }
 
+    /// The accounts whose live projections are behind their head, read on `connection`.
+    private func accountsBehind(on connection: PostgresConnection) async throws -> Set<UUID> {
+        // Cross-account: the accounts behind, through the partial index account_heads_behind.
+        let rows = try await connection.guardedQuery(
+            "SELECT account_id FROM account_heads WHERE folded_version < version", logger: logger)
+        return Set(try await rows.decode(UUID.self).collectAll())
+    }
+
     /// Replaces the live projections with the rebuilt ones and starts a new epoch (every device's
-    /// next pull answers with its whole view), in the caller's transaction on `connection`,
-    /// which must hold the live checkpoint and have brought the rebuild to it.
+    /// next pull answers with its whole view), in the caller's transaction on `connection`, which
+    /// must hold `account_heads` against every writer and have brought the rebuild to every
+    /// account's head: each account's folded version becomes its rebuilt version, and the parked
+    /// accounts the rebuild folded are parked no more.
     public func copyRebuildToLive(on connection: PostgresConnection) async throws {
         for table in ProjectionTables.names {
+            // Cross-account: a promotion replaces every live row with the rebuilt ones.
             try await connection.guardedQuery("DELETE FROM \(unescaped: table)", logger: logger)
             try await connection.guardedQuery("INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table)", logger: logger)
         }
+        // Cross-account: every head takes the version its promoted rows include.
+        try await connection.guardedQuery("""
+            UPDATE account_heads h SET folded_version = r.version
+            FROM rebuild.projection_accounts r
+            WHERE r.account_id = h.account_id AND h.folded_version <> r.version
+            """, logger: logger)
+        // Cross-account: the parked accounts whose events the promoted rows now include.
+        try await connection.guardedQuery("""
+            DELETE FROM projection_parked_accounts p USING account_heads h
+            WHERE h.account_id = p.account_id AND h.folded_version = h.version
+            """, logger: logger)
         try await connection.guardedQuery(
             "UPDATE projection_checkpoint SET epoch = epoch + 1, updated_at = now() WHERE name = 'live'", logger: logger)
     }

@@ -3,17 +3,18 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDomain
 
-/// How far a rebuild has come, handed to its progress callback after every page.
+/// How far a rebuild has come, handed to its progress callback after every write.
 public struct RebuildProgress: Sendable, Hashable {
-    /// Events replayed so far by this call.
+    /// Events folded into the rebuild tables so far by this rebuild (its catch-up included).
     public var processed: Int
-    public var checkpoint: LogCheckpoint
-    /// The log's greatest position when the page was read.
-    public var headPosition: Int64
+    /// The events the log held when the rebuild began.
+    public var total: Int
+    /// Accounts whose rows the rebuild wrote so far (an account caught up counts again).
+    public var accounts: Int
 
-    public init(processed: Int, checkpoint: LogCheckpoint, headPosition: Int64) {
+    public init(processed: Int, total: Int, accounts: Int) {
         self.processed = processed
-        self.checkpoint = checkpoint
-        self.headPosition = headPosition
+        self.total = total
+        self.accounts = accounts
     }
 }

@@ -3,19 +3,29 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDomain
 import ShortcutSyncStore
-import Synchronization
 
-/// Replays the log into the `rebuild` tables beside the live projections, compares the two and
-/// promotes the rebuild (DESIGN §6), while the live worker and the service go on.
+/// Folds the log into the `rebuild` tables beside the live projections, compares the two and
+/// promotes the rebuild (DESIGN §6), while pushes and the maintenance tasks go on.
+///
+/// A rebuild folds account by account (an account's view is a function of its events, so no
+/// global order is needed, and memory is bounded by the largest account), in `partitions` ranges
+/// of accounts side by side, and bulk-writes the rows. Every account's rebuilt rows record the
+/// version they include (`rebuild.projection_accounts.version`); pushes that arrive meanwhile
+/// are caught up with afterwards, account by account, by the ordinary fold into the rebuild
+/// tables. `verify` and `promote` do a last catch-up in the transaction that compares or swaps,
+/// while it holds `account_heads` against the pushes (which wait for it, briefly).
 public struct ProjectionRebuilder: Sendable {
     public let client: PostgresClient
     public let logger: Logger
-    /// How many events a catch-up batch folds.
-    public var pageSize = 5000
-    /// Accounts the account-by-account pass folds before writing their rows.
+    /// Accounts a range folds before writing their rows.
     public var accountsPerWrite = 100
     /// Ranges of accounts the account-by-account pass folds side by side.
-    public var partitions = 2
+    public var partitions = ProcessInfo.processInfo.activeProcessorCount
+    /// The most events of one account a catch-up folds in one step.
+    public var catchUpBatch: Int64 = 10_000
+    /// How many times the catch-up outside the final transaction looks again for accounts that
+    /// moved meanwhile (what remains is folded under the lock).
+    public var catchUpRounds = 3
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -23,53 +33,51 @@ public struct ProjectionRebuilder: Sendable {
     }
 
     private var store: ProjectionStore { ProjectionStore(client: client, logger: logger) }
-    private var folder: ProjectionFolder { ProjectionFolder(tables: .rebuild, logger: logger) }
+    private var rows: ProjectionRowStore { ProjectionRowStore(tables: .rebuild, logger: logger) }
+    private var log: PostgresEventStore { PostgresEventStore(client: client, logger: logger) }
 
-    /// Replays the whole log into the `rebuild` tables: first every event below the log's horizon,
-    /// account by account (the view is a function of the set of an account's events, so log order
-    /// is not needed, and memory is bounded by the largest account), then from the horizon in log
-    /// order with the live worker's code. Returns where the replay stopped: the log's committed
-    /// end when it read its last page.
+    /// Empties the `rebuild` tables and folds the whole log into them, then catches up with the
+    /// pushes that came meanwhile. Returns how far it came: the events it folded of the log's
+    /// events at its start.
     @discardableResult
-    public func rebuild(progress: @escaping @Sendable (RebuildProgress) async -> Void = { _ in }) async throws -> LogCheckpoint {
-        try await folder.rows.reset(client)
-        let processed = try await foldBelowHorizon(progress: progress)
-        return try await continueRebuild(processedBefore: processed, progress: progress)
-    }
-
-    /// The account-by-account pass: one fold per account from empty rows, written in bulk, in
-    /// `partitions` ranges of accounts side by side (each account's events are folded by one of them).
-    ///
-    /// Each range streams its events on one connection while its rows are written on another: a
-    /// connection runs one statement at a time, and the stream's statement only ends once read.
-    private func foldBelowHorizon(progress: @escaping @Sendable (RebuildProgress) async -> Void) async throws -> Int {
-        let log = PostgresEventStore(client: client, logger: logger)
-        let head = try await store.headPosition()
-        let (horizon, checkpoint) = try await client.withConnection { try await log.horizon(on: $0) }
-        let total = EventCount()
-        let processed = try await withThrowingTaskGroup(of: Int.self) { group in
+    public func rebuild(progress: @escaping @Sendable (RebuildProgress) async -> Void = { _ in }) async throws -> RebuildProgress {
+        let total = try await store.eventCount()
+        try await rows.reset(client)
+        let counter = RebuildCounter(total: total)
+        try await withThrowingTaskGroup(of: Void.self) { group in
             for range in AccountRange.split(into: partitions) {
                 group.addTask {
-                    try await foldAccounts(in: range, below: horizon, log: log) { count in
-                        let sum = total.add(count)
-                        await progress(RebuildProgress(processed: sum, checkpoint: checkpoint, headPosition: head))
+                    try await foldAccounts(in: range) { events, accounts in
+                        await progress(counter.add(events: events, accounts: accounts))
                     }
                 }
             }
-            return try await group.reduce(0, +)
+            try await group.waitForAll()
         }
-        try await client.withConnection { try await folder.rows.advanceCheckpoint(to: checkpoint, on: $0) }
-        return processed
+        for _ in 0..<catchUpRounds {
+            let lag = try await client.withConnection { try await store.rebuildLag(on: $0) }
+            guard !lag.isEmpty else { break }
+            for account in lag {
+                try await client.withConnection { connection in
+                    try await connection.inTransaction(logger: logger) { connection in
+                        try await catchUp(account, on: connection) { events in await progress(counter.add(events: events, accounts: 1)) }
+                    }
+                }
+            }
+        }
+        return counter.current
     }
 
-    /// Folds the accounts of one range below the horizon and writes their rows; returns how many
-    /// events it folded, telling `folded` how many more after every write.
-    private func foldAccounts(
-        in range: AccountRange, below horizon: UInt64, log: PostgresEventStore, folded: @Sendable (Int) async -> Void
-    ) async throws -> Int {
+    /// The account-by-account pass of one range: one fold per account from empty rows, written in
+    /// bulk every `accountsPerWrite` accounts; tells `folded` how many events and accounts after
+    /// every write. The range's events are streamed on one connection, in one snapshot (each
+    /// account whole up to its head then), while its rows are written on another: a connection
+    /// runs one statement at a time, and the stream's statement only ends once read.
+    private func foldAccounts(in range: AccountRange, folded: @Sendable (_ events: Int, _ accounts: Int) async -> Void) async throws {
+        let log = log, rows = rows, accountsPerWrite = accountsPerWrite
         try await client.withConnection { reader in
             try await client.withConnection { writer in
-                var processed = 0, unreported = 0
+                var unreported = 0
                 var pending: [UUID: AccountBatchResult] = [:]
                 var current: (account: UUID, fold: AccountBatchFold)?
 
@@ -79,135 +87,91 @@ public struct ProjectionRebuilder: Sendable {
                     current = nil
                 }
                 func flush() async throws {
-                    try await folder.rows.copy(pending, on: writer)
+                    guard !pending.isEmpty else { return }
+                    try await rows.copy(pending, on: writer)
+                    await folded(unreported, pending.count)
                     pending.removeAll(keepingCapacity: true)
-                    await folded(unreported)
                     unreported = 0
                 }
 
-                for try await entry in try await log.foldLogByAccount(below: horizon, accounts: range, on: reader) {
+                for try await entry in try await log.foldLogByAccount(accounts: range, on: reader) {
                     if entry.accountId != current?.account {
                         try finishAccount()
                         if pending.count >= accountsPerWrite { try await flush() }
                         current = (entry.accountId, AccountBatchFold(before: AccountFoldRows()))
                     }
                     current?.fold.apply(entry.event)
-                    processed += 1
                     unreported += 1
                 }
                 try finishAccount()
                 try await flush()
-                return processed
             }
         }
     }
 
-    /// Goes on replaying into the `rebuild` tables from where they stand, in log order, up to
-    /// `limit` if given (never past it), else to the log's committed end.
-    @discardableResult
-    public func continueRebuild(
-        through limit: LogCheckpoint? = nil,
-        processedBefore: Int = 0,
-        progress: @Sendable (RebuildProgress) async -> Void = { _ in }
-    ) async throws -> LogCheckpoint {
-        let log = PostgresEventStore(client: client, logger: logger)
-        return try await client.withConnection { connection in
-            var checkpoint = try await folder.rows.checkpoint(on: connection).log
-            var processed = processedBefore
-            while limit.map({ checkpoint < $0 }) ?? true {
-                var page = try await log.readFoldLog(after: checkpoint, limit: pageSize)
-                if let limit { page.removeAll { $0.checkpoint > limit } }
-                guard let last = page.last else {
-                    // Nothing is left up to `limit`: every event at or below it was committed
-                    // when the live side passed it, so the rest were erased since. The replay
-                    // stands where the live side does.
-                    if let limit, checkpoint < limit {
-                        try await folder.rows.advanceCheckpoint(to: limit, on: connection)
-                        checkpoint = limit
-                    }
-                    break
-                }
-                try await folder.fold(page, from: checkpoint, on: connection, notify: false)
-                checkpoint = last.checkpoint
-                processed += page.count
-                await progress(RebuildProgress(processed: processed, checkpoint: checkpoint, headPosition: try await store.headPosition()))
-            }
-            return checkpoint
+    /// Folds the account's events after its rebuilt version, up to the head read in `lag`, into
+    /// the rebuild tables, in the caller's transaction on `connection`, `catchUpBatch` events at
+    /// a time; tells `folded` how many after each step.
+    private func catchUp(_ lag: RebuildLag, on connection: PostgresConnection, folded: (Int) async -> Void) async throws {
+        var rebuilt = lag.rebuiltVersion
+        while rebuilt < lag.version {
+            let upper = min(lag.version, rebuilt + catchUpBatch)
+            let entries = try await log.readFoldLog(ofAccount: lag.accountId, versions: (rebuilt + 1)...upper, on: connection)
+            // Fewer than asked: the account was erased meanwhile, and its rows go at the end.
+            guard !entries.isEmpty else { return }
+            try await rows.fold([lag.accountId: AccountBatch(events: entries.map(\.event), foldedVersion: rebuilt)], on: connection)
+            rebuilt = upper
+            await folded(entries.count)
         }
     }
 
-    /// Rebuilds from the log and compares the result with the live projections at one checkpoint.
-    ///
-    /// The live side moves while this runs, so the rebuild is brought to exactly the live
-    /// checkpoint (or waits, up to `timeout`, for the worker to reach the rebuild's) and both are
-    /// read in one snapshot (see `ProjectionStore.differences`).
+    /// The last catch-up, in the caller's transaction on `connection`, which holds `account_heads`
+    /// against every push: afterwards every account's rebuilt rows include its head, and those of
+    /// accounts erased meanwhile are gone.
+    private func finalCatchUp(on connection: PostgresConnection) async throws {
+        for lag in try await store.rebuildLag(on: connection) {
+            try await catchUp(lag, on: connection) { _ in }
+        }
+        try await store.dropErasedAccounts(on: connection)
+    }
+
+    /// Rebuilds, then compares the rebuilt rows with the live ones in one transaction that holds
+    /// `account_heads` in share mode (pushes and maintenance folds wait until it ends; pulls do
+    /// not), after a last catch-up in it: both sides then stand at every account's head. Accounts
+    /// whose live rows are behind their head (an import not folded yet, or parked) are not compared.
     public func verify(
-        timeout: Duration = .seconds(30),
         maxDifferences: Int = 100,
         progress: @escaping @Sendable (RebuildProgress) async -> Void = { _ in }
     ) async throws -> ProjectionVerification {
         try await rebuild(progress: progress)
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let outcome = try await client.withConnection { connection in
-                try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection -> VerifyStep in
-                    let (live, rebuilt) = try await store.checkpoints(on: connection)
-                    if live == rebuilt {
-                        let differences = try await store.differences(limit: maxDifferences, on: connection)
-                        return .compared(ProjectionVerification(checkpoint: live, differences: differences))
-                    }
-                    return live < rebuilt ? .liveBehind(live: live, rebuilt: rebuilt) : .rebuildBehind(live: live)
-                }
-            }
-            switch outcome {
-            case .compared(let verification):
-                return verification
-            case .rebuildBehind(let live):
-                try await continueRebuild(through: live, progress: progress)
-            case .liveBehind(let live, let rebuilt):
-                guard ContinuousClock.now < deadline else {
-                    throw ProjectionError.liveProjectionsBehind(live: live, rebuilt: rebuilt)
-                }
-                try await Task.sleep(for: .milliseconds(20))
+        return try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection in
+                // Cross-account: a verification holds every head still while it compares.
+                try await connection.guardedQuery("LOCK TABLE account_heads IN SHARE MODE", logger: logger)
+                try await finalCatchUp(on: connection)
+                let accounts = try await store.accountsCurrent(on: connection)
+                let differences = try await store.differences(limit: maxDifferences, on: connection)
+                return ProjectionVerification(accountsCompared: accounts.current, accountsBehind: accounts.behind, differences: differences)
             }
         }
-    }
-
-    private enum VerifyStep: Sendable {
-        case compared(ProjectionVerification)
-        /// Bring the rebuild to exactly the live checkpoint.
-        case rebuildBehind(live: LogCheckpoint)
-        /// Wait for the worker to reach the rebuild's checkpoint.
-        case liveBehind(live: LogCheckpoint, rebuilt: LogCheckpoint)
     }
 
     /// Makes the rebuilt projections the live ones and starts a new epoch: every device's next
-    /// pull answers with its whole view.
+    /// pull answers with its whole view. Every account's folded version becomes the version its
+    /// rebuilt rows include (its head), so accounts behind and parked ones are current afterwards.
     ///
-    /// One transaction holds the live checkpoint (a running worker waits for it, then goes on
-    /// from the same point), brings the rebuild to exactly that checkpoint and copies it over.
-    /// When the rebuild has already passed the live side, it waits (up to `timeout`) for the worker.
-    public func promote(timeout: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        let live = ProjectionRowStore(tables: .live, logger: logger)
-        while true {
-            do {
-                try await client.withConnection { connection in
-                    try await connection.inTransaction(logger: logger) { connection in
-                        let checkpoint = try await live.checkpoint(on: connection, forUpdate: true)
-                        let rebuilt = try await continueRebuild(through: checkpoint.log)
-                        guard rebuilt == checkpoint.log else {
-                            throw ProjectionError.liveProjectionsBehind(live: checkpoint.log, rebuilt: rebuilt)
-                        }
-                        try await store.copyRebuildToLive(on: connection)
-                    }
-                }
-                logger.info("the rebuilt projections are live now")
-                return
-            } catch let error as ProjectionError {
-                guard case .liveProjectionsBehind = error, ContinuousClock.now < deadline else { throw error }
-                try await Task.sleep(for: .milliseconds(20))
+    /// One transaction locks `account_heads` in exclusive mode (pushes and maintenance tasks wait
+    /// for it, and it waits for those in flight: share mode would deadlock with a maintenance task
+    /// that holds a head it is about to move), catches the rebuild up to every head and copies it over.
+    public func promote() async throws {
+        try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection in
+                // Cross-account: a promotion holds every head still while it swaps.
+                try await connection.guardedQuery("LOCK TABLE account_heads IN EXCLUSIVE MODE", logger: logger)
+                try await finalCatchUp(on: connection)
+                try await store.copyRebuildToLive(on: connection)
             }
         }
+        logger.info("the rebuilt projections are live now")
     }
 }

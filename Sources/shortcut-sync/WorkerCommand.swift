@@ -5,18 +5,26 @@ import ServiceLifecycle
 import ShortcutSyncStore
 import ShortcutSyncWorker
 
-/// `shortcut-sync worker`: the sync worker alone. Several may run; one is active at a time.
+/// `shortcut-sync worker`: the maintenance tasks alone (DESIGN §6, §7). Any number of processes
+/// may run, beside the servers' own tasks: each task takes accounts behind their head from the
+/// queue with `SKIP LOCKED`, so none is special.
 struct WorkerCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "worker", abstract: "Run the sync worker alone.")
+    static let configuration = CommandConfiguration(commandName: "worker", abstract: "Run maintenance worker tasks alone.")
 
     @OptionGroup var database: DatabaseOptions
+    @Option(help: "How many maintenance tasks fold accounts side by side.") var tasks = 1
+
+    func validate() throws {
+        guard (1...256).contains(tasks) else { throw ValidationError("--tasks must be 1 to 256") }
+    }
 
     func run() async throws {
         let logger = database.logger
         try await database.withDatabase { location in
             try await Migrator.migrate(location.url, logger: logger)
-            let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
-            let worker = SyncWorker(client: client, connectionConfiguration: try location.url.connectionConfiguration(), logger: logger)
+            // Each task holds one connection while it folds; one more reads the queue's status.
+            let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: tasks + 1), backgroundLogger: logger)
+            let worker = SyncWorker(client: client, logger: logger, tasks: tasks)
             try await ServiceGroup.runUntilSignalled(location.services + [client, worker], logger: logger)
         }
     }

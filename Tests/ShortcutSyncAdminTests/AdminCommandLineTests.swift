@@ -18,8 +18,6 @@ private let logger = TestDatabase.shared.logger
             try await register([phone], client: client)
             var log = PushLog(client: client)
             try await log.push(phone, [phone.donate("tomato", at: 100)])
-            let store = ProjectionStore(client: client, logger: logger)
-            try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
             let database = ["--database-url", url.urlString]
 
             let accounts = try await CommandProcess.run(["admin", "accounts", "--json"] + database)
@@ -49,7 +47,7 @@ private let logger = TestDatabase.shared.logger
             let clean = try await CommandProcess.run(["admin", "verify"] + database)
             defer { clean.forceStop() }
             #expect(clean.exitStatus == 0)
-            #expect(clean.output.contains("equal a replay of the log"))
+            #expect(clean.output.contains("of 1 account equal a replay of their log"))
             try await client.query("UPDATE projection_shortcuts SET view = jsonb_set(view, '{title}', '\"Tampered\"')", logger: logger)
             let tampered = try await CommandProcess.run(["admin", "verify"] + database)
             defer { tampered.forceStop() }
@@ -108,6 +106,22 @@ private let logger = TestDatabase.shared.logger
             try await log.push(phone, [phone.donate("leek", at: 110)])
             try await eventually("the new event is printed") { follow.output.contains("\"identifier\":\"leek\"") }
             #expect(follow.output.split(separator: "\n").count == 2)
+
+            // A page of `admin events` says on its last line how to ask for the next one.
+            let page = try await CommandProcess.run(["admin", "events", "--account", phone.account.uuidString, "--limit", "1",
+                                                     "--database-url", url.urlString])
+            defer { page.forceStop() }
+            #expect(page.exitStatus == 0)
+            #expect(page.output.hasSuffix("more events follow: --after 1\n"))
+            let next = try await CommandProcess.run(["admin", "events", "--account", phone.account.uuidString, "--after", "1", "--json",
+                                                     "--database-url", url.urlString])
+            defer { next.forceStop() }
+            #expect(next.output.contains("leek") && !next.output.contains("tomato"))
+            #expect(!next.output.contains("nextAfter"))
+            let json = try await CommandProcess.run(["admin", "events", "--account", phone.account.uuidString, "--limit", "1", "--json",
+                                                     "--database-url", url.urlString])
+            defer { json.forceStop() }
+            #expect(json.output.contains("\"nextAfter\" : 1"))
 
             follow.send(SIGINT)
             #expect(try await follow.waitForExit(timeout: .seconds(10)))

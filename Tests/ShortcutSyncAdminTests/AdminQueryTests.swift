@@ -11,30 +11,30 @@ private let logger = TestDatabase.shared.logger
 
 /// The operators' queries against a real PostgreSQL holding a known history.
 @Suite struct AdminQueryTests {
-    /// `shortcuts --at P` and `--as-of T` replay the log: at every position and time, what the
-    /// domain folds of the events up to it, for every device (app filters included); the
-    /// view now is what the live projections hold.
+    /// `shortcuts --at V` and `--as-of T` replay the account's log: at every version and time,
+    /// what the domain folds of the events up to it, for every device (app filters included);
+    /// the view now is what the live projections hold (each push folded its own events).
     @Test func aDevicesViewOfThePastIsTheFoldOfTheLogUpToThen() async throws {
-        try await TestDatabase.withClient { client, url in
+        try await TestDatabase.withClient { client, _ in
             var scenario = Scenario(seed: 11, accounts: 2, devicesPerAccount: 3)
             let log = try await PushLog.registering(&scenario, pushes: 40, client: client)
-            let store = ProjectionStore(client: client, logger: logger)
-            try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
             let admin = Operator(client: client, logger: logger)
             let account = scenario.devices[0].account
             let recorded = try await OperatorStore(client: client, logger: logger).accountLog(account, .all)
             #expect(recorded.count == log.accepted[account]?.count)
+            #expect(recorded.map(\.version) == Array(1...Int64(recorded.count)))
 
             let devices = scenario.devices.filter { $0.account == account }
             var replayedItems = 0
-            let positions = [0] + recorded.map(\.position).enumerated().filter { $0.offset % 7 == 0 }.map(\.element) + [recorded.last!.position]
+            let versions = [0] + recorded.map(\.version).filter { $0 % 7 == 1 } + [recorded.last!.version]
             for device in devices {
-                for position in positions {
-                    let report = try await admin.shortcuts(device: device.deviceId, prefix: .throughPosition(position))
-                    let expected = AccountState(folding: recorded.filter { $0.position <= position }.map(\.accepted)).view(forDevice: device.deviceId)
-                    #expect(report.view == expected, "device \(device.deviceId) at \(position)")
+                for version in versions {
+                    let report = try await admin.shortcuts(device: device.deviceId, prefix: .throughVersion(version))
+                    let expected = AccountState(folding: recorded.prefix(Int(version)).map(\.accepted)).view(forDevice: device.deviceId)
+                    #expect(report.view == expected, "device \(device.deviceId) at \(version)")
+                    #expect(report.eventsReplayed == Int(version))
                     replayedItems += report.shortcuts.count + report.voiceShortcuts.count
-                    #expect(report.source == "replay" && report.atPosition == position)
+                    #expect(report.source == "replay" && report.atVersion == version)
                 }
                 for time in Set(recorded.map(\.recordedAt)).sorted() {
                     let report = try await admin.shortcuts(device: device.deviceId, prefix: .recordedBy(time))
@@ -51,15 +51,13 @@ private let logger = TestDatabase.shared.logger
     }
 
     @Test func accountsAndDevicesAreListedWithWhatTheyPushedAndReported() async throws {
-        try await TestDatabase.withClient { client, url in
+        try await TestDatabase.withClient { client, _ in
             var phone = DeviceScript(detail: .full)
             let watch = DeviceScript(account: phone.account)
             let other = DeviceScript()
             try await register([phone, watch, other], client: client)
             var log = PushLog(client: client)
             try await log.push(phone, [phone.donate("tomato", at: 100), phone.donate("leek", at: 110), phone.report(["com.example.soup"], at: 120)])
-            let store = ProjectionStore(client: client, logger: logger)
-            try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
 
             let admin = Operator(client: client, logger: logger)
             let accounts = try await admin.accounts().accounts
@@ -80,7 +78,7 @@ private let logger = TestDatabase.shared.logger
     }
 
     @Test func voiceShortcutsShowTheirConflicts() async throws {
-        try await TestDatabase.withClient { client, url in
+        try await TestDatabase.withClient { client, _ in
             var phone = DeviceScript()
             var mac = DeviceScript(account: phone.account)
             try await register([phone, mac], client: client)
@@ -88,8 +86,6 @@ private let logger = TestDatabase.shared.logger
             var log = PushLog(client: client)
             try await log.push(phone, [phone.donate("tomato", at: 100), phone.addVoice(first, phrase: "Order soup", to: "tomato", at: 110)])
             try await log.push(mac, [mac.donate("leek", at: 105), mac.addVoice(second, phrase: "order  SOUP!", to: "leek", at: 120)])
-            let store = ProjectionStore(client: client, logger: logger)
-            try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
 
             let admin = Operator(client: client, logger: logger)
             let all = try await admin.voiceShortcuts(account: phone.account, conflictsOnly: false).voiceShortcuts
@@ -101,7 +97,7 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
-    @Test func eventsAreListedByDeviceTypeAndPosition() async throws {
+    @Test func eventsAreListedByDeviceTypeAndVersion() async throws {
         try await TestDatabase.withClient { client, _ in
             var phone = DeviceScript()
             var mac = DeviceScript(account: phone.account)
@@ -114,19 +110,25 @@ private let logger = TestDatabase.shared.logger
             let listed = try await admin.events(EventFilter(account: phone.account), limit: 100)
             let all = listed.events
             #expect(all.map(\.event.seq) == [1, 2, 1, 2])
+            #expect(all.map(\.version) == [1, 2, 3, 4])
             #expect(all.map(\.position) == all.map(\.position).sorted())
             let macs = try await admin.events(EventFilter(account: phone.account, device: mac.deviceId), limit: 100).events
-            #expect(macs.allSatisfy { $0.deviceId == mac.deviceId } && macs.count == 2)
+            #expect(macs.allSatisfy { $0.deviceId == mac.deviceId } && macs.map(\.version) == [3, 4])
             let deletions = try await admin.events(EventFilter(account: phone.account, type: .deletion), limit: 100).events
-            #expect(deletions.map(\.event.type) == [.deletion])
-            let later = try await admin.events(EventFilter(account: phone.account, afterPosition: all[1].position), limit: 1)
-            #expect(later.events.map(\.position) == [all[2].position])
+            #expect(deletions.map(\.event.type) == [.deletion] && deletions.map(\.version) == [2])
+            let later = try await admin.events(EventFilter(account: phone.account, afterVersion: 2), limit: 1)
+            #expect(later.events.map(\.version) == [3])
             // A page says when more follow and how to ask for them (DESIGN §7).
-            #expect(later.more && later.nextAfter == all[2].position)
-            #expect(later.text.contains("--after \(all[2].position)"))
-            #expect(!listed.more && listed.nextAfter == nil)
-            let last = try await admin.events(EventFilter(account: phone.account, afterPosition: all[2].position), limit: 1)
-            #expect(last.events.map(\.position) == [all[3].position] && !last.more)
+            #expect(later.more && later.nextAfter == 3)
+            #expect(later.text.hasSuffix("more events follow: --after 3\n"))
+            #expect(!listed.more && listed.nextAfter == nil && !listed.text.contains("more events follow"))
+            let last = try await admin.events(EventFilter(account: phone.account, afterVersion: 3), limit: 1)
+            #expect(last.events.map(\.version) == [4] && !last.more)
+            // An event of another account never shows, whatever its position.
+            var stranger = DeviceScript()
+            try await register([stranger], client: client)
+            try await log.push(stranger, [stranger.donate("kale", at: 140)])
+            #expect(try await admin.events(EventFilter(account: phone.account, afterVersion: 4), limit: 10).events.isEmpty)
             #expect(listed.text.contains("com.example.soup all") && listed.text.contains("com.example.soup/kale"))
         }
     }
@@ -146,32 +148,48 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
-    /// A transaction left open holds the log's horizon back: events committed after it cannot
-    /// be read yet, and `projections status` names it.
-    @Test func statusNamesTheOpenTransactionThatHoldsTheHorizonBack() async throws {
+    /// `projections status` shows the accounts behind their head (an import not folded yet) and
+    /// by how many events, the parked accounts with the version their fold failed at, the epoch,
+    /// and what the rebuild tables hold; once the maintenance folded them, nothing is behind.
+    @Test func statusShowsTheAccountsBehindAndParkedAndTheEpoch() async throws {
         try await TestDatabase.withClient { client, url in
             var phone = DeviceScript()
-            try await register([phone], client: client)
-            let admin = Operator(client: client, logger: logger)
+            var imported = DeviceScript()
+            try await register([phone, imported], client: client)
             var log = PushLog(client: client)
-            try await withConnection(url) { holder in
-                try await holder.query("SET application_name = 'stalled-reader'", logger: logger)
-                let pid = try await holder.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self).collectAll().first
-                try await holder.query("BEGIN", logger: logger)
-                try await holder.query("SELECT pg_current_xact_id()", logger: logger)
-                try await log.push(phone, [phone.donate("tomato", at: 100)])
+            try await log.push(phone, [phone.donate("tomato", at: 100)])
+            let admin = Operator(client: client, logger: logger)
+            let store = ProjectionStore(client: client, logger: logger)
 
-                let held = try await admin.status()
-                #expect(held.eventsBehindHorizon >= 1)
-                #expect(held.horizonHolder?.pid == pid)
-                #expect(held.horizonHolder?.applicationName == "stalled-reader")
-                #expect(held.text.contains("stalled-reader"))
-                try await holder.query("ROLLBACK", logger: logger)
+            let current = try await admin.status()
+            #expect(current.accountsBehind == 0 && current.eventsBehind == 0 && current.parkedAccounts == 0)
+            #expect(current.rebuild == nil)
+            #expect(current.text.contains("accounts behind  0") && current.text.contains("rebuild tables   empty"))
+
+            try await writeBacklog([imported.donate("leek", at: 100), imported.donate("kale", at: 110)], account: imported.account, client: client)
+            try await withConnection(url) { connection in
+                try await connection.inTransaction(logger: logger) { connection in
+                    try await ProjectionRowStore(tables: .live, logger: logger)
+                        .park(phone.account, version: 1, error: "a defect in the fold", on: connection)
+                }
             }
-            // (Other tests' transactions in the same server may hold it a moment: not this one.)
-            let free = try await admin.status()
-            #expect(free.horizonHolder?.applicationName != "stalled-reader")
-            #expect(free.pendingEvents == 1 && free.headPosition >= 1)
+            let behind = try await admin.status()
+            #expect(behind.accountsBehind == 1 && behind.eventsBehind == 2 && behind.oldestWaitSeconds >= 0)
+            #expect(behind.parkedAccounts == 1 && behind.parked.map(\.accountId) == [phone.account])
+            #expect(behind.parked.first?.failedVersion == 1)
+            #expect(behind.epoch == current.epoch)
+            #expect(behind.text.contains("accounts behind  1") && behind.text.contains("events behind    2"))
+            #expect(behind.text.contains(phone.account.uuidString.lowercased()) && behind.text.contains("a defect in the fold"))
+
+            #expect(try await store.foldAll() == 1)
+            let folded = try await admin.status()
+            #expect(folded.accountsBehind == 0 && folded.eventsBehind == 0)
+
+            _ = try await admin.rebuild { _, _ in }
+            let rebuilt = try await admin.status()
+            #expect(rebuilt.epoch == current.epoch + 1 && rebuilt.parkedAccounts == 0)
+            #expect(rebuilt.rebuild?.accountsRebuilt == 2 && rebuilt.rebuild?.accountsWithEvents == 2)
+            #expect(rebuilt.text.contains("rebuild tables   2 of 2 accounts with events"))
         }
     }
 }

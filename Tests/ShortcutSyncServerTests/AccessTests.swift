@@ -16,11 +16,11 @@ import Testing
             let now = Int64(Date().timeIntervalSince1970 * 1000)
 
             bobPhone.record(EndToEndTests.donation("secret"), at: now)
-            let position = try await bobPhone.push()
-            let answer = try await alicePhone.pull(waitFor: position)
+            let version = try await bobPhone.push()
+            let answer = try await alicePhone.pull(waitFor: version)
             #expect(answer.shortcuts.upserted.isEmpty)
             #expect(answer.voiceShortcuts.upserted.isEmpty)
-            try await bobPhone.pull(waitFor: position)
+            try await bobPhone.pull(waitFor: version)
             #expect(bobPhone.view.shortcuts.count == 1)
 
             // Alice's account token cannot sign out Bob's device, and is told it does not exist.
@@ -52,13 +52,13 @@ import Testing
             let phone = try await server.createDevice(accountToken: account.token)
             let mac = try await server.createDevice(accountToken: account.token, name: "Mac", platform: .macOS)
             phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
-            let position = try await phone.push()
+            let version = try await phone.push()
 
             #expect(try await server.raw(.DELETE, "/v1/devices/\(phone.id)", token: account.token).status == 204)
             #expect(try await server.raw(.GET, "/v1/sync/pull", token: phone.token).status == 401)
             #expect(try await server.raw(.POST, "/v1/sync/push", token: phone.token, body: Array(#"{"events":[]}"#.utf8)).status == 401)
             #expect(try await eventCount(server.sql) == 1)
-            #expect(try await mac.pull(waitFor: position).shortcuts.upserted.count == 1)
+            #expect(try await mac.pull(waitFor: version).shortcuts.upserted.count == 1)
             #expect(try await server.raw(.DELETE, "/v1/devices/not-a-uuid", token: account.token).status == 404)
         }
     }

@@ -133,7 +133,9 @@ import Testing
             try await phone.sync()
             try await mac.sync()
 
-            let log = try await PostgresEventStore(client: server.sql, logger: TestDatabase.shared.logger).readLogEventually(after: .start, count: 6)
+            // The pushes folded their events: the account's log, read at once, is what the views show.
+            let log = try await PostgresEventStore(client: server.sql, logger: TestDatabase.shared.logger).readStream(account: account.id, after: 0, limit: 7)
+            #expect(log.map(\.version) == Array(1...6))
             let expected = AccountState(folding: log.map(\.accepted))
             #expect(await phone.currentView == expected.view(forDevice: phoneDevice.id))
             #expect(await mac.currentView == expected.view(forDevice: macDevice.id))
@@ -248,12 +250,12 @@ struct HangingTransport: SyncTransport {
         throw CancellationError()
     }
 
-    func pull(cursor: String?, waitFor position: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
+    func pull(cursor: String?, waitFor version: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
         try await Task.sleep(for: .seconds(3600))
         throw CancellationError()
     }
 
-    func pokes() async throws -> AsyncThrowingStream<Void, any Error> {
+    func pokes() async throws -> AsyncThrowingStream<Int64, any Error> {
         try await Task.sleep(for: .seconds(3600))
         throw CancellationError()
     }
@@ -273,11 +275,11 @@ struct StoresThenDies: SyncTransport {
         throw Died()
     }
 
-    func pull(cursor: String?, waitFor position: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
-        try await real.pull(cursor: cursor, waitFor: position, timeoutMillis: timeoutMillis)
+    func pull(cursor: String?, waitFor version: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
+        try await real.pull(cursor: cursor, waitFor: version, timeoutMillis: timeoutMillis)
     }
 
-    func pokes() async throws -> AsyncThrowingStream<Void, any Error> {
+    func pokes() async throws -> AsyncThrowingStream<Int64, any Error> {
         try await real.pokes()
     }
 }
@@ -296,13 +298,13 @@ final class ResetWatcher: SyncTransport {
         try await real.push(events)
     }
 
-    func pull(cursor: String?, waitFor position: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
-        let answer = try await real.pull(cursor: cursor, waitFor: position, timeoutMillis: timeoutMillis)
+    func pull(cursor: String?, waitFor version: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
+        let answer = try await real.pull(cursor: cursor, waitFor: version, timeoutMillis: timeoutMillis)
         if answer.reset && cursor != nil { reset.withLock { $0 = true } }
         return answer
     }
 
-    func pokes() async throws -> AsyncThrowingStream<Void, any Error> {
+    func pokes() async throws -> AsyncThrowingStream<Int64, any Error> {
         try await real.pokes()
     }
 }

@@ -266,7 +266,7 @@ import Testing
             let five = try await server.raw(.POST, "/v1/sync/push", token: device.token,
                                             body: InputLimitTests.push((1...5).map { Self.donation(seq: $0, identifier: "soup-\($0)") }))
             #expect(five.status == 200)
-            _ = try await server.request(.GET, "/v1/sync/pull?waitFor=\(five.json["position"] as? Int ?? 0)", token: device.token)
+            _ = try await server.request(.GET, "/v1/sync/pull?waitFor=\(five.json["version"] as? Int ?? 0)", token: device.token)
 
             let sixth = try await server.raw(.POST, "/v1/sync/push", token: device.token,
                                              body: InputLimitTests.push([Self.donation(seq: 6, identifier: "soup-1"), Self.donation(seq: 7, identifier: "soup-6")]))
@@ -280,7 +280,7 @@ import Testing
             let deletion = Self.event(seq: "7", type: "deletion", fields: #""bundleId":"com.example.soup","identifiers":["soup-2"]"#)
             let deleted = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([deletion]))
             #expect(deleted.status == 200)
-            _ = try await server.request(.GET, "/v1/sync/pull?waitFor=\(deleted.json["position"] as? Int ?? 0)", token: device.token)
+            _ = try await server.request(.GET, "/v1/sync/pull?waitFor=\(deleted.json["version"] as? Int ?? 0)", token: device.token)
             let room = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 8, identifier: "soup-6")]))
             #expect(room.status == 200)
         }
@@ -288,9 +288,9 @@ import Testing
 
     /// A pull waiting for a change ends when its device is signed out, and gets no view.
     @Test func signingOutEndsAWaitingPull() async throws {
-        try await Self.withUnfoldedPush { server, account, device, position in
+        try await Self.withWaitingVersion { server, account, device, version in
             let started = ContinuousClock.now
-            async let waiting = server.request(.GET, "/v1/sync/pull?waitFor=\(position)&timeout=30000", token: device.token, timeout: .seconds(40))
+            async let waiting = server.request(.GET, "/v1/sync/pull?waitFor=\(version)&timeout=30000", token: device.token, timeout: .seconds(40))
             try await eventually("the pull waits") { try await Self.waitingPulls(server) == 1 }
             let signedOut = try await server.raw(.DELETE, "/v1/devices/\(device.id)", token: account.token)
             #expect(signedOut.status == 204)
@@ -303,12 +303,12 @@ import Testing
     /// A device has at most four pulls waiting: a fifth ends the oldest's wait, which answers
     /// with the view there is; the others wait on (until the device is signed out here).
     @Test func aFifthWaitingPullOfADeviceEndsTheOldestsWait() async throws {
-        try await Self.withUnfoldedPush { server, account, device, position in
+        try await Self.withWaitingVersion { server, account, device, version in
             let started = ContinuousClock.now
             try await withThrowingTaskGroup(of: (index: Int, status: Int, after: Duration).self) { group in
                 for index in 0..<5 {
                     group.addTask {
-                        let answer = try await server.request(.GET, "/v1/sync/pull?waitFor=\(position)&timeout=30000", token: device.token, timeout: .seconds(40))
+                        let answer = try await server.request(.GET, "/v1/sync/pull?waitFor=\(version)&timeout=30000", token: device.token, timeout: .seconds(40))
                         return (index, answer.status, ContinuousClock.now - started)
                     }
                     // Each one waits before the next is sent, so that the first is the oldest.
@@ -325,16 +325,16 @@ import Testing
         }
     }
 
-    /// A service without a worker, an account and device, and the log position of one donation
-    /// the device pushed: a pull that waits for it waits until it times out or is ended.
-    static func withUnfoldedPush(
+    /// An account and device, one donation the device pushed, and the account's next version:
+    /// a pull that waits for it waits until it times out or is ended.
+    static func withWaitingVersion(
         _ body: (TestServer, (id: UUID, token: String), SimulatedDevice, Int) async throws -> Void
     ) async throws {
         try await TestServer.with(runsWorker: false) { server in
             let account = try await server.createAccount()
             let device = try await server.createDevice(accountToken: account.token)
             let pushed = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 1, identifier: "tomato")]))
-            try await body(server, account, device, try #require(pushed.json["position"] as? Int))
+            try await body(server, account, device, try #require(pushed.json["version"] as? Int) + 1)
         }
     }
 

@@ -65,7 +65,7 @@ import Testing
             let again = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: body)
             #expect(first.status == 200 && again.status == 200)
             #expect(again.json["lastAcceptedSeq"] as? Int == 2)
-            #expect(again.json["position"] as? Int == first.json["position"] as? Int)
+            #expect(again.json["version"] as? Int == first.json["version"] as? Int)
             #expect(try await eventCount(server.sql) == 2)
         }
     }

@@ -10,30 +10,32 @@ import Testing
 
 /// What operators look at: readiness, health and metrics.
 @Suite struct OperationsTests {
-    /// Past the lag threshold readiness says `degraded` (still 200: the service answers), and
-    /// goes back once the worker has caught up.
-    @Test func readinessReportsDegradedWhileTheWorkerLagsPastTheThreshold() async throws {
+    /// Past the threshold of events behind (an import waiting for the maintenance tasks)
+    /// readiness says `degraded` (still 200: the service answers), and goes back once the tasks
+    /// have folded them. Pushes fold themselves and leave nothing behind.
+    @Test func readinessReportsDegradedWhileAnImportWaitsPastTheThreshold() async throws {
         try await TestServer.with(runsWorker: false, degradedLag: 2) { server in
             let account = try await server.createAccount()
             let phone = try await server.createDevice(accountToken: account.token)
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            for identifier in ["tomato", "leek"] { phone.record(EndToEndTests.donation(identifier), at: now) }
+            for identifier in ["tomato", "leek", "onion"] { phone.record(EndToEndTests.donation(identifier), at: now) }
             try await phone.push()
-            let atThreshold = try await server.raw(.GET, "/readyz", token: nil)
-            #expect(atThreshold.status == 200)
-            #expect(atThreshold.json["degraded"] as? Bool == false)
+            let folded = try await server.raw(.GET, "/readyz", token: nil)
+            #expect(folded.status == 200)
+            #expect(folded.json["degraded"] as? Bool == false)
+            #expect(folded.json["accountsBehind"] as? Int == 0)
 
-            phone.record(EndToEndTests.donation("onion"), at: now)
-            try await phone.push()
+            var imported = DeviceScript(account: UUID(), detail: .full)
+            try await writeBacklog(["a", "b", "c"].map { imported.donate($0, at: now) }, account: imported.account, client: server.sql)
             let behind = try await server.raw(.GET, "/readyz", token: nil)
             #expect(behind.status == 200)
             #expect(behind.json["ready"] as? Bool == true)
             #expect(behind.json["degraded"] as? Bool == true)
-            #expect(behind.json["workerLag"] as? Int == 3)
+            #expect(behind.json["eventsBehind"] as? Int == 3)
             #expect((behind.json["detail"] as? String)?.contains("3 events behind") == true)
 
-            // A worker elsewhere (this server runs none) catches up, and readiness is whole again.
-            let worker = try SyncWorker(client: server.sql, databaseURL: server.database, logger: TestDatabase.shared.logger)
+            // Maintenance tasks elsewhere (this server runs none) fold it, and readiness is whole again.
+            let worker = SyncWorker(client: server.sql, logger: TestDatabase.shared.logger, idlePoll: .milliseconds(20))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await worker.run() }
                 try await eventually("readiness is no longer degraded") {
@@ -48,7 +50,7 @@ import Testing
     @Test func readinessReportsDegradedWhileAnAccountIsParked() async throws {
         try await TestServer.with(runsWorker: false) { server in
             #expect(try await server.raw(.GET, "/readyz", token: nil).json["parkedAccounts"] as? Int == 0)
-            try await server.sql.query("INSERT INTO projection_parked_accounts (account_id, first_position, error) VALUES (\(UUID()), 1, 'broken')")
+            try await server.sql.query("INSERT INTO projection_parked_accounts (account_id, failed_version, error) VALUES (\(UUID()), 1, 'broken')")
             let parked = try await server.raw(.GET, "/readyz", token: nil)
             #expect(parked.status == 200)
             #expect(parked.json["degraded"] as? Bool == true)
@@ -75,7 +77,7 @@ import Testing
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
             let text = String(buffer: try await response.body.collect(upTo: 1 << 22))
             for metric in ["shortcut_sync_pushes_total", "shortcut_sync_events_appended_total", "shortcut_sync_open_streams",
-                           "shortcut_sync_worker_lag_events", "shortcut_sync_worker_parked_accounts", "http_server_request_duration"] {
+                           "shortcut_sync_worker_accounts_behind", "http_server_request_duration"] {
                 #expect(text.contains(metric), "\(metric)")
             }
         }

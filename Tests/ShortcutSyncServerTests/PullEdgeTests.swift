@@ -9,7 +9,7 @@ import Testing
 /// The edges of pulls and streams (DESIGN §5): waits that need not wait, cursors bound to their
 /// device, streams that end when their device is signed out.
 @Suite struct PullEdgeTests {
-    /// A pull waiting for a position the view already includes answers at once, whatever its timeout.
+    /// A pull waiting for a version the view already includes answers at once, whatever its timeout.
     @Test func waitForAtOrBelowWhatTheViewIncludesAnswersAtOnce() async throws {
         try await TestServer.with { server in
             let account = try await server.createAccount()
@@ -20,10 +20,10 @@ import Testing
             #expect(empty < .seconds(5), "waitFor=0 waited \(empty) of its 20 s")
 
             phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
-            let position = try await phone.push()
-            try await phone.pull(waitFor: position)
+            let version = try await phone.push()
+            try await phone.pull(waitFor: version)
             #expect(phone.view.shortcuts.count == 1)
-            for waitFor in [position, position - 1, 0] {
+            for waitFor in [version, version - 1, 0] {
                 let again = ContinuousClock.now
                 #expect(try await server.raw(.GET, "/v1/sync/pull?waitFor=\(waitFor)&timeout=20000", token: phone.token).status == 200)
                 #expect(ContinuousClock.now - again < .seconds(5), "waitFor=\(waitFor) waited more than 5 s of its 20 s")

@@ -33,13 +33,13 @@ import Testing
     /// Pulls page after page from the device's cursor until `more` is false, checking every page
     /// against `pageSize` (a page that says `more` is full, unless the device's apps filter some
     /// of its rows out); `between` runs after each page but the last (pushes landing between
-    /// pages) and returns a position the next page waits for. Returns the pages.
+    /// pages) and returns a version the next page waits for. Returns the pages.
     @discardableResult
     static func walk(
-        _ device: SimulatedDevice, pageSize: Int, waitFor position: Int64? = nil, fresh: Bool = false, filtered: Bool = false,
+        _ device: SimulatedDevice, pageSize: Int, waitFor version: Int64? = nil, fresh: Bool = false, filtered: Bool = false,
         between: (Int) async throws -> Int64? = { _ in nil }
     ) async throws -> [Components.Schemas.PullResponse] {
-        var pages = [try await device.pullPage(waitFor: position, fresh: fresh)]
+        var pages = [try await device.pullPage(waitFor: version, fresh: fresh)]
         while pages.last!.more {
             if !filtered { #expect(items(pages.last!) == pageSize, "a page that says more is full") }
             let next = try await between(pages.count)
@@ -67,9 +67,9 @@ import Testing
             // The watch has no soup app: it sees no shortcut, yet pages over every row.
             watch.record(.appsReported(AppsReported(installed: ["com.example.tea"])), at: t0 + 200)
             try await phone.push()
-            let position = try await watch.push()
+            let version = try await watch.push()
 
-            let pages = try await Self.walk(mac, pageSize: 7, waitFor: position, fresh: true)
+            let pages = try await Self.walk(mac, pageSize: 7, waitFor: version, fresh: true)
             #expect(pages.map(\.more) == [true, true, true, true, false])  // 35 items: 5 pages of 7
             #expect(pages.map(Self.items) == [7, 7, 7, 7, 7])
             #expect(pages.map(\.reset) == [true, false, false, false, false])
@@ -170,16 +170,16 @@ import Testing
             let phone = try await server.createDevice(accountToken: account.token)
             let mac = try await server.createDevice(accountToken: account.token, name: "Mac", platform: .macOS)
             let t0 = Self.now() - 100_000
-            var position: Int64 = 0
+            var version: Int64 = 0
             for batch in stride(from: 0, to: 2_300, by: 500) {
                 for index in batch..<min(batch + 500, 2_300) {
                     phone.record(EndToEndTests.donation(String(format: "item-%04d", index)), at: t0 + Int64(index))
                 }
-                position = try await phone.push()
+                version = try await phone.push()
             }
             #expect(phone.accepted.count == 2_300)
 
-            let pages = try await Self.walk(mac, pageSize: ProjectionStore.defaultPullPageSize, waitFor: position, fresh: true)
+            let pages = try await Self.walk(mac, pageSize: ProjectionStore.defaultPullPageSize, waitFor: version, fresh: true)
             #expect(pages.map(Self.items) == [1_000, 1_000, 300])
             #expect(pages.map(\.more) == [true, true, false])
             #expect(mac.view.shortcuts.count == 2_300)
@@ -188,12 +188,12 @@ import Testing
             // 1,200 changes (1,000 titles, 200 deletions) since the mac's cursor: a diff of 1,000 then 200.
             for index in 0..<1_000 {
                 phone.record(EndToEndTests.donation(String(format: "item-%04d", index * 2), title: "Again \(index)"), at: t0 + 3_000 + Int64(index))
-                if phone.outbox.count == 500 { position = try await phone.push() }
+                if phone.outbox.count == 500 { version = try await phone.push() }
             }
             let deleted = (0..<200).map { String(format: "item-%04d", $0 * 2 + 1) }
             phone.record(.deletion(Deletion(bundleId: Self.soup, selector: .identifiers(deleted))), at: t0 + 5_000)
-            position = try await phone.push()
-            let diff = try await Self.walk(mac, pageSize: ProjectionStore.defaultPullPageSize, waitFor: position)
+            version = try await phone.push()
+            let diff = try await Self.walk(mac, pageSize: ProjectionStore.defaultPullPageSize, waitFor: version)
             #expect(diff.map(Self.items) == [1_000, 200])
             #expect(diff.map(\.reset) == [false, false])
             #expect(mac.view.shortcuts.count == 2_100)
@@ -212,8 +212,8 @@ import Testing
             let t0 = Self.now() - 60_000
             for index in 0..<15 { phone.record(EndToEndTests.donation(String(format: "soup-%02d", index)), at: t0 + Int64(index)) }
             phone.record(Self.voice(UUID(), "Soup please", to: "soup-03"), at: t0 + 50)
-            let position = try await phone.push()
-            try await phone.pull(waitFor: position)
+            let version = try await phone.push()
+            try await phone.pull(waitFor: version)
             #expect(phone.view.shortcuts.count == 15)
             let storage = ClientLibraryTests.storage()
             defer { try? FileManager.default.removeItem(atPath: storage) }
@@ -279,7 +279,7 @@ final class PageWatcher: Sendable {
             try await real.push(events)
         }
 
-        func pull(cursor: String?, waitFor position: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
+        func pull(cursor: String?, waitFor version: Int64?, timeoutMillis: Int?) async throws -> PullAnswer {
             let count = watcher.answers.count
             if let limit = watcher.failingAfter, count >= limit { throw Died() }
             if let last = watcher.answers.last, last.more, let client = watcher.client.withLock({ $0 }) {
@@ -287,12 +287,12 @@ final class PageWatcher: Sendable {
                 let shown = await client.currentView
                 watcher.state.withLock { $0.shown.append(shown) }
             }
-            let answer = try await real.pull(cursor: cursor, waitFor: position, timeoutMillis: timeoutMillis)
+            let answer = try await real.pull(cursor: cursor, waitFor: version, timeoutMillis: timeoutMillis)
             watcher.state.withLock { $0.answers.append(answer) }
             return answer
         }
 
-        func pokes() async throws -> AsyncThrowingStream<Void, any Error> {
+        func pokes() async throws -> AsyncThrowingStream<Int64, any Error> {
             try await real.pokes()
         }
     }

@@ -58,7 +58,7 @@ import Glibc
         let device = try await Self.signIn(serve)
         let pushed = try await Self.request(.POST, serve.baseURL + "/v1/sync/push", token: device,
                                             json: InputLimitTests.push([InputLimitTests.event(seq: 1)]).string)
-        let position = try #require(pushed.json["position"] as? Int)
+        let version = try #require(pushed.json["version"] as? Int)
         let postmaster = try #require(serve.postmaster)
 
         var streamRequest = HTTPClientRequest(url: serve.baseURL + "/v1/sync/stream")
@@ -71,7 +71,7 @@ import Glibc
                 return "stream ended"
             }
             group.addTask {
-                let answer = try await Self.request(.GET, serve.baseURL + "/v1/sync/pull?waitFor=\(position)&timeout=30000", token: device)
+                let answer = try await Self.request(.GET, serve.baseURL + "/v1/sync/pull?waitFor=\(version)&timeout=30000", token: device)
                 return "pull answered \(answer.status)"
             }
             #expect(try await recorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))

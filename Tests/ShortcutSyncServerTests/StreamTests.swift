@@ -65,9 +65,9 @@ final class StreamRecorder: Sendable {
                 #expect(try await strangerRecorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))
 
                 phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
-                let position = try await phone.push()
+                let version = try await phone.push()
                 let received = try await macRecorder.wait { $0.contains("event: changed") }
-                #expect(received.contains("event: changed\ndata: {\"position\": \(position)}"))
+                #expect(received.contains("event: changed\ndata: {\"version\": \(version)}"))
 
                 // The other account's device hears only keep-alives (they come every second in tests).
                 let heard = try await strangerRecorder.wait { $0.components(separatedBy: ": keep-alive").count > 2 }

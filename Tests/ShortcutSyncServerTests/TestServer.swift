@@ -110,13 +110,13 @@ final class SimulatedDevice: @unchecked Sendable {
         return event
     }
 
-    /// Pushes the outbox; returns the position that covers it.
+    /// Pushes the outbox; returns the account's version after it (a pull's `waitFor`).
     @discardableResult
     func push() async throws -> Int64 {
         let answer = try await client.push(body: .json(.init(events: outbox))).ok.body.json
         accepted += outbox.map { AcceptedEvent(deviceId: id, event: $0) }
         outbox = []
-        return answer.position
+        return answer.version
     }
 
     /// Pulls (with the cursor, if any) and applies the answer to the local view, following its
@@ -124,8 +124,8 @@ final class SimulatedDevice: @unchecked Sendable {
     /// first page's `reset`, the last one's cursor, seq, clock and `more` (false), every page's
     /// items in order.
     @discardableResult
-    func pull(waitFor position: Int64? = nil, fresh: Bool = false) async throws -> Components.Schemas.PullResponse {
-        var whole = try await pullPage(waitFor: position, fresh: fresh)
+    func pull(waitFor version: Int64? = nil, fresh: Bool = false) async throws -> Components.Schemas.PullResponse {
+        var whole = try await pullPage(waitFor: version, fresh: fresh)
         while whole.more {
             let next = try await pullPage()
             whole.cursor = next.cursor
@@ -142,8 +142,8 @@ final class SimulatedDevice: @unchecked Sendable {
 
     /// One pull (with the cursor, if any), one page: applies it to the local view and keeps its cursor.
     @discardableResult
-    func pullPage(waitFor position: Int64? = nil, fresh: Bool = false) async throws -> Components.Schemas.PullResponse {
-        let answer = try await client.pull(query: .init(cursor: fresh ? nil : cursor, waitFor: position, timeout: 10_000)).ok.body.json
+    func pullPage(waitFor version: Int64? = nil, fresh: Bool = false) async throws -> Components.Schemas.PullResponse {
+        let answer = try await client.pull(query: .init(cursor: fresh ? nil : cursor, waitFor: version, timeout: 10_000)).ok.body.json
         let changes = PullAnswer(answer).changes
         view = answer.reset ? DeviceView.empty.applying(changes) : view.applying(changes)
         cursor = answer.cursor

@@ -19,12 +19,12 @@ import Testing
             let result = try await store.append(batch, account: account, device: device)
             #expect(result.appended == 4)
             #expect(result.lastAcceptedSeq == 4)
-            #expect(result.streamVersion == 4)
+            #expect(result.version == 4)
+            #expect(result.folded)
             let stored = try await store.readStream(account: account, after: 0, limit: 100)
             #expect(stored.map(\.event) == batch)
-            #expect(stored.map(\.streamVersion) == [1, 2, 3, 4])
+            #expect(stored.map(\.version) == [1, 2, 3, 4])
             #expect(stored.allSatisfy { $0.deviceId == device && $0.accountId == account })
-            #expect(result.position == stored.last?.position)
         }
     }
 
@@ -36,7 +36,7 @@ import Testing
             let retry = try await store.append(batch, account: account, device: device)
             #expect(retry.appended == 0)
             #expect(retry.lastAcceptedSeq == 5)
-            #expect(retry.position == first.position)
+            #expect(retry.version == first.version)
             #expect(try await eventCount(client) == 5)
 
             // A retry that overlaps what was accepted and carries new events stores only the new ones.
@@ -123,7 +123,7 @@ import Testing
             }
             let stored = try await store.readStream(account: account, after: 0, limit: 10_000)
             #expect(stored.count == devices.count * batches * size)
-            #expect(stored.map(\.streamVersion) == Array(1...Int64(stored.count)))
+            #expect(stored.map(\.version) == Array(1...Int64(stored.count)))
             for device in devices {
                 #expect(stored.filter { $0.deviceId == device }.map(\.event.seq).sorted() == Array(1...Int64(batches * size)))
             }

@@ -15,18 +15,18 @@ private let logger = TestDatabase.shared.logger
         try await TestDatabase.withClient { client, url in
             let source = NotificationSource(.dedicated(try url.connectionConfiguration()), logger: logger)
             let seen = SeenEvents()
-            let changed = ProjectionNotification(accountId: UUID(), version: 3, position: 17)
+            let changed = ProjectionNotification(sender: UUID(), versions: [UUID(): 3, UUID(): 17])
             let signedOut = DeviceSignedOut(accountId: UUID(), deviceId: UUID())
             let erased = AccountErased(accountId: UUID())
-            let later = ProjectionNotification(accountId: changed.accountId, version: 4, position: 18)
+            let later = ProjectionNotification(sender: nil, versions: [changed.versions.keys.first!: 4])
             try await source.withEvents { events in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { for await event in events { seen.append(event) } }
                     try await eventually("the source listens") { seen.all.contains(.listening(resumed: false)) }
 
                     // A payload that does not decode is skipped; the next one on its channel arrives.
-                    try await notify(ProjectionNotification.channel, "not json", client: client)
-                    try await notify(changed, on: ProjectionNotification.channel, client: client)
+                    try await notify(ProjectionNotification.channel, "not a notification", client: client)
+                    try await notify(ProjectionNotification.channel, ProjectionNotification.payloads(sender: changed.sender, versions: changed.versions)[0], client: client)
                     try await eventually("the change arrives") { seen.all.contains(.projection(changed)) }
                     try await notify(signedOut, on: DeviceSignedOut.channel, client: client)
                     try await eventually("the sign-out arrives") { seen.all.contains(.deviceSignedOut(signedOut)) }
@@ -40,7 +40,7 @@ private let logger = TestDatabase.shared.logger
                         """).decode(Int64.self).collectAll()
                     #expect(terminated == [1])
                     try await eventually("the source listens again") { seen.all.contains(.listening(resumed: true)) }
-                    try await notify(later, on: ProjectionNotification.channel, client: client)
+                    try await notify(ProjectionNotification.channel, ProjectionNotification.payloads(sender: nil, versions: later.versions)[0], client: client)
                     try await eventually("a change after the reconnect arrives") { seen.all.contains(.projection(later)) }
                     group.cancelAll()
                 }
@@ -86,5 +86,27 @@ private final class SeenEvents: Sendable {
 
     func append(_ event: NotificationSource.Event) {
         events.withLock { $0.append(event) }
+    }
+}
+
+/// Announcements are coalesced (DESIGN §6): many accounts per notification, each payload below
+/// PostgreSQL's 8000 bytes, read back exactly.
+@Suite struct ProjectionNotificationTests {
+    @Test func manyAccountsFitInFewPayloadsEachBelowTheLimitAndReadBackExactly() throws {
+        var random = SeededGenerator(seed: 18)
+        let versions = Dictionary(uniqueKeysWithValues: (0..<1_000).map { _ in (random.uuid(), Int64.random(in: 1...Int64(1) << 53, using: &random)) })
+        let sender = random.uuid()
+        let payloads = ProjectionNotification.payloads(sender: sender, versions: versions)
+        #expect(payloads.allSatisfy { $0.utf8.count <= ProjectionNotification.maximumPayloadBytes })
+        #expect(payloads.count <= 1_000 * 60 / ProjectionNotification.maximumPayloadBytes + 1)
+        var read: [UUID: Int64] = [:]
+        for payload in payloads {
+            let notification = try #require(ProjectionNotification(payload: payload))
+            #expect(notification.sender == sender)
+            read.merge(notification.versions) { _, new in new }
+        }
+        #expect(read == versions)
+        #expect(ProjectionNotification.payloads(sender: nil, versions: [:]).isEmpty)
+        #expect(ProjectionNotification(payload: "x;y:1") == nil)
     }
 }

@@ -19,7 +19,7 @@ private let logger = TestDatabase.shared.logger
     /// pushed so far.
     @Test(arguments: zip([1, 2, 3, 4] as [UInt64], [1, 2, 3, 5]))
     func pagesAppliedInOrderEqualTheFoldWhateverIsFoldedBetweenThem(seed: UInt64, pageSize: Int) async throws {
-        try await TestDatabase.withClient { client, url in
+        try await TestDatabase.withClient { client, _ in
             let store = ProjectionStore(client: client, logger: logger, pullPageSize: pageSize)
             var scenario = Scenario(seed: seed, accounts: 1, devicesPerAccount: 3)
             try await register(scenario.devices, client: client)
@@ -28,13 +28,12 @@ private let logger = TestDatabase.shared.logger
             let account = scenario.devices[0].account
             var held: [UUID: (view: DeviceView, cursor: PullCursor?)] = [:]
             var pagesSeen = 0, pushesBetweenPages = 0
-            try await withConnection(url) { connection in
+            do {
                 for _ in 0..<8 {
                     for _ in 0..<4 {
                         let (device, events) = scenario.push()
                         try await log.push(device, events)
                     }
-                    _ = try await store.foldAll(on: connection, batchSize: 4)
                     for device in scenario.devices.map(\.deviceId) {
                         var (view, cursor) = held[device] ?? (DeviceView.empty, nil)
                         var pages = 0
@@ -51,7 +50,6 @@ private let logger = TestDatabase.shared.logger
                             if Int.random(in: 0..<3, using: &random) == 0 {
                                 let (pusher, events) = scenario.push(maxEvents: 3)
                                 try await log.push(pusher, events)
-                                _ = try await store.foldAll(on: connection, batchSize: 2)
                                 pushesBetweenPages += 1
                             }
                             guard pages < 1_000 else {

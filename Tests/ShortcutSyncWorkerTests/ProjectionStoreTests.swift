@@ -10,10 +10,11 @@ import Testing
 
 private let logger = TestDatabase.shared.logger
 
-/// The projections folded batch by batch, and the pulls read from them (DESIGN §5, §6).
+/// The projections folded by the pushes and by the maintenance tasks, and the pulls read from
+/// them (DESIGN §5, §6).
 @Suite struct ProjectionStoreTests {
     @Test func cursorPullsAppliedToThePreviousViewEqualAFreshPull() async throws {
-        try await TestDatabase.withClient { client, url in
+        try await TestDatabase.withClient { client, _ in
             let store = ProjectionStore(client: client, logger: logger)
             var log = PushLog(client: client)
             let account = UUID()
@@ -24,7 +25,7 @@ private let logger = TestDatabase.shared.logger
             var wall: Int64 = 1_763_712_000_000
             func tick() -> Int64 { wall += 10; return wall }
 
-            // Each round is pushed, folded in small batches, then pulled by every device.
+            // Each round is pushed (each push folds its own events), then pulled by every device.
             var rounds: [[(DeviceScript, [AcceptedEvent])]] = []
             rounds.append([
                 (phone, [phone.donate("soup-1", at: tick()), phone.donate("soup-2", group: "lunch", at: tick()),
@@ -55,10 +56,15 @@ private let logger = TestDatabase.shared.logger
 
             var held: [UUID: (view: DeviceView, cursor: PullCursor?, installed: Set<String>?)] = [:]
             let devices = [phone.deviceId, watch.deviceId, quiet.deviceId]
-            try await withConnection(url) { connection in
+            do {
                 for round in rounds {
-                    for (device, events) in round { try await log.push(device, events) }
-                    _ = try await store.foldAll(on: connection, batchSize: 3)
+                    for (device, events) in round {
+                        let result = try await log.push(device, events)
+                        #expect(result.folded)
+                        #expect(try await store.includes(version: result.version, account: account))
+                    }
+                    // Nothing is left for the maintenance tasks.
+                    #expect(try await store.foldAll() == 0)
                     let state = AccountState(folding: log.accepted[account]!)
                     for device in devices {
                         let before = held[device]
@@ -82,7 +88,7 @@ private let logger = TestDatabase.shared.logger
     }
 
     @Test func scriptedChangesReachTheRightViewers() async throws {
-        try await TestDatabase.withClient { client, url in
+        try await TestDatabase.withClient { client, _ in
             let store = ProjectionStore(client: client, logger: logger)
             var log = PushLog(client: client)
             let account = UUID()
@@ -91,7 +97,6 @@ private let logger = TestDatabase.shared.logger
             let (first, second) = (UUID(), UUID())
             try await log.push(phone, [phone.donate("soup-1", at: 10), phone.addVoice(first, phrase: "Order soup", to: "soup-1", at: 11)])
             try await log.push(watch, [watch.report(["com.example.tea"], at: 12), watch.addVoice(second, phrase: "order  SOUP!", to: "soup-1", at: 13)])
-            try await withConnection(url) { connection in _ = try await store.foldAll(on: connection) }
 
             let phoneView = try await store.fullView(account: account, device: phone.deviceId)
             #expect(phoneView.shortcuts[ShortcutID(bundleId: "com.example.soup", identifier: "soup-1")]?.donationCount == 1)
@@ -118,86 +123,59 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
-    @Test func aBatchFromAStaleCheckpointWritesNothingAndTheNextOneCountsEveryDonationOnce() async throws {
-        try await TestDatabase.withClient { client, url in
+    /// An account behind its head (events written as an import writes them) is folded by the
+    /// maintenance from its folded version on, a batch at a time: each step includes exactly the
+    /// versions it folded, and every donation is counted once.
+    @Test func anAccountBehindIsFoldedFromItsFoldedVersionAndCountsEveryDonationOnce() async throws {
+        try await TestDatabase.withClient { client, _ in
             let store = ProjectionStore(client: client, logger: logger)
-            let events = PostgresEventStore(client: client, logger: logger)
-            var log = PushLog(client: client)
             var phone = DeviceScript(account: UUID(), detail: .full)
-            try await log.push(phone, (0..<4).map { phone.donate("soup", at: 100 + Int64($0)) })
-            try await withConnection(url) { connection in
-                let firstBatch = try await events.readLogEventually(after: .start, count: 2)
-                try await store.apply(firstBatch, from: .start, on: connection)
-                let counts = try await projectionRowCounts(client)
-                let checkpoint = try await store.checkpoint()
-                #expect(checkpoint.log == firstBatch.last!.checkpoint)
+            let backlog = (0..<4).map { phone.donate("soup", at: 100 + Int64($0)) }
+            try await writeBacklog(backlog, account: phone.account, client: client)
+            #expect(try await store.head(account: phone.account) == (4, 0))
+            #expect(try await !store.includes(version: 1, account: phone.account))
+            let behind = try await store.status()
+            #expect(behind.accountsBehind == 1 && behind.eventsBehind == 4)
 
-                // A batch that does not start where the checkpoint is: refused whole.
-                let rest = try await events.readLogEventually(after: firstBatch.last!.checkpoint, count: 2)
-                await #expect(throws: ProjectionError.checkpointMoved(expected: .start, found: checkpoint.log)) {
-                    try await store.apply(rest, from: .start, on: connection)
-                }
-                #expect(try await projectionRowCounts(client) == counts)
-                #expect(try await store.checkpoint() == checkpoint)
-                #expect(try await store.isProcessed(position: firstBatch.last!.position, account: firstBatch.last!.accountId))
-                #expect(try await !store.isProcessed(position: rest.last!.position, account: rest.last!.accountId))
+            // A push meanwhile is stored, not folded: the account's views wait for the maintenance.
+            var log = PushLog(client: client)
+            let pushed = try await log.push(phone, [phone.donate("soup", at: 200)])
+            #expect(!pushed.folded && pushed.version == 5)
+            #expect(try await store.status().eventsBehind == 5)
 
-                // The connection is still usable, and the right batch folds every donation once.
-                try await store.apply(rest, from: checkpoint.log, on: connection)
-                #expect(try await store.isProcessed(position: rest.last!.position, account: rest.last!.accountId))
-                // A position where the account has no event leaves nothing to wait for.
-                #expect(try await store.isProcessed(position: rest.last!.position + 1000, account: rest.last!.accountId))
-            }
+            let worker = SyncWorker(client: client, logger: logger, batchSize: 2)
+            #expect(try await worker.foldNext())
+            #expect(try await store.head(account: phone.account) == (5, 2))
+            #expect(try await store.includes(version: 2, account: phone.account))
+            #expect(try await !store.includes(version: 3, account: phone.account))
+            #expect(try await store.foldAll(batchSize: 2) == 2)
+            #expect(try await store.head(account: phone.account) == (5, 5))
+
             let view = try await store.fullView(account: phone.account, device: phone.deviceId)
-            #expect(view.shortcuts[ShortcutID(bundleId: "com.example.soup", identifier: "soup")]?.donationCount == 4)
+            #expect(view.shortcuts[ShortcutID(bundleId: "com.example.soup", identifier: "soup")]?.donationCount == 5)
             let status = try await store.status()
-            #expect(status.pendingEvents == 0)
-            #expect(status.headPosition == status.checkpoint.log.position)
+            #expect(status.accountsBehind == 0 && status.eventsBehind == 0)
+            // Current again: the next push folds itself.
+            #expect(try await log.push(phone, [phone.donate("soup", at: 300)]).folded)
         }
     }
 
-    @Test func notificationsNameTheAccountWhoseViewsChangedWithItsVersionAndPosition() async throws {
+    /// The maintenance announces each account it folded with the version its views include now,
+    /// and names no sender (every server pokes the account's streams).
+    @Test func aMaintenanceFoldNotifiesTheAccountWithTheVersionItsViewsInclude() async throws {
         try await TestDatabase.withClient { client, url in
             let store = ProjectionStore(client: client, logger: logger)
-            var log = PushLog(client: client)
-            let account = UUID()
-            var phone = DeviceScript(account: account, detail: .full)
-            var watch = DeviceScript(account: account, detail: .full)
-            var other = DeviceScript(account: UUID(), detail: .full)
+            var phone = DeviceScript(account: UUID(), detail: .full)
             try await withConnection(url) { listener in
                 try await listener.listen(on: ProjectionNotification.channel) { notifications in
                     var received = notifications.makeAsyncIterator()
-                    func next() async throws -> ProjectionNotification {
+                    try await writeBacklog([phone.donate("soup-1", at: 10), phone.donate("soup-2", at: 20)], account: phone.account, client: client)
+                    #expect(try await store.foldAll(batchSize: 1) == 2)
+                    for version in [Int64(1), 2] {
                         let notification = try #require(try await received.next())
-                        return try JSONDecoder().decode(ProjectionNotification.self, from: Data(notification.payload.utf8))
-                    }
-                    try await withConnection(url) { connection in
-                        // 1: a donation changes the one view there is.
-                        try await log.push(phone, [phone.donate("soup-1", at: 10)])
-                        let sent = try await store.foldAll(on: connection)
-                        #expect(sent.count == 1)
-                        let first = try await next()
-                        #expect(first == sent.first)
-                        #expect(first.accountId == account)
-                        #expect(first.position == (try await store.checkpoint()).log.position)
-
-                        // 2: the watch reports soup installed: the account's items are unchanged (same
-                        // version), but the watch's apps changed, so its streams are poked.
-                        try await log.push(watch, [watch.report(["com.example.soup"], at: 20)])
-                        _ = try await store.foldAll(on: connection)
-                        let second = try await next()
-                        #expect(second.accountId == account)
-                        #expect(second.version == first.version)
-
-                        // 3: a donation changes the account's view; another account whose deletion
-                        // covers nothing changed no view and sends nothing.
-                        try await log.push(phone, [phone.donate("map-1", bundle: "com.example.maps", at: 30)])
-                        try await log.push(other, [other.delete(.identifiers(["nothing"]), at: 30)])
-                        let third = try await store.foldAll(on: connection)
-                        #expect(third.map(\.accountId) == [account])
-                        let delivered = try await next()
-                        #expect(delivered.accountId == account)
-                        #expect(delivered.version == second.version + 1)
+                        let parsed = try #require(ProjectionNotification(payload: notification.payload))
+                        #expect(parsed.sender == nil)
+                        #expect(parsed.versions == [phone.account: version])
                     }
                 }
             }
@@ -205,7 +183,7 @@ private let logger = TestDatabase.shared.logger
     }
 
     @Test func aRebuildFromTheLogEqualsTheLiveProjectionsRowForRow() async throws {
-        try await TestDatabase.withClient { client, url in
+        try await TestDatabase.withClient { client, _ in
             let store = ProjectionStore(client: client, logger: logger)
             var log = PushLog(client: client)
             var scenario = Scenario(seed: 42, accounts: 3, devicesPerAccount: 3)
@@ -213,13 +191,16 @@ private let logger = TestDatabase.shared.logger
                 let (device, events) = scenario.push()
                 try await log.push(device, events)
             }
-            try await withConnection(url) { connection in _ = try await store.foldAll(on: connection, batchSize: 7) }
+            let total = log.accepted.values.map(\.count).reduce(0, +)
 
             let seen = ProgressLog()
             let verification = try await store.rebuilder.verify() { await seen.record($0) }
             #expect(verification.differences == [])
-            #expect(verification.checkpoint == (try await store.checkpoint()).log)
-            #expect(await seen.last?.processed == log.accepted.values.map(\.count).reduce(0, +))
+            #expect(verification.accountsCompared == 3 && verification.accountsBehind == 0)
+            #expect(await seen.last?.processed == total)
+            #expect(await seen.last?.total == total)
+            let processed = await seen.reports.map(\.processed)
+            #expect(processed == processed.sorted())
 
             // The verifier does see a live row that went wrong.
             try await client.query("""
@@ -233,10 +214,10 @@ private let logger = TestDatabase.shared.logger
             // Promoting the rebuild repairs it and starts a new epoch: old cursors get the whole view.
             let device = scenario.devices[0]
             let before = try await store.pull(account: device.account, device: device.deviceId, cursor: nil)
-            let epoch = try await store.checkpoint().epoch
+            let epoch = try await store.status().epoch
             try await store.rebuilder.promote()
             #expect(try await store.rebuilder.verify().differences == [])
-            #expect(try await store.checkpoint().epoch == epoch + 1)
+            #expect(try await store.status().epoch == epoch + 1)
             let after = try await store.pull(account: device.account, device: device.deviceId, cursor: before.cursor)
             #expect(after.reset)
             #expect(DeviceView.empty.applying(after.changes) == log.expectedView(account: device.account, device: device.deviceId))

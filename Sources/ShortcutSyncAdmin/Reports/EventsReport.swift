@@ -4,28 +4,30 @@ import ShortcutSyncStore
 
 /// One event as `admin events` and `admin history` show it.
 public struct EventRow: Encodable, Sendable, Hashable {
+    /// Its place in its account's log (1, 2, 3…): what `--after` and `shortcuts --at` take.
+    public var version: Int64
+    /// Where this PostgreSQL recorded it among all accounts' events (informative).
     public var position: Int64
     public var recordedAt: Date
     public var deviceId: UUID
-    public var streamVersion: Int64
     /// The event as the device pushed it (DESIGN §2).
     public var event: Event
 
     public init(_ recorded: RecordedEvent) {
+        version = recorded.version
         position = recorded.position
         recordedAt = recorded.recordedAt
         deviceId = recorded.deviceId
-        streamVersion = recorded.streamVersion
         event = recorded.event
     }
 
     static let columns: [TextTable.Column] = [
-        .init("POSITION", alignRight: true), .init("RECORDED"), .init("DEVICE", maxWidth: 8), .init("SEQ", alignRight: true),
+        .init("VERSION", alignRight: true), .init("RECORDED"), .init("DEVICE", maxWidth: 8), .init("SEQ", alignRight: true),
         .init("TYPE"), .init("WHAT", maxWidth: 60),
     ]
 
     var cells: [String] {
-        [String(position), LocalTime.format(recordedAt), deviceId.short, String(event.seq), event.type.rawValue, event.body.summary]
+        [String(version), LocalTime.format(recordedAt), deviceId.short, String(event.seq), event.type.rawValue, event.body.summary]
     }
 }
 
@@ -33,7 +35,7 @@ public struct EventsReport: AdminReport {
     public var events: [EventRow]
     /// More events match after this page (DESIGN §7: a page says when more follow).
     public var more = false
-    /// When `more`: the position to pass as `--after` for the next page (the page's last event's).
+    /// When `more`: the account version to pass as `--after` for the next page (the page's last event's).
     public var nextAfter: Int64?
 
     /// The header of `--follow`, whose lines come one by one: fixed widths instead of a table's.
@@ -63,6 +65,6 @@ public struct EventsReport: AdminReport {
         var table = TextTable(EventRow.columns)
         for event in events { table.append(event.cells) }
         guard more, let nextAfter else { return table.rendered }
-        return table.rendered + "More events follow: run the command again with --after \(nextAfter).\n"
+        return table.rendered + "more events follow: --after \(nextAfter)\n"
     }
 }

@@ -9,6 +9,9 @@ public struct HistoryReport: AdminReport {
     }
 
     public struct Entry: Encodable, Sendable, Hashable {
+        /// The event's place in its account's log.
+        public var version: Int64
+        /// Where this PostgreSQL recorded it among all accounts' events (informative).
         public var position: Int64
         public var recordedAt: Date
         public var deviceId: UUID
@@ -21,10 +24,10 @@ public struct HistoryReport: AdminReport {
     public var entries: [Entry]
 
     public var text: String {
-        var table = TextTable([.init("POSITION", alignRight: true), .init("RECORDED"), .init("DEVICE", maxWidth: 8), .init("TYPE"),
+        var table = TextTable([.init("VERSION", alignRight: true), .init("RECORDED"), .init("DEVICE", maxWidth: 8), .init("TYPE"),
                                .init("EFFECT", maxWidth: 120)])
         for entry in entries {
-            table.append([String(entry.position), LocalTime.format(entry.recordedAt), entry.deviceId.short, entry.type.rawValue,
+            table.append([String(entry.version), LocalTime.format(entry.recordedAt), entry.deviceId.short, entry.type.rawValue,
                           entry.effects.map(\.description).joined(separator: "; ")])
         }
         return "\(shortcut) in account \(accountId.lowercased)\n\n" + table.rendered

@@ -2,53 +2,61 @@ import Foundation
 import ShortcutSyncDomain
 import ShortcutSyncStore
 
+/// `admin projections status`: the epoch, the accounts whose projections are behind their head
+/// and by how many events, the parked accounts, and what the rebuild tables hold. Pushes fold
+/// their own events, so accounts are behind only after an import, or while parked.
 public struct StatusReport: AdminReport {
-    public struct Holder: Encodable, Sendable, Hashable {
-        public var pid: Int32
-        public var applicationName: String
-        public var state: String
-        public var ageSeconds: Double
+    /// A parked account: its fold failed at `failedVersion`, and is tried again after a pause.
+    public struct Parked: Encodable, Sendable, Hashable {
+        public var accountId: UUID
+        public var failedVersion: Int64
+        public var error: String
+        public var attempts: Int
     }
 
-    public var checkpointTransactionId: UInt64
-    public var checkpointPosition: Int64
+    /// The rebuild tables: accounts written by the running (or the last) rebuild.
+    public struct Rebuild: Encodable, Sendable, Hashable {
+        public var accountsRebuilt: Int64
+        public var accountsWithEvents: Int64
+        public var startedAt: Date?
+    }
+
     public var epoch: Int64
-    public var headPosition: Int64
-    public var pendingEvents: Int64
-    public var lagSeconds: Double
+    public var accountsBehind: Int64
+    /// Events of the accounts behind that the projections do not include yet.
+    public var eventsBehind: Int64
+    /// How long the oldest of them has waited, in seconds (0 when none waits).
+    public var oldestWaitSeconds: Double
     public var parkedAccounts: Int64
-    public var eventsBehindHorizon: Int64
-    public var horizonHolder: Holder?
+    /// The first of them, the longest parked first.
+    public var parked: [Parked]
+    public var rebuild: Rebuild?
 
     init(_ report: ProjectionStatusReport) {
-        checkpointTransactionId = report.checkpoint.log.transactionID
-        checkpointPosition = report.checkpoint.log.position
-        epoch = report.checkpoint.epoch
-        headPosition = report.headPosition
-        pendingEvents = report.pendingEvents
-        lagSeconds = report.lagSeconds
-        parkedAccounts = report.parkedAccounts
-        eventsBehindHorizon = report.eventsBehindHorizon
-        horizonHolder = report.horizonHolder.map {
-            Holder(pid: $0.pid, applicationName: $0.applicationName, state: $0.state, ageSeconds: $0.ageSeconds)
-        }
+        epoch = report.maintenance.epoch
+        accountsBehind = report.maintenance.accountsBehind
+        eventsBehind = report.maintenance.eventsBehind
+        oldestWaitSeconds = report.oldestWaitSeconds
+        parkedAccounts = report.maintenance.parkedAccounts
+        parked = report.parked.map { Parked(accountId: $0.accountId, failedVersion: $0.failedVersion, error: $0.error, attempts: $0.attempts) }
+        rebuild = report.rebuild.map { Rebuild(accountsRebuilt: $0.accountsRebuilt, accountsWithEvents: $0.accountsWithEvents, startedAt: $0.startedAt) }
     }
 
     public var text: String {
         var lines = [
-            "checkpoint       position \(checkpointPosition) (transaction \(checkpointTransactionId)), epoch \(epoch)",
-            "head             position \(headPosition)",
-            "lag              \(plural(Int(pendingEvents), "event")), \(String(format: "%.1f", lagSeconds)) s",
+            "epoch            \(epoch)",
+            "accounts behind  \(accountsBehind)" + (accountsBehind == 0 ? "" : String(format: " (oldest unfolded event waiting %.1f s)", oldestWaitSeconds)),
+            "events behind    \(eventsBehind)",
             "parked accounts  \(parkedAccounts)",
         ]
-        if eventsBehindHorizon > 0 {
-            var line = "horizon          held back: \(plural(Int(eventsBehindHorizon), "committed event")) \(eventsBehindHorizon == 1 ? "waits" : "wait") for an older open transaction"
-            if let holder = horizonHolder {
-                line += "\n                 pid \(holder.pid), application \"\(holder.applicationName)\", open \(String(format: "%.1f", holder.ageSeconds)) s, \(holder.state)"
-            }
-            lines.append(line)
+        for account in parked {
+            lines.append("                 \(account.accountId.lowercased) at version \(account.failedVersion), \(plural(account.attempts, "attempt")): \(TextTable.shorten(account.error, to: 80))")
+        }
+        if let rebuild {
+            let since = rebuild.startedAt.map { ", started \(LocalTime.format($0))" } ?? ""
+            lines.append("rebuild tables   \(rebuild.accountsRebuilt) of \(plural(Int(rebuild.accountsWithEvents), "account")) with events\(since)")
         } else {
-            lines.append("horizon          not held back")
+            lines.append("rebuild tables   empty")
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -11,14 +11,16 @@ public struct VerifyReport: AdminReport {
         public var rebuilt: String?
     }
 
-    public var checkpointTransactionId: UInt64
-    public var checkpointPosition: Int64
+    /// Accounts whose live rows were compared with a replay of their log.
+    public var accountsCompared: Int64
+    /// Accounts whose live rows are behind their head (an import not folded yet, or parked): not compared.
+    public var accountsBehind: Int64
     public var consistent: Bool
     public var differences: [Difference]
 
     init(_ verification: ProjectionVerification) {
-        checkpointTransactionId = verification.checkpoint.transactionID
-        checkpointPosition = verification.checkpoint.position
+        accountsCompared = verification.accountsCompared
+        accountsBehind = verification.accountsBehind
         consistent = verification.isConsistent
         differences = verification.differences.map {
             Difference(kind: $0.kind.rawValue, accountId: $0.accountId, key: $0.key, live: $0.live, rebuilt: $0.rebuilt)
@@ -26,10 +28,12 @@ public struct VerifyReport: AdminReport {
     }
 
     public var text: String {
+        let behind = accountsBehind == 0 ? "" :
+            " (\(plural(Int(accountsBehind), "account")) behind \(accountsBehind == 1 ? "its" : "their") head, not compared: see `admin projections status`)"
         guard !consistent else {
-            return "The live projections equal a replay of the log at position \(checkpointPosition).\n"
+            return "The live projections of \(plural(Int(accountsCompared), "account")) equal a replay of their log\(behind).\n"
         }
-        var text = "\(differences.count) difference\(differences.count == 1 ? "" : "s") between the live projections and a replay of the log at position \(checkpointPosition):\n"
+        var text = "\(differences.count) difference\(differences.count == 1 ? "" : "s") between the live projections of \(plural(Int(accountsCompared), "account")) and a replay of their log\(behind):\n"
         for difference in differences {
             text += "  \(difference.kind) \(difference.accountId.lowercased) \(difference.key)\n"
             text += "    live:    \(difference.live ?? "absent")\n"

@@ -6,11 +6,11 @@ import ShortcutSyncStore
 
 struct ProjectionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "projections", abstract: "The worker's projections: status, rebuild.", subcommands: [Status.self, Rebuild.self])
+        commandName: "projections", abstract: "The projections: status, rebuild.", subcommands: [Status.self, Rebuild.self])
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "status", abstract: "Checkpoint, head, lag, and what holds the log's horizon back.")
+            commandName: "status", abstract: "Accounts behind their head and parked, the epoch, and the rebuild tables.")
 
         @OptionGroup var options: AdminOptions
 
@@ -23,7 +23,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rebuild",
             abstract: "Replay the log beside the live projections and swap them in, while serving goes on.",
-            discussion: "A running worker (serve or worker) keeps the live side moving meanwhile; the swap waits for it to reach the rebuild.")
+            discussion: "Pushes go on meanwhile and are caught up with; the swap holds them for a moment.")
 
         @OptionGroup var options: AdminOptions
 

@@ -18,48 +18,37 @@ extension ProjectionStore {
         return view
     }
 
-    /// Waits until every committed event is folded in.
+    /// Waits until no account is behind its head (a running worker folded every import).
     public func waitUntilCaughtUp(timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while true {
             let status = try await status()
-            if status.pendingEvents == 0 { return }
+            if status.accountsBehind == 0 { return }
             guard ContinuousClock.now < deadline else {
-                Issue.record("the worker did not catch up: \(status.pendingEvents) events pending at \(status.checkpoint.log)")
+                Issue.record("the maintenance did not catch up: \(status.accountsBehind) accounts behind by \(status.eventsBehind) events")
                 throw CancellationError()
             }
             try await Task.sleep(for: .milliseconds(10))
         }
     }
 
-    /// Folds everything committed, batch by batch, on `connection` (as the worker does, without
-    /// one); records an issue and throws if the log has not been folded within `timeout`.
-    public func foldAll(on connection: PostgresConnection, batchSize: Int = 1000, timeout: Duration = .seconds(120)) async throws -> [ProjectionNotification] {
-        let log = PostgresEventStore(client: client, logger: logger)
-        var notifications: [ProjectionNotification] = []
-        var checkpoint = try await checkpoint().log
+    /// Folds every account behind its head (after an import, or a backlog written by a test) as
+    /// the maintenance tasks do, without running them: `SyncWorker.foldNext` until it finds
+    /// none. Returns how many folds it took; records an issue and throws if that takes longer
+    /// than `timeout`. (Pushes fold themselves: after them there is nothing to do.)
+    @discardableResult
+    public func foldAll(batchSize: Int = 10_000, timeout: Duration = .seconds(120)) async throws -> Int {
+        let worker = SyncWorker(client: client, logger: logger, batchSize: batchSize)
         let deadline = ContinuousClock.now + timeout
-        while true {
+        var folds = 0
+        while try await worker.foldNext() {
+            folds += 1
             guard ContinuousClock.now < deadline else {
-                Issue.record("the log was not folded within \(timeout): stopped at \(checkpoint)")
+                Issue.record("the accounts behind were not folded within \(timeout)")
                 throw CancellationError()
             }
-            let events = try await log.readFoldLog(after: checkpoint, limit: batchSize)
-            guard let last = events.last else {
-                // Other tests' transactions in the same cluster can hold the log's horizon back a moment.
-                if try await status().pendingEvents == 0 { return notifications }
-                try await Task.sleep(for: .milliseconds(5))
-                continue
-            }
-            notifications += try await ProjectionFolder(tables: .live, logger: logger).fold(events, from: checkpoint, on: connection, notify: true)
-            checkpoint = last.checkpoint
         }
-    }
-
-    /// Folds whole recorded events, as the worker folds what it reads of them.
-    @discardableResult
-    public func apply(_ events: [RecordedEvent], from: LogCheckpoint, on connection: PostgresConnection) async throws -> [ProjectionNotification] {
-        try await ProjectionFolder(tables: .live, logger: logger).fold(events.map(FoldLogEntry.init), from: from, on: connection, notify: true)
+        return folds
     }
 
     /// Rebuilds, verifies and promotes these projections.

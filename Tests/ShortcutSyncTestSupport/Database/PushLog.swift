@@ -20,6 +20,11 @@ public struct PushLog {
         return result
     }
 
+    /// Remembers events pushed some other way (by a concurrent task), as if pushed here.
+    public mutating func record(_ device: DeviceScript, _ events: [AcceptedEvent]) {
+        accepted[device.account, default: []] += events
+    }
+
     /// What the domain says `device` sees, from every event of its account.
     public func expectedView(account: UUID, device: UUID) -> DeviceView {
         AccountState(folding: accepted[account] ?? []).view(forDevice: device)

@@ -32,6 +32,17 @@ public actor TestDatabase {
         return server.with(database: name)
     }
 
+    /// The URL of a new database with no migration applied (for upgrade tests).
+    public func emptyDatabase() async throws -> DatabaseURL {
+        let server = try await prepareServer()
+        counter += 1
+        let name = "test_\(ProcessInfo.processInfo.processIdentifier)_\(counter)_empty"
+        try await Self.withAdmin(server, logger: logger) { admin in
+            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE template0"), logger: logger)
+        }
+        return server.with(database: name)
+    }
+
     /// Starts the server and the template once, however many tests ask at the same moment.
     private func prepareServer() async throws -> DatabaseURL {
         if server == nil {

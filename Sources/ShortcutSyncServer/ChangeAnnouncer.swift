@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import ShortcutSyncStore
+import Synchronization
+
+/// Tells every server that pushes changed accounts' views (DESIGN §6, "Pokes").
+///
+/// The server that took a push pokes its own streams and waiting pulls of that account at once
+/// (through its hub). The other servers hear of it through `NOTIFY`, coalesced: announcements are
+/// gathered for `interval` and sent as few notifications as the payload limit allows, several
+/// accounts each, never one per push — a `NOTIFY` serialises committing transactions, so one per
+/// push would put every push of every account in one queue. Each carries this process's id, and
+/// its own hub skips it.
+public final class ChangeAnnouncer: Service, Sendable {
+    /// This process, as the sender of its notifications.
+    public let processID: UUID
+    private let client: PostgresClient
+    private let hub: NotificationHub
+    private let interval: Duration
+    private let logger: Logger
+    private let pending = Mutex<[UUID: Int64]>([:])
+    private let wake: AsyncStream<Void>.Continuation
+    private let wakeups: AsyncStream<Void>
+
+    public init(client: PostgresClient, hub: NotificationHub, interval: Duration = .milliseconds(5), logger: Logger) {
+        self.processID = hub.processID
+        self.client = client
+        self.hub = hub
+        self.interval = interval
+        self.logger = logger
+        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// The account's views changed up to `version`: its streams here are poked now, the other
+    /// servers' within `interval`.
+    public func announce(account: UUID, version: Int64) {
+        hub.deliver(account: account, version: version)
+        pending.withLock { $0[account] = max($0[account] ?? 0, version) }
+        wake.yield()
+    }
+
+    /// Sends what was gathered, every `interval` while there is something, until shutdown; what is
+    /// still gathered then is sent before it returns.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await _ in self.wakeups {
+                guard (try? await Task.sleep(for: self.interval)) != nil else { break }
+                await self.send()
+            }
+        }
+        await send()
+    }
+
+    private func send() async {
+        let versions = pending.withLock { all in
+            defer { all.removeAll(keepingCapacity: true) }
+            return all
+        }
+        guard !versions.isEmpty else { return }
+        let payloads = ProjectionNotification.payloads(sender: processID, versions: versions)
+        do {
+            try await client.query(
+                "SELECT pg_notify(\(ProjectionNotification.channel), payload) FROM unnest(\(payloads)::text[]) AS payload",
+                logger: logger)
+        } catch {
+            // A poke is a hint: the other servers' streams learn of the change with their next
+            // one, or by pulling when their LISTEN connection comes back.
+            logger.log(level: .warning, "could not announce changed accounts to the other servers", error: error,
+                       metadata: ["accounts": "\(versions.count)"])
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+private let logger = TestDatabase.shared.logger
+
+/// Pushes fold their own events (DESIGN §4, §6): an acknowledged push is in every device's next
+/// pull, whatever the split of the events into pushes, their order across devices and the retries.
+@Suite struct PushFoldTests {
+    /// A random history of one account's three devices, cut into pushes at random points, sent in
+    /// a random interleaving of the devices, some pushes twice (a lost answer) and some starting
+    /// with events accepted before (an overlapping retry). After every push the pushing device's
+    /// view is the whole-set fold of what was acknowledged so far; at the end every device's view,
+    /// fresh or brought up to date from a cursor taken halfway, is the whole set's.
+    @Test(arguments: [UInt64(1), 2, 3, 4, 5, 6])
+    func anySplitOfAnEventSetIntoPushesFoldsToTheWholeSetsViews(seed: UInt64) async throws {
+        try await TestDatabase.withClient { client, _ in
+            var scenario = Scenario(seed: seed, accounts: 1, devicesPerAccount: 3)
+            var histories: [UUID: [AcceptedEvent]] = [:]
+            for _ in 0..<40 {
+                let (device, events) = scenario.push()
+                histories[device.deviceId, default: []] += events
+            }
+            let account = scenario.devices[0].account
+            var random = SeededGenerator(seed: seed &+ 1_000)
+            // Each device's events, cut into pushes of 1 to 12 events.
+            var pushes: [UUID: [[AcceptedEvent]]] = [:]
+            for (device, events) in histories {
+                var rest = events[...]
+                while !rest.isEmpty {
+                    let size = Int.random(in: 1...12, using: &random)
+                    pushes[device, default: []].append(Array(rest.prefix(size)))
+                    rest = rest.dropFirst(size)
+                }
+            }
+
+            let store = PostgresEventStore(client: client, logger: logger)
+            let projections = ProjectionStore(client: client, logger: logger)
+            var acknowledged: [AcceptedEvent] = []
+            var previous: [UUID: [AcceptedEvent]] = [:]
+            var halfway: [UUID: (view: DeviceView, cursor: PullCursor)] = [:]
+            let total = pushes.values.map(\.count).reduce(0, +)
+            var sent = 0
+            while let device = pushes.filter({ !$0.value.isEmpty }).keys.sorted(by: { $0.uuidString < $1.uuidString }).randomElement(using: &random) {
+                let batch = pushes[device]!.removeFirst()
+                let overlap = Bool.random(using: &random) ? Array((previous[device] ?? []).suffix(Int.random(in: 1...3, using: &random))) : []
+                let result = try await store.append((overlap + batch).map(\.event), account: account, device: device)
+                #expect(result.appended == batch.count)
+                #expect(result.folded)
+                acknowledged += batch
+                #expect(result.version == Int64(acknowledged.count))
+                if Int.random(in: 0..<4, using: &random) == 0 {
+                    let retry = try await store.append(batch.map(\.event), account: account, device: device)
+                    #expect(retry.appended == 0)
+                    #expect(retry.version == result.version)
+                }
+                previous[device] = batch
+                // Acknowledged means folded: the next pull shows it, with no worker running.
+                let view = try await projections.fullView(account: account, device: device)
+                #expect(view == AccountState(folding: acknowledged).view(forDevice: device), "seed \(seed), push \(sent)")
+                sent += 1
+                if sent == total / 2 {
+                    for other in histories.keys {
+                        let pull = try await projections.pull(account: account, device: other, cursor: nil)
+                        var view = DeviceView.empty.applying(pull.changes)
+                        var cursor = pull.cursor
+                        var more = pull.more
+                        while more {
+                            let page = try await projections.pull(account: account, device: other, cursor: cursor)
+                            view = view.applying(page.changes)
+                            (cursor, more) = (page.cursor, page.more)
+                        }
+                        halfway[other] = (view, cursor)
+                    }
+                }
+            }
+
+            for device in histories.keys {
+                let expected = AccountState(folding: acknowledged).view(forDevice: device)
+                #expect(try await projections.fullView(account: account, device: device) == expected)
+                guard let (view, cursor) = halfway[device] else { continue }
+                var pull = try await projections.pull(account: account, device: device, cursor: cursor)
+                // A device whose apps changed since (it reported others) gets its whole view again.
+                var caughtUp = pull.reset ? DeviceView.empty.applying(pull.changes) : view.applying(pull.changes)
+                while pull.more {
+                    pull = try await projections.pull(account: account, device: device, cursor: pull.cursor)
+                    caughtUp = caughtUp.applying(pull.changes)
+                }
+                #expect(caughtUp == expected, "seed \(seed): the diff from halfway, applied, is the whole view")
+            }
+            let head = try await projections.head(account: account)
+            #expect(head.version == Int64(acknowledged.count))
+            #expect(head.folded == head.version)
+        }
+    }
+
+    /// Pushes of two devices of one account at once take contiguous versions; nothing is lost or
+    /// doubled, and the views are the whole set's.
+    @Test func twoDevicesPushingAtOnceTakeContiguousVersions() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let account = UUID()
+            var phone = DeviceScript(account: account, detail: .full)
+            var mac = DeviceScript(account: account, detail: .full)
+            var wall: Int64 = 1_763_712_000_000
+            let phoneBatches = (0..<30).map { round in (0..<5).map { _ in phone.donate("p\(round % 7)", at: { wall += 1; return wall }()) } }
+            let macBatches = (0..<30).map { round in (0..<5).map { _ in mac.donate("m\(round % 5)", bundle: "com.example.tea", at: { wall += 1; return wall }()) } }
+            let store = PostgresEventStore(client: client, logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (device, batches) in [(phone.deviceId, phoneBatches), (mac.deviceId, macBatches)] {
+                    group.addTask {
+                        for batch in batches {
+                            let result = try await store.append(batch.map(\.event), account: account, device: device)
+                            #expect(result.appended == batch.count && result.folded)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let stored = try await store.readStream(account: account, after: 0, limit: 1_000)
+            #expect(stored.map(\.version) == Array(1...300))
+            let all = (phoneBatches + macBatches).flatMap { $0 }
+            let projections = ProjectionStore(client: client, logger: logger)
+            for device in [phone.deviceId, mac.deviceId] {
+                #expect(try await projections.fullView(account: account, device: device) == AccountState(folding: all).view(forDevice: device))
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+@testable import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import ShortcutSyncWorker
+import Testing
+
+private let logger = TestDatabase.shared.logger
+
+/// Migration 0009 upgrades a database of the global-order worker in place (DESIGN §6): the events
+/// keep their account versions, every account gets its head, and every view stays what it was.
+@Suite struct UpgradeTests {
+    /// The fixture: a database at 0008 with data that the previous service pushed and folded.
+    static let fixture = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Fixtures/upgrade-from-0008.sql")
+
+    /// Items of the account's projections as the rows hold them, whatever the schema: every
+    /// shortcut and voice shortcut view that is present (not a tombstone), as text.
+    static func projectedItems(_ client: PostgresClient) async throws -> Set<String> {
+        let rows = try await client.query("""
+            SELECT account_id::text || ' shortcut ' || view::text FROM projection_shortcuts WHERE view IS NOT NULL
+            UNION ALL
+            SELECT account_id::text || ' voice ' || view::text FROM projection_voice_shortcuts WHERE view IS NOT NULL
+            """, logger: logger)
+        return Set(try await rows.decode(String.self).collectAll())
+    }
+
+    /// A database at 0008 holding the fixture; `unfolded` events of the newest are then marked as
+    /// not yet folded by the old worker (its checkpoint moved back before them).
+    static func databaseAt0008(unfolded: Int = 0, _ body: (PostgresClient) async throws -> Void) async throws {
+        let url = try await TestDatabase.shared.emptyDatabase()
+        let client = PostgresClient(configuration: try url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        try await client.withRunning {
+            try await Migrator(client: client, logger: logger, migrations: try Migration.bundled().filter { $0.version <= 8 }).migrate()
+            try await client.withConnection { connection in
+                for statement in SQLScript.statements(in: try String(contentsOf: fixture, encoding: .utf8)) {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                if unfolded > 0 {
+                    try await connection.query(PostgresQuery(unsafeSQL: """
+                        UPDATE projection_checkpoint c SET tx_id = e.tx_id, position = e.position
+                        FROM (SELECT tx_id, position FROM events ORDER BY tx_id DESC, position DESC OFFSET \(unfolded) LIMIT 1) e
+                        WHERE c.name = 'live'
+                        """), logger: logger)
+                }
+            }
+            try await body(client)
+        }
+    }
+
+    /// Every device's view, through the pull, against the domain's fold of its account's events.
+    static func expectEveryViewIsTheWholeSetsFold(_ client: PostgresClient) async throws -> Int {
+        let projections = ProjectionStore(client: client, logger: logger)
+        let log = PostgresEventStore(client: client, logger: logger)
+        let devices = try await client.query("SELECT account_id, device_id FROM devices", logger: logger).decode((UUID, UUID).self).collectAll()
+        for (account, device) in devices {
+            let events = try await log.readStream(account: account, after: 0, limit: 100_000)
+            let expected = AccountState(folding: events.map(\.accepted)).view(forDevice: device)
+            #expect(try await projections.fullView(account: account, device: device) == expected, "device \(device)")
+        }
+        return devices.count
+    }
+
+    @Test func anUpgradedDatabaseKeepsEveryViewAndFoldsOnFromIt() async throws {
+        try await Self.databaseAt0008 { client in
+            let before = try await Self.projectedItems(client)
+            #expect(before.count > 50)
+            try await Migrator(client: client, logger: logger).migrate()
+
+            // The old worker had folded everything: every account is current at once, its rows as they were.
+            #expect(try await Self.projectedItems(client) == before)
+            let heads = try await client.query("SELECT count(*), count(*) FILTER (WHERE folded_version = version AND version > 0) FROM account_heads",
+                                               logger: logger).decode((Int64, Int64).self).collectAll()
+            #expect(heads.first?.0 == 6 && heads.first?.1 == 6)
+            #expect(try await SyncWorker(client: client, logger: logger).foldNext() == false)
+            #expect(try await Self.expectEveryViewIsTheWholeSetsFold(client) == 18)
+
+            // Pushes fold on from the migrated rows (their latest donations are found by version now).
+            let (account, device) = try await client.query(
+                "SELECT account_id, device_id FROM devices ORDER BY device_id LIMIT 1", logger: logger).decode((UUID, UUID).self).collectAll()[0]
+            let log = PostgresEventStore(client: client, logger: logger)
+            var script = DeviceScript(device, account: account, detail: .full)
+            script.seq = try await log.lastAcceptedSeq(account: account, device: device)
+            let wall = Int64(Date().timeIntervalSince1970 * 1000)
+            let events = [script.donate("item-1", bundle: "com.example.soup", at: wall), script.delete(.groupIdentifier("g1"), bundle: "com.example.bank", at: wall - 3_000_000),
+                          script.donate("item-2", bundle: "com.example.maps", group: "g0", at: wall + 1)]
+            let result = try await log.append(events.map(\.event), account: account, device: device)
+            #expect(result.folded && result.appended == 3)
+            _ = try await Self.expectEveryViewIsTheWholeSetsFold(client)
+        }
+    }
+
+    @Test func accountsTheOldWorkerHadNotFoldedAreFoldedAgainByTheMaintenanceTasks() async throws {
+        try await Self.databaseAt0008(unfolded: 40) { client in
+            try await Migrator(client: client, logger: logger).migrate()
+            let behind = try await ProjectionStore(client: client, logger: logger).status()
+            #expect(behind.accountsBehind > 0)
+            let worker = SyncWorker(client: client, logger: logger, batchSize: 50)
+            var folds = 0
+            while try await worker.foldNext() { folds += 1 }
+            #expect(folds >= Int(behind.accountsBehind))
+            #expect(try await ProjectionStore(client: client, logger: logger).status().accountsBehind == 0)
+            #expect(try await Self.expectEveryViewIsTheWholeSetsFold(client) == 18)
+        }
+    }
+}
