@@ -54,6 +54,8 @@ extension OperatorStore {
         }
     }
 
+    /// Adds the account unless it is stored; returns 1 when it was added. Throws when it is
+    /// stored with another token.
     private func insertAccount(_ account: AccountRecord, on connection: PostgresConnection) async throws -> Int {
         let rows = try await connection.guardedQuery("""
             WITH added AS (
@@ -72,8 +74,11 @@ extension OperatorStore {
         return 0
     }
 
+    /// Adds the device unless it is stored; returns 1 when it was added. Throws when it is
+    /// stored for another account.
     private func insertDevice(_ device: ArchivedDevice, on connection: PostgresConnection) async throws -> Int {
         let record = device.record
+        // Cross-account: a device id is unique over all accounts, so which account holds it is read.
         let rows = try await connection.guardedQuery("""
             WITH added AS (
                 INSERT INTO devices (device_id, account_id, name, platform, token_hash, created_at, revoked_at)
@@ -121,6 +126,7 @@ extension OperatorStore {
         return fresh
     }
 
+    /// A device's seq: two events must not share one.
     private struct DeviceSeq: Hashable {
         var device: UUID
         var seq: Int64

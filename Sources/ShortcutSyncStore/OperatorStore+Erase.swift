@@ -44,6 +44,7 @@ extension OperatorStore {
         }
     }
 
+    /// Deletes the account's rows of `table`, in the erasure's transaction; returns how many.
     private func deleteRows(of account: UUID, from table: String, on connection: PostgresConnection) async throws -> Int64 {
         let rows = try await connection.guardedQuery("""
             WITH gone AS (DELETE FROM \(unescaped: table) WHERE account_id = \(account) RETURNING 1)

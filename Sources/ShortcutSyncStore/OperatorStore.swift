@@ -9,12 +9,15 @@ public struct OperatorStore: Sendable {
     public let client: PostgresClient
     public let logger: Logger
 
+    /// The operators' SQL against the database `client` reaches.
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
         self.logger = logger
     }
 
+    /// Every account with its numbers of devices and events, oldest first.
     public func accounts() async throws -> [AccountSummary] {
+        // Cross-account: an operators' listing of every account.
         let rows = try await client.query("""
             SELECT a.account_id, a.created_at,
                    (SELECT count(*) FROM devices d WHERE d.account_id = a.account_id),
@@ -29,9 +32,11 @@ public struct OperatorStore: Sendable {
 
     /// How many events the log holds (committed and visible now).
     public func eventCount() async throws -> Int {
+        // Cross-account: an operators' count of the whole log.
         Int(try await client.query("SELECT count(*) FROM events", logger: logger).decode(Int64.self).collectAll().first ?? 0)
     }
 
+    /// Whether the account is registered.
     public func accountExists(_ account: UUID) async throws -> Bool {
         try await client.query("SELECT count(*) FROM accounts WHERE account_id = \(account)", logger: logger)
             .decode(Int64.self).collectAll().first == 1
@@ -39,10 +44,12 @@ public struct OperatorStore: Sendable {
 
     /// The account a device belongs to, nil if there is no such device.
     public func account(ofDevice device: UUID) async throws -> UUID? {
+        // Cross-account: the account is what is looked up, by the device's (unique) id.
         try await client.query("SELECT account_id FROM devices WHERE device_id = \(device)", logger: logger)
             .decode(UUID.self).collectAll().first
     }
 
+    /// The account's devices with their events, last seq and reported apps, oldest first.
     public func devices(account: UUID) async throws -> [DeviceSummary] {
         let rows = try await client.query("""
             SELECT d.device_id, d.account_id, d.name, d.platform, d.created_at, d.revoked_at,
