@@ -14,12 +14,6 @@ public struct ParkedAccount: Sendable, Hashable {
 }
 
 extension ProjectionRowStore {
-    /// The accounts whose events the live fold skips.
-    public func parkedAccounts(on connection: PostgresConnection) async throws -> Set<UUID> {
-        let rows = try await connection.guardedQuery("SELECT account_id FROM projection_parked_accounts", logger: logger)
-        return Set(try await rows.decode(UUID.self).collectAll())
-    }
-
     /// Parks an account, in the caller's transaction: its fold failed at `version`. Its next try
     /// is due after `retry.first`, doubled with each further failure up to `retry.longest`.
     public func park(
@@ -39,26 +33,5 @@ extension ProjectionRowStore {
     /// Unparks an account whose fold went through, in the caller's transaction.
     public func unpark(_ account: UUID, on connection: PostgresConnection) async throws {
         try await connection.guardedQuery("DELETE FROM projection_parked_accounts WHERE account_id = \(account)", logger: logger)
-    }
-
-    /// Removes every projected and fold row of one account but its version, and unparks it, in
-    /// the caller's transaction: its rows are about to be written anew from its whole log.
-    /// Returns the account's version, which the rows written next must pass.
-    public func clearAccount(_ account: UUID, on connection: PostgresConnection) async throws -> Int64 {
-        let p = tables.prefix
-        for table in ProjectionTables.names where table != "projection_accounts" {
-            try await connection.guardedQuery("DELETE FROM \(unescaped: p)\(unescaped: table) WHERE account_id = \(account)", logger: logger)
-        }
-        try await connection.guardedQuery("DELETE FROM projection_parked_accounts WHERE account_id = \(account)", logger: logger)
-        let rows = try await connection.guardedQuery(
-            "SELECT version FROM \(unescaped: p)projection_accounts WHERE account_id = \(account)", logger: logger)
-        return try await rows.decode(Int64.self).collectAll().first ?? 0
-    }
-
-    /// Cursors of the account made before `version` get the whole view.
-    public func resetCursors(of account: UUID, before version: Int64, on connection: PostgresConnection) async throws {
-        try await connection.guardedQuery(
-            "UPDATE \(unescaped: tables.prefix)projection_accounts SET reset_version = \(version) WHERE account_id = \(account)",
-            logger: logger)
     }
 }

@@ -17,41 +17,6 @@ public struct ProjectionRowStore: Sendable {
         self.logger = logger
     }
 
-    // MARK: Checkpoint
-
-    /// The tables' checkpoint, read through the pool.
-    public func checkpoint(_ client: PostgresClient) async throws -> ProjectionCheckpoint {
-        let rows = try await client.query(
-            "SELECT tx_id::text::int8, position, epoch FROM \(unescaped: tables.prefix)projection_checkpoint WHERE name = 'live'",
-            logger: logger)
-        return try await Self.decodeCheckpoint(rows)
-    }
-
-    /// The tables' checkpoint, read on `connection`; locked until the transaction ends when `forUpdate`.
-    public func checkpoint(on connection: PostgresConnection, forUpdate: Bool = false) async throws -> ProjectionCheckpoint {
-        let rows = try await connection.guardedQuery("""
-            SELECT tx_id::text::int8, position, epoch FROM \(unescaped: tables.prefix)projection_checkpoint
-            WHERE name = 'live' \(unescaped: forUpdate ? "FOR UPDATE" : "")
-            """, logger: logger)
-        return try await Self.decodeCheckpoint(rows)
-    }
-
-    private static func decodeCheckpoint(_ rows: PostgresRowSequence) async throws -> ProjectionCheckpoint {
-        for try await (txid, position, epoch) in rows.decode((Int64, Int64, Int64).self) {
-            return ProjectionCheckpoint(log: LogCheckpoint(transactionID: UInt64(txid), position: position), epoch: epoch)
-        }
-        throw StoreError.corruptRow("the projection checkpoint row is missing")
-    }
-
-    /// Moves the checkpoint, in the transaction that wrote what the events up to it changed.
-    public func advanceCheckpoint(to checkpoint: LogCheckpoint, on connection: PostgresConnection) async throws {
-        try await connection.guardedQuery("""
-            UPDATE \(unescaped: tables.prefix)projection_checkpoint
-            SET tx_id = \(String(checkpoint.transactionID))::xid8, position = \(checkpoint.position), updated_at = now()
-            WHERE name = 'live'
-            """, logger: logger)
-    }
-
     /// Tells every server instance, when the transaction commits, which accounts' views changed
     /// (coalesced: as few notifications as the payload limit allows).
     public func notify(_ notification: ProjectionNotification, on connection: PostgresConnection) async throws {
@@ -62,24 +27,10 @@ public struct ProjectionRowStore: Sendable {
             logger: logger).drain()
     }
 
-    /// Sets up the worker's own session for folding: a lock held elsewhere on a row the fold
-    /// writes fails the batch after `lockTimeout` (it is retried) instead of stalling the worker
-    /// silently; commits do not wait for the disk, since projections and checkpoint commit
-    /// together and a batch lost in a crash is simply folded again.
-    public func prepareSession(_ connection: PostgresConnection, lockTimeout: Duration = .seconds(10)) async throws {
-        let milliseconds = lockTimeout.inMilliseconds
-        try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SET lock_timeout = \(milliseconds)"), logger: logger)
-        try await connection.guardedQuery("SET synchronous_commit = off", logger: logger)
-    }
-
-    /// Empties the tables and puts their checkpoint at the start (for a rebuild).
+    /// Empties the tables (for a rebuild).
     public func reset(_ client: PostgresClient) async throws {
-        let p = tables.prefix
-        let names = ProjectionTables.names.map { p + $0 }.joined(separator: ", ")
+        let names = ProjectionTables.names.map { tables.prefix + $0 }.joined(separator: ", ")
         try await client.query("TRUNCATE \(unescaped: names)", logger: logger)
-        try await client.query("""
-            UPDATE \(unescaped: p)projection_checkpoint SET tx_id = '0', position = 0, updated_at = now() WHERE name = 'live'
-            """, logger: logger)
     }
 
     // MARK: Reading what a batch needs
@@ -240,18 +191,6 @@ public struct ProjectionRowStore: Sendable {
         let result = try fold.finish(covered: covered)
         try await write(account: account, result, on: connection)
         return result
-    }
-
-    /// Folds each account's batch, one account after another (in a stable order, so that two
-    /// callers lock rows in the same order), each as `fold(account:batch:on:)` does, in the
-    /// caller's transaction on `connection`.
-    @discardableResult
-    public func fold(_ batches: [UUID: AccountBatch], on connection: PostgresConnection) async throws -> [UUID: AccountBatchResult] {
-        var results: [UUID: AccountBatchResult] = [:]
-        for (account, batch) in batches.sorted(by: { $0.key.isOrderedBefore($1.key) }) {
-            results[account] = try await fold(account: account, batch: batch, on: connection)
-        }
-        return results
     }
 
     // MARK: Counting covered donations

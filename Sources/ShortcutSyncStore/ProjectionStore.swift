@@ -23,11 +23,6 @@ public struct ProjectionStore: Sendable {
         self.pullPageSize = pullPageSize
     }
 
-    /// Where the live projections stand.
-    public func checkpoint() async throws -> ProjectionCheckpoint {
-        try await ProjectionRowStore(tables: .live, logger: logger).checkpoint(client)
-    }
-
     /// Whether the account's views include its version `version`: true once its folded version
     /// reached it. An account with no head has nothing to wait for.
     public func includes(version: Int64, account: UUID) async throws -> Bool {

@@ -119,7 +119,7 @@ public struct ProjectionRebuilder: Sendable {
             let entries = try await log.readFoldLog(ofAccount: lag.accountId, versions: (rebuilt + 1)...upper, on: connection)
             // Fewer than asked: the account was erased meanwhile, and its rows go at the end.
             guard !entries.isEmpty else { return }
-            try await rows.fold([lag.accountId: AccountBatch(events: entries.map(\.event), foldedVersion: rebuilt)], on: connection)
+            try await rows.fold(account: lag.accountId, batch: AccountBatch(events: entries.map(\.event), foldedVersion: rebuilt), on: connection)
             rebuilt = upper
             await folded(entries.count)
         }

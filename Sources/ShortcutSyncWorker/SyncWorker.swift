@@ -106,12 +106,11 @@ public struct SyncWorker: Service {
                 let upper = account.foldedVersion + min(account.version - account.foldedVersion, Int64(batchSize))
                 let entries = try await log.readFoldLog(ofAccount: account.accountId, versions: (account.foldedVersion + 1)...upper, on: connection)
                 try await connection.inSavepoint("maintenance_fold", logger: logger) { connection in
-                    try await rows.fold([account.accountId: AccountBatch(events: entries.map(\.event), foldedVersion: account.foldedVersion)],
+                    _ = try await rows.fold(account: account.accountId, batch: AccountBatch(events: entries.map(\.event), foldedVersion: account.foldedVersion),
                                         on: connection)
                 } recover: { error in
                     guard !DatabaseAvailability.isUnavailable(error), !(error is CancellationError) else { throw error }
                     failed = (account, error)
-                    return [:]
                 }
                 if let failed {
                     try await rows.park(account.accountId, version: account.foldedVersion + 1, error: String(describing: failed.error),
