@@ -89,7 +89,8 @@ public struct WorkerBenchmark: Sendable {
             for writer in 0..<writers {
                 group.addTask {
                     for accountIndex in stride(from: writer, to: shape.accounts, by: writers) {
-                        let account = UUID()
+                        let account = try await AccountStore(client: client, logger: logger)
+                            .createAccount(tokenHash: (0..<32).map { _ in UInt8.random(in: .min ... .max) })
                         var history = BenchmarkHistory(seed: UInt64(accountIndex + 1))
                         var remaining = shape.eventsPerAccount
                         while remaining > 0 {

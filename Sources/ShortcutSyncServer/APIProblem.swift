@@ -100,6 +100,8 @@ public struct APIProblem: HTTPResponseError, Sendable, Hashable, CustomStringCon
             problem.errors = [FieldError(pointer: "/events/\(index)/seq", detail: "seq \(seq) was accepted with another id")]
         case .idReused(let index, _):
             problem.errors = [FieldError(pointer: "/events/\(index)/id", detail: "this id was accepted with another seq")]
+        case .accountUnknown:
+            break
         }
         return problem
     }

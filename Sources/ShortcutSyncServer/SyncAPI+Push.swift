@@ -26,6 +26,9 @@ extension SyncAPI {
             let result: AppendResult
             do {
                 result = try await self.events.append(events, account: account, device: device)
+            } catch AppendError.accountUnknown {
+                // Erased while this push waited: its token no longer holds.
+                throw APIProblem.unauthorized
             } catch let error as AppendError {
                 throw APIProblem.conflict(error)
             }

@@ -14,8 +14,13 @@ public struct AccountStore: Sendable {
         self.logger = logger
     }
 
+    /// Makes an account, with its head (DESIGN §6: the row its pushes lock).
     public func createAccount(id: UUID = UUID(), tokenHash: [UInt8]) async throws -> UUID {
-        try await client.query("INSERT INTO accounts (account_id, token_hash) VALUES (\(id), \(ByteBuffer(bytes: tokenHash)))", logger: logger)
+        // The account and its head (DESIGN §6), in one statement: its pushes lock the head.
+        try await client.query("""
+            WITH account AS (INSERT INTO accounts (account_id, token_hash) VALUES (\(id), \(ByteBuffer(bytes: tokenHash))))
+            INSERT INTO account_heads (account_id) VALUES (\(id))
+            """, logger: logger)
         return id
     }
 

@@ -10,6 +10,9 @@ public enum AppendError: Error, Sendable, Hashable, CustomStringConvertible {
     case seqReused(index: Int, seq: Int64, lastAcceptedSeq: Int64)
     /// An event id accepted before arrived again with another seq (or from another device).
     case idReused(index: Int, id: UUID)
+    /// The account has no head: it was never made (`AccountStore.createAccount` makes the head
+    /// with the account), or it was erased.
+    case accountUnknown
 
     public var description: String {
         switch self {
@@ -19,6 +22,8 @@ public enum AppendError: Error, Sendable, Hashable, CustomStringConvertible {
             "event \(index) reuses seq \(seq), which was accepted with another id (last accepted seq is \(last))"
         case .idReused(let index, let id):
             "event \(index) reuses id \(id.uuidString.lowercased()), which was accepted with another seq"
+        case .accountUnknown:
+            "the account does not exist (it was erased, or never made)"
         }
     }
 }

@@ -68,8 +68,7 @@ public struct PostgresEventStore: Sendable {
             let head: Head
             switch outcome {
             case .noHead:
-                try await createHead(account: account)
-                continue
+                throw AppendError.accountUnknown
             case .appended(let result):
                 return result
             case .nothingInserted(let seen):
@@ -103,7 +102,8 @@ public struct PostgresEventStore: Sendable {
     }
 
     enum AppendOutcome: Sendable {
-        /// The account has no head row yet: make it and try again.
+        /// The account has no head row: it was never made, or it was erased (while this push
+        /// waited for its head, perhaps). Nothing was written.
         case noHead
         case appended(AppendResult)
         /// The batch does not continue the device's seqs: nothing was written.
@@ -147,17 +147,6 @@ public struct PostgresEventStore: Sendable {
             }
             return .appended(AppendResult(lastAcceptedSeq: batch.last!.seq, version: version, appended: head.inserted, folded: current && fold))
         }
-    }
-
-    /// Makes the account's head row: for an account made before heads existed, or only in the log
-    /// (tests, imports). Its version is that of its last event; nothing of it is folded yet
-    /// unless it has no event.
-    func createHead(account: UUID) async throws {
-        try await client.query("""
-            INSERT INTO account_heads (account_id, version, folded_version)
-            SELECT \(account), coalesce(max(version), 0), 0 FROM events WHERE account_id = \(account)
-            ON CONFLICT (account_id) DO NOTHING
-            """, logger: logger)
     }
 
     /// The append as a prepared statement: every push runs it, and PostgreSQL then parses and

@@ -11,9 +11,15 @@ import Testing
     let account = UUID()
     let device = UUID()
 
+    /// The log, with the suite's account made.
+    func openStore(_ client: PostgresClient) async throws -> PostgresEventStore {
+        try await openAccount(account, client: client)
+        return PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+    }
+
     @Test func appendedEventsReadBackUnchanged() async throws {
         try await TestDatabase.withClient { client, _ in
-            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let store = try await openStore(client)
             let batch = events(3) + [Event(seq: 4, hlc: HLCTimestamp(wallMillis: 5, counter: 2),
                                            body: .deletion(Deletion(bundleId: "com.example.soup", selector: .groupIdentifier("g"))))]
             let result = try await store.append(batch, account: account, device: device)
@@ -30,7 +36,7 @@ import Testing
 
     @Test func retriedBatchStoresNothingTwice() async throws {
         try await TestDatabase.withClient { client, _ in
-            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let store = try await openStore(client)
             let batch = events(5)
             let first = try await store.append(batch, account: account, device: device)
             let retry = try await store.append(batch, account: account, device: device)
@@ -50,7 +56,7 @@ import Testing
 
     @Test func aSeqGapIsRefusedWithTheExpectedSeqAndStoresNothing() async throws {
         try await TestDatabase.withClient { client, _ in
-            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let store = try await openStore(client)
             try await store.append(events(3), account: account, device: device)
             await #expect(throws: AppendError.seqNotContiguous(index: 0, expectedSeq: 4, lastAcceptedSeq: 3)) {
                 try await store.append(events(2, from: 5), account: account, device: device)
@@ -71,7 +77,7 @@ import Testing
 
     @Test func aReusedSeqOrIdIsRefusedAndStoresNothing() async throws {
         try await TestDatabase.withClient { client, _ in
-            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let store = try await openStore(client)
             let accepted = events(3)
             try await store.append(accepted, account: account, device: device)
 
@@ -91,9 +97,27 @@ import Testing
         }
     }
 
+    /// The log takes pushes only for an account that exists: never one that was not made, nor one
+    /// erased (also not a push that waited on the account's head while the erasure took it away).
+    @Test func anAccountNeverMadeOrErasedTakesNoEvents() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let unopened = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            await #expect(throws: AppendError.accountUnknown) {
+                try await unopened.append(events(1), account: UUID(), device: device)
+            }
+            let store = try await openStore(client)
+            try await store.append(events(2), account: account, device: device)
+            _ = try await OperatorStore(client: client, logger: TestDatabase.shared.logger).erase(account: account)
+            await #expect(throws: AppendError.accountUnknown) {
+                try await store.append(events(1, from: 3), account: account, device: device)
+            }
+            #expect(try await eventCount(client) == 0)
+        }
+    }
+
     @Test func theEventsTableIsAppendOnly() async throws {
         try await TestDatabase.withClient { client, _ in
-            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let store = try await openStore(client)
             try await store.append(events(1), account: account, device: device)
             await #expect(throws: PSQLError.self) { try await client.query("UPDATE events SET seq = 9") }
             await #expect(throws: PSQLError.self) { try await client.query("DELETE FROM events") }
@@ -104,7 +128,7 @@ import Testing
 
     @Test func concurrentBatchesForOneAccountNeverLoseNorDoubleAnEvent() async throws {
         try await TestDatabase.withClient { client, _ in
-            let store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
+            let store = try await openStore(client)
             let devices = (0..<6).map { _ in UUID() }
             let batches = 15, size = 8
             try await withThrowingTaskGroup(of: Void.self) { group in

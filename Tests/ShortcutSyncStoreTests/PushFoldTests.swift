@@ -39,6 +39,7 @@ private let logger = TestDatabase.shared.logger
                 }
             }
 
+            try await openAccount(account, client: client)
             let store = PostgresEventStore(client: client, logger: logger)
             let projections = ProjectionStore(client: client, logger: logger)
             var acknowledged: [AcceptedEvent] = []
@@ -109,6 +110,7 @@ private let logger = TestDatabase.shared.logger
             var wall: Int64 = 1_763_712_000_000
             let phoneBatches = (0..<30).map { round in (0..<5).map { _ in phone.donate("p\(round % 7)", at: { wall += 1; return wall }()) } }
             let macBatches = (0..<30).map { round in (0..<5).map { _ in mac.donate("m\(round % 5)", bundle: "com.example.tea", at: { wall += 1; return wall }()) } }
+            try await openAccount(account, client: client)
             let store = PostgresEventStore(client: client, logger: logger)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (device, batches) in [(phone.deviceId, phoneBatches), (mac.deviceId, macBatches)] {

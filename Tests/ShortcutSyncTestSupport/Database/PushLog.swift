@@ -8,6 +8,8 @@ import ShortcutSyncTestSupport
 public struct PushLog {
     public let store: PostgresEventStore
     public private(set) var accepted: [UUID: [AcceptedEvent]] = [:]
+    /// Accounts made (or found) by this log: a push to any other makes it first.
+    private var opened: Set<UUID> = []
 
     public init(client: PostgresClient) {
         store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
@@ -15,6 +17,7 @@ public struct PushLog {
 
     @discardableResult
     public mutating func push(_ device: DeviceScript, _ events: [AcceptedEvent]) async throws -> AppendResult {
+        if opened.insert(device.account).inserted { try await openAccount(device.account, client: store.client) }
         let result = try await store.append(events.map(\.event), account: device.account, device: device.deviceId)
         accepted[device.account, default: []] += events
         return result

@@ -20,3 +20,13 @@ public func register(_ devices: [DeviceScript], client: PostgresClient) async th
 private func randomHash() -> [UInt8] {
     (0..<32).map { _ in UInt8.random(in: 0...255) }
 }
+
+/// Makes `account` (its row and its head, as `POST /v1/accounts` does) unless it exists: the log
+/// takes pushes only for accounts that exist.
+public func openAccount(_ account: UUID, client: PostgresClient) async throws {
+    try await client.query("""
+        WITH account AS (
+            INSERT INTO accounts (account_id, token_hash) VALUES (\(account), \(ByteBuffer(bytes: randomHash()))) ON CONFLICT DO NOTHING)
+        INSERT INTO account_heads (account_id) VALUES (\(account)) ON CONFLICT DO NOTHING
+        """, logger: TestDatabase.shared.logger)
+}
