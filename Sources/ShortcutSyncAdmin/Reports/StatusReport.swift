@@ -45,7 +45,7 @@ public struct StatusReport: AdminReport {
     public var text: String {
         var lines = [
             "epoch            \(epoch)",
-            "accounts behind  \(accountsBehind)" + (accountsBehind == 0 ? "" : String(format: " (oldest unfolded event waiting %.1f s)", oldestWaitSeconds)),
+            "accounts behind  \(accountsBehind)" + (accountsBehind == 0 ? "" : String(format: " (oldest unfolded event recorded %.1f s ago)", oldestWaitSeconds)),
             "events behind    \(eventsBehind)",
             "parked accounts  \(parkedAccounts)",
         ]
