@@ -36,10 +36,13 @@ public enum PersonLimit: Error, Sendable, Hashable, CustomStringConvertible {
 extension PersonLimit {
     /// The first donation of `events` that would bring an account holding `existing` shortcuts
     /// past `maximum`, counting each shortcut of `new` (those the account does not hold yet) once.
-    public static func firstShortcutBeyond(_ maximum: Int, in events: [Event], existing: Int, new: Set<ShortcutID>) -> PersonLimit? {
+    /// The index is the event's in `events` (a slice of a push keeps the push's indices).
+    public static func firstShortcutBeyond<Events: Collection<Event>>(
+        _ maximum: Int, in events: Events, existing: Int, new: Set<ShortcutID>
+    ) -> PersonLimit? where Events.Index == Int {
         guard existing + new.count > maximum else { return nil }
         var added: Set<ShortcutID> = []
-        for (index, event) in events.enumerated() {
+        for (index, event) in zip(events.indices, events) {
             guard case .donation(let donation) = event.body else { continue }
             let key = ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier)
             guard new.contains(key), added.insert(key).inserted else { continue }

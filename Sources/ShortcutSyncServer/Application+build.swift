@@ -39,7 +39,11 @@ public func buildApplication(
         : nil
     var api = SyncAPI(
         accounts: accounts,
-        events: PostgresEventStore(client: client, logger: logger),
+        events: {
+            var events = PostgresEventStore(client: client, logger: logger)
+            events.maximumShortcuts = configuration.maximumShortcutsPerAccount
+            return events
+        }(),
         projections: ProjectionStore(client: client, logger: logger, pullPageSize: configuration.pullPageSize),
         migrator: migrator,
         hub: hub,
@@ -48,7 +52,6 @@ public func buildApplication(
         degradedLag: configuration.degradedLag,
         logger: logger,
         now: clock)
-    api.maximumShortcuts = configuration.maximumShortcutsPerAccount
     api.maximumDevices = configuration.maximumDevicesPerAccount
     _ = ServerMetrics.registry
 

@@ -22,7 +22,6 @@ extension SyncAPI {
             }
             let violations = EventValidator(nowMillis: now()).violations(ofBatch: events)
             guard violations.isEmpty else { throw APIProblem.invalid(violations) }
-            if let limit = try await shortcutLimitBroken(by: events, account: account) { throw APIProblem.limitReached(limit) }
             let result: AppendResult
             do {
                 result = try await self.events.append(events, account: account, device: device)
@@ -31,6 +30,8 @@ extension SyncAPI {
                 throw APIProblem.unauthorized
             } catch let error as AppendError {
                 throw APIProblem.conflict(error)
+            } catch let limit as PersonLimit {
+                throw APIProblem.limitReached(limit)
             }
             ServerMetrics.pushes.increment()
             ServerMetrics.eventsAppended.increment(by: result.appended)
@@ -44,18 +45,5 @@ extension SyncAPI {
             ServerMetrics.rejectedPushes.increment()
             throw error
         }
-    }
-
-    /// The per-account bound on shortcuts (DESIGN §5) the batch would break, if any: a donation
-    /// that would add a shortcut beyond `maximumShortcuts` is refused, while donations to
-    /// shortcuts the account holds, and everything else, still go through.
-    private func shortcutLimitBroken(by events: [Event], account: UUID) async throws -> PersonLimit? {
-        let donated = Set(events.compactMap { event -> ShortcutID? in
-            guard case .donation(let donation) = event.body else { return nil }
-            return ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier)
-        })
-        guard !donated.isEmpty else { return nil }
-        let headroom = try await projections.shortcutHeadroom(account: account, keys: Array(donated))
-        return PersonLimit.firstShortcutBeyond(maximumShortcuts, in: events, existing: headroom.existing, new: headroom.new)
     }
 }

@@ -22,8 +22,7 @@ struct SyncAPI: APIProtocol {
     let worker: SyncWorker?
     /// `/readyz` reports `degraded` while more events than this wait to be folded.
     let degradedLag: Int64
-    /// The most shortcuts an account may hold (DESIGN §5), and the most signed-in devices.
-    var maximumShortcuts = Limits.maxShortcutsPerAccount
+    /// The most signed-in devices an account may have (DESIGN §5).
     var maximumDevices = Limits.maxDevicesPerAccount
     /// Signs and checks pull cursors with the database's key, read on first use.
     let cursors = CursorCodecCache()

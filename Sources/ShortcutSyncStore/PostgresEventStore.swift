@@ -17,6 +17,9 @@ public struct PostgresEventStore: Sendable {
     public let logger: Logger
     /// How many lost races (a concurrent push of the same device) are retried.
     public var maxAttempts = 50
+    /// The most shortcuts an account may hold (DESIGN §5): a push that would bring it past them is
+    /// refused with `PersonLimit.shortcutsPerAccount`, and nothing of it is stored.
+    public var maximumShortcuts = Limits.maxShortcutsPerAccount
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -135,15 +138,35 @@ public struct PostgresEventStore: Sendable {
                     FoldEvent(AcceptedEvent(deviceId: device, event: event), version: head.version + Int64(offset) + 1)
                 }
                 let rows = ProjectionRowStore(tables: .live, logger: logger)
+                let result: AccountBatchResult
                 do {
-                    try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version), on: connection)
+                    result = try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version), on: connection)
                 } catch where !(error is CancellationError) && !Task.isCancelled && !DatabaseAvailability.isUnavailable(error) {
                     // Not the database being away or busy: something in these events or rows.
                     throw FoldFailure(error: error)
                 }
-            } else if current {
-                try await ProjectionRowStore(tables: .live, logger: logger)
-                    .park(account, version: head.version + 1, error: "a push's fold failed", on: connection)
+                // The bound, exactly: the view now holds the batch. Only a batch that brought new
+                // shortcuts counts them; throwing rolls the whole push back.
+                if !result.addedShortcuts.isEmpty {
+                    let held = try await rows.shortcutCount(account: account, on: connection)
+                    if let limit = PersonLimit.firstShortcutBeyond(maximumShortcuts, in: batch, existing: held - result.addedShortcuts.count,
+                                                                   new: result.addedShortcuts) { throw limit }
+                }
+            } else {
+                // Not folded (the account is behind): the bound against the view as folded so far.
+                let rows = ProjectionRowStore(tables: .live, logger: logger)
+                let donated = Set(batch.compactMap { event -> ShortcutID? in
+                    guard case .donation(let donation) = event.body else { return nil }
+                    return ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier)
+                })
+                if !donated.isEmpty {
+                    let headroom = try await rows.shortcutHeadroom(account: account, keys: Array(donated), on: connection)
+                    if let limit = PersonLimit.firstShortcutBeyond(maximumShortcuts, in: batch, existing: headroom.existing,
+                                                                   new: headroom.new) { throw limit }
+                }
+                if current {
+                    try await rows.park(account, version: head.version + 1, error: "a push's fold failed", on: connection)
+                }
             }
             return .appended(AppendResult(lastAcceptedSeq: batch.last!.seq, version: version, appended: head.inserted, folded: current && fold))
         }

@@ -61,8 +61,9 @@ import ShortcutSyncTestSupport
         #expect(recounts > 0)
     }
 
-    /// A batch says its view changed exactly when it did, and leaves the account at its last event's version.
-    @Test func aBatchSaysWhenTheViewChangedAndEndsAtItsLastVersion() throws {
+    /// A batch says its view changed exactly when it did, which shortcuts it added, and leaves the
+    /// account at its last event's version.
+    @Test func aBatchSaysWhenTheViewChangedWhatItAddedAndEndsAtItsLastVersion() throws {
         var rng = SeededGenerator(seed: 7)
         let choices = (0..<200).map { _ in Int.random(in: 0...Int(Int32.max), using: &rng) }
         let events = FoldPropertyTests.history(from: choices)
@@ -74,6 +75,8 @@ import ShortcutSyncTestSupport
             let after = AccountState(folding: events.prefix(chunk + slice.count)).accountView
             #expect(result.viewChanged == (after != before), "batch \(index)")
             #expect(result.version == Int64(chunk + slice.count))
+            // The shortcuts it added are those of the view after it and not before (the bound's count).
+            #expect(result.addedShortcuts == Set(after.shortcuts.keys).subtracting(before.shortcuts.keys), "batch \(index)")
             before = after
         }
     }

@@ -17,6 +17,8 @@ import Testing
         #expect(PersonLimit.firstShortcutBeyond(10, in: events, existing: 8, new: new) == .shortcutsPerAccount(max: 10, index: 4))
         #expect(PersonLimit.firstShortcutBeyond(10, in: events, existing: 9, new: new) == .shortcutsPerAccount(max: 10, index: 3))
         #expect(PersonLimit.firstShortcutBeyond(10, in: events, existing: 10, new: new) == .shortcutsPerAccount(max: 10, index: 0))
+        // A slice of a push names the push's index.
+        #expect(PersonLimit.firstShortcutBeyond(10, in: events[2...], existing: 9, new: new) == .shortcutsPerAccount(max: 10, index: 3))
         // Donations to shortcuts the account holds pass even at the bound.
         #expect(PersonLimit.firstShortcutBeyond(10, in: [donation("held", seq: 1)], existing: 10, new: []) == nil)
     }

@@ -214,6 +214,7 @@ public struct AccountBatchFold: Sendable {
             let new = ShortcutProjection(groups: afterByShortcut[shortcut] ?? [])
             exists[shortcut] = new != nil
             if old != new { result.shortcuts[shortcut] = .some(new) }
+            if old == nil && new != nil { result.addedShortcuts.insert(shortcut) }
         }
 
         // Marks a deletion of the batch raised.

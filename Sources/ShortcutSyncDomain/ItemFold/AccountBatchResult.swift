@@ -29,4 +29,7 @@ public struct AccountBatchResult: Sendable, Hashable {
     public var devices: [UUID: DeviceAppsChange] = [:]
     /// Projected shortcuts that changed; nil: it left the view.
     public var shortcuts: [ShortcutID: ShortcutProjection?] = [:]
+    /// Of those, the ones that were not in the view before the batch: what counts against the
+    /// account's bound on shortcuts (DESIGN §5).
+    public var addedShortcuts: Set<ShortcutID> = []
 }
