@@ -72,13 +72,19 @@ public struct SyncWorker: Service {
     private func maintain(metrics: WorkerMetrics, wakeups: AsyncStream<Void>) async {
         var wakeups = wakeups.makeAsyncIterator()
         var delay = Duration.milliseconds(100)
+        // The gauge is read once each time the task runs out of work, not at every idle poll.
+        var folded = true
         while !Task.isCancelled {
             do {
                 if try await foldNext(metrics: metrics) {
                     delay = .milliseconds(100)
+                    folded = true
                     continue
                 }
-                metrics.behind.record(try await ProjectionStore(client: client, logger: logger).status().accountsBehind)
+                if folded {
+                    metrics.behind.record(try await ProjectionStore(client: client, logger: logger).status().accountsBehind)
+                    folded = false
+                }
                 guard await wakeups.next() != nil else { return }
             } catch where !Task.isCancelled {
                 metrics.errors.increment()
