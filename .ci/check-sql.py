@@ -120,7 +120,7 @@ UNESCAPED = {
     "names": ("projection_accounts, projection_shortcuts", "ProjectionTables.names, with the prefix, joined by ', '"),
     "columns": ("*", "committedEvents' parameter: EventCoding.columns or FoldLogCoding.columns (which the other"
                 " statements that name them paste in, and so parse); which columns are read does not change the rule"),
-    "order": ("events.tx_id, events.position", "the bench's ORDER BY, one of two column lists"),
+    "order": ("account_id, version", "the bench's ORDER BY, one of two column lists"),
     'forUpdate ? "FOR UPDATE" : ""': ("FOR UPDATE", "the longer of the two"),
     "savepoint": ('"savepoint"', "a quoted identifier (PostgresConnection.quoted)"),
     "quoted": ('"database"', "a quoted database name (CREATE/DROP DATABASE)"),

@@ -26,18 +26,16 @@ public struct PullCursor: Sendable, Hashable {
 
     /// Where the next answer to `device` of `account` goes on from this cursor — where the
     /// cursor's view is complete, or where its page stopped — when the projections are now in
-    /// `epoch`, the device's apps at `appsVersion` and the account at `version`, its devices' cursors
-    /// reset below `resetVersion` (0 when never); nil when the device must get its whole view
-    /// again (`reset: true`).
+    /// `epoch`, the device's apps at `appsVersion` and the account at `version`; nil when the
+    /// device must get its whole view again (`reset: true`).
     ///
     /// A diff is only right against the view the cursor describes, so any doubt is a reset: a
     /// cursor issued to another account or device, of another epoch (a rebuild was promoted),
-    /// made before the device reported other apps (its filter changed), ahead of the account
-    /// (it cannot have seen that version), or older than the account's last reset (its view was
-    /// written anew when the account was unparked).
-    public func resumption(account: UUID, device: UUID, epoch: Int64, appsVersion: Int64, version: Int64, resetVersion: Int64) -> PullPage? {
+    /// made before the device reported other apps (its filter changed), or ahead of the account
+    /// (it cannot have seen that version).
+    public func resumption(account: UUID, device: UUID, epoch: Int64, appsVersion: Int64, version: Int64) -> PullPage? {
         guard self.account == account, self.device == device, self.epoch == epoch, self.appsVersion == appsVersion,
-              self.version <= version, self.version >= resetVersion else { return nil }
+              self.version <= version else { return nil }
         return page ?? PullPage(completeAt: self.version)
     }
 }

@@ -16,7 +16,7 @@ extension ProjectionRowStore {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         for (account, result) in results {
-            accounts.row([.text(account.uuidString), .int(result.version), .int(result.maxHLC.wallMillis), .int(Int64(result.maxHLC.counter)), .int(0)])
+            accounts.row([.text(account.uuidString), .int(result.version), .int(result.maxHLC.wallMillis), .int(Int64(result.maxHLC.counter))])
             for case let (id, row?) in result.groups {
                 groups.row([.text(account.uuidString), .text(id.shortcut.bundleId), .text(id.shortcut.identifier), .text(id.group),
                             .int(Int64(row.count)), .bytes(row.latest.sortableBytes), .int(row.latestVersion),
@@ -50,7 +50,7 @@ extension ProjectionRowStore {
             if tables == .rebuild {
                 try await connection.guardedQuery("SET LOCAL search_path TO rebuild, public", logger: logger)
             }
-            try await copy(accounts, into: "projection_accounts", ["account_id", "version", "max_hlc_wall", "max_hlc_counter", "reset_version"], on: connection)
+            try await copy(accounts, into: "projection_accounts", ["account_id", "version", "max_hlc_wall", "max_hlc_counter"], on: connection)
             try await copy(groups, into: "projection_donation_groups",
                            ["account_id", "bundle_id", "identifier", "group_id", "donations", "latest_key", "latest_version", "covered_below"], on: connection)
             try await copy(marks, into: "projection_deletion_marks", ["account_id", "bundle_id", "scope", "value", "key"], on: connection)

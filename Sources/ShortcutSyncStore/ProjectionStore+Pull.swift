@@ -52,20 +52,19 @@ extension ProjectionStore {
 
     private func pull(account: UUID, device: UUID, cursor: PullCursor?, on connection: PostgresConnection) async throws -> PullSnapshot {
         let head = try await connection.guardedQuery("""
-            SELECT c.epoch, a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version, a.reset_version
+            SELECT c.epoch, a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version
             FROM projection_checkpoint c
             LEFT JOIN projection_accounts a ON a.account_id = \(account)
             LEFT JOIN projection_devices d ON d.account_id = \(account) AND d.device_id = \(device)
             WHERE c.name = 'live'
-            """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, [String]?, Int64?, Int64?).self).collectAll()
-        guard let (epoch, storedVersion, wall, counter, installed, storedAppsVersion, resetVersion) = head.first else {
+            """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, [String]?, Int64?).self).collectAll()
+        guard let (epoch, storedVersion, wall, counter, installed, storedAppsVersion) = head.first else {
             throw StoreError.corruptRow("the live projection checkpoint is missing")
         }
         let version = storedVersion ?? 0
         let appsVersion = storedAppsVersion ?? 0
         // Where this answer starts: where the cursor's view is complete, or its page stopped.
-        let start = cursor?.resumption(account: account, device: device, epoch: epoch, appsVersion: appsVersion, version: version,
-                                       resetVersion: resetVersion ?? 0)
+        let start = cursor?.resumption(account: account, device: device, epoch: epoch, appsVersion: appsVersion, version: version)
 
         let read = try await page(account: account, from: start ?? PullPage(resetAt: version), version: version, on: connection)
         let lastAcceptedSeq = try await connection.guardedQuery(

@@ -13,9 +13,9 @@ import Testing
     }
 
     func resumption(of cursor: PullCursor, account: UUID? = nil, device: UUID? = nil, epoch: Int64 = 3, appsVersion: Int64 = 2,
-                    version: Int64 = 45, resetVersion: Int64 = 0) -> PullPage? {
+                    version: Int64 = 45) -> PullPage? {
         cursor.resumption(account: account ?? self.account, device: device ?? self.device, epoch: epoch, appsVersion: appsVersion,
-                          version: version, resetVersion: resetVersion)
+                          version: version)
     }
 
     @Test func aCompleteCursorGoesOnWithWhatChangedAfterItsVersion() {
@@ -44,11 +44,5 @@ import Testing
 
     @Test func aCursorAheadOfTheAccountResets() {
         #expect(resumption(of: cursor(), version: 39) == nil)
-    }
-
-    @Test func aCursorOlderThanTheAccountsLastResetResets() {
-        #expect(resumption(of: cursor(), resetVersion: 41) == nil)
-        // One read at the reset's version already holds the view written anew.
-        #expect(resumption(of: cursor(), resetVersion: 40) == PullPage(completeAt: 40))
     }
 }

@@ -68,9 +68,7 @@
 --     fixed in 13.0.2); each node draws from its own range of the sequence, so positions stay
 --     unique but no longer follow commit or insertion order across nodes. Nothing depends on that
 --     any more: since 0009 no statement reads the log in global order (DESIGN §9: no global log
---     order). events.tx_id (DEFAULT pg_current_xact_id()) likewise becomes the id of a
---     transaction on the node that evaluated the default, meaningful to no reader; a later
---     migration can drop it.
+--     order); events.tx_id, the transaction id the old worker ordered by, is dropped by 0010.
 --   * Triggers: events has the append-only row trigger (BEFORE UPDATE OR DELETE) and a BEFORE
 --     TRUNCATE statement trigger. Citus refuses to distribute a table that has triggers unless
 --     citus.enable_unsafe_triggers is on, and then creates them on every shard. The trigger is
