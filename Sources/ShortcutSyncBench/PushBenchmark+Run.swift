@@ -98,7 +98,7 @@ extension PushBenchmark.Results {
                         + (separateWorker ? " worker CPU per event |" : ""),
                      "| --- | --- | --- | --- | --- | --- | --- |" + (separateWorker ? " --- |" : "")]
         for figure in throughput {
-            let target = figure.scenario.oneAccount ? "—" : "≥ 0.60"
+            let target = figure.scenario.target.map { String(format: "≥ %.2f", $0) } ?? "—"
             lines.append("| \(figure.scenario.name) | \(Int(figure.oursEventsPerSecond)) ev/s | \(Int(figure.rawRowsPerSecond)) rows/s "
                 + "(\(figure.scenario.rawClients) clients, \(figure.scenario.batch)-row transactions) | \(String(format: "%.2f", figure.ratio)) | \(target) | "
                 + String(format: "%.1f / %.1f ms", figure.pushP50Milliseconds, figure.pushP99Milliseconds)

@@ -15,12 +15,28 @@ extension PostgresConnection {
         try await untilClosed { connection in try await connection.query(query, logger: logger) }
     }
 
+    /// Runs a prepared statement and reads all its rows, or fails with
+    /// `StoreError.connectionClosed` as soon as the connection closes (as `guardedQuery`).
+    public func guardedExecute<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, logger: Logger
+    ) async throws -> [Statement.Row] where Statement.Row: Sendable {
+        try await untilClosed { connection in
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
     /// Runs `operation` on this connection, or fails with `StoreError.connectionClosed` as soon as
     /// the connection closes, whichever comes first.
     ///
     /// The operation runs in a task of its own (it inherits task-locals and priority, and is
     /// cancelled with the caller) so that the caller can be answered even when PostgresNIO never
     /// answers the operation: that task is then abandoned, parked on a connection that is gone.
+    ///
+    /// The close is watched once per connection (`CloseWatch`), not once per operation: a
+    /// callback on `closeFuture` cannot be removed, and one per operation would keep every
+    /// finished operation's result alive for as long as the pooled connection lives.
     public func untilClosed<Result: Sendable>(
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
@@ -29,15 +45,65 @@ extension PostgresConnection {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 outcome.wait(with: continuation)
+                let watch = CloseWatch.shared.watch(self) { outcome.finish(.failure(StoreError.connectionClosed)) }
                 let work = Task { [self] in
-                    do { outcome.finish(.success(try await operation(self))) } catch { outcome.finish(.failure(error)) }
+                    let result: Swift.Result<Result, any Error>
+                    do { result = .success(try await operation(self)) } catch { result = .failure(error) }
+                    CloseWatch.shared.unwatch(watch)
+                    outcome.finish(result)
                 }
                 outcome.onCancel { work.cancel() }
-                closeFuture.whenComplete { _ in outcome.finish(.failure(StoreError.connectionClosed)) }
             }
         } onCancel: {
             outcome.cancel()
         }
+    }
+}
+
+/// The operations in flight on each open connection, told when it closes: one callback on each
+/// connection's `closeFuture`, registered with its first operation and gone with the connection.
+final class CloseWatch: Sendable {
+    static let shared = CloseWatch()
+
+    /// One operation's place in the watch.
+    struct Ticket: Sendable {
+        fileprivate var connection: ObjectIdentifier
+        fileprivate var number: UInt64
+    }
+
+    private struct State {
+        /// The waiters of each watched connection; a connection's entry goes when it closes (a
+        /// later operation on it watches anew, and its callback on the completed future runs at once).
+        var connections: [ObjectIdentifier: [UInt64: @Sendable () -> Void]] = [:]
+        var next: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Calls `onClose` when `connection` closes, unless `unwatch` comes first (at once when it has
+    /// closed already: its future's callback runs as it is added).
+    func watch(_ connection: PostgresConnection, onClose: @escaping @Sendable () -> Void) -> Ticket {
+        let id = ObjectIdentifier(connection)
+        let (ticket, isNew) = state.withLock { state -> (Ticket, Bool) in
+            state.next += 1
+            let ticket = Ticket(connection: id, number: state.next)
+            let isNew = state.connections[id] == nil
+            state.connections[id, default: [:]][ticket.number] = onClose
+            return (ticket, isNew)
+        }
+        if isNew {
+            connection.closeFuture.whenComplete { [self] _ in closedConnection(id) }
+        }
+        return ticket
+    }
+
+    func unwatch(_ ticket: Ticket) {
+        state.withLock { state in _ = state.connections[ticket.connection]?.removeValue(forKey: ticket.number) }
+    }
+
+    private func closedConnection(_ id: ObjectIdentifier) {
+        let waiters = state.withLock { state in state.connections.removeValue(forKey: id)?.values.map { $0 } ?? [] }
+        for waiter in waiters { waiter() }
     }
 }
 

@@ -35,142 +35,30 @@ public struct ProjectionRowStore: Sendable {
 
     // MARK: Reading what a batch needs
 
-    /// The stored rows of `account` that its batch needs (empty rows when it has none stored):
-    /// one statement per table, each naming the account (DESIGN §6), so that on a distributed
-    /// database each is answered by the account's shard alone.
+    /// The stored rows of `account` that its batch needs (empty rows when it has none stored),
+    /// in one statement (`FoldReadStatement`) that names the account in every reference to a
+    /// table (DESIGN §6), so that on a distributed database the account's shard alone answers it.
     public func read(account: UUID, needs: FoldNeeds, on connection: PostgresConnection) async throws -> AccountFoldRows {
+        switch tables {
+        case .live: try await read(FoldReadStatement<LiveProjectionTables>(account: account, needs: needs), on: connection)
+        case .rebuild: try await read(FoldReadStatement<RebuildProjectionTables>(account: account, needs: needs), on: connection)
+        }
+    }
+
+    private func read<Tables>(_ statement: FoldReadStatement<Tables>, on connection: PostgresConnection) async throws -> AccountFoldRows {
         var rows = AccountFoldRows()
-        try await readAccount(account, into: &rows, on: connection)
-        try await readGroups(account, needs, into: &rows, on: connection)
-        try await readMarks(account, needs, into: &rows, on: connection)
-        try await readVoiceShortcuts(account, needs, into: &rows, on: connection)
-        try await readDevices(account, needs, into: &rows, on: connection)
+        for row in try await connection.guardedExecute(statement, logger: logger) {
+            switch row {
+            case .account(let version, let maxHLC):
+                rows.version = version
+                rows.maxHLC = maxHLC
+            case .group(let group): rows.groups[group.id] = group
+            case .mark(let scope, let key): rows.marks[scope] = key
+            case .voiceShortcut(let voice): rows.voiceShortcuts[voice.id] = voice
+            case .device(let device, let reported): rows.devices[device] = reported
+            }
+        }
         return rows
-    }
-
-    private func readAccount(_ account: UUID, into rows: inout AccountFoldRows, on connection: PostgresConnection) async throws {
-        let result = try await connection.guardedQuery("""
-            SELECT version, max_hlc_wall, max_hlc_counter FROM \(unescaped: tables.prefix)projection_accounts
-            WHERE account_id = \(account)
-            """, logger: logger)
-        for try await (version, wall, counter) in result.decode((Int64, Int64?, Int64?).self) {
-            rows.version = version
-            rows.maxHLC = HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0))
-        }
-    }
-
-    private func readGroups(_ account: UUID, _ needs: FoldNeeds, into rows: inout AccountFoldRows, on connection: PostgresConnection) async throws {
-        var shortcuts = (bundles: [String](), identifiers: [String]())
-        for shortcut in needs.shortcuts { shortcuts.bundles.append(shortcut.bundleId); shortcuts.identifiers.append(shortcut.identifier) }
-        var groups = (bundles: [String](), groups: [String]())
-        for group in needs.shortcutsInGroups { groups.bundles.append(group.bundleId); groups.groups.append(group.group) }
-        let bundles = Array(needs.bundles)
-        guard !shortcuts.bundles.isEmpty || !groups.bundles.isEmpty || !bundles.isEmpty else { return }
-        let table = "\(tables.prefix)projection_donation_groups"
-        // Every reference to the table names the account; the unnest arrays carry the rest of the keys.
-        let result = try await connection.guardedQuery("""
-            WITH wanted AS (
-                SELECT k.b, k.i FROM unnest(\(shortcuts.bundles)::text[], \(shortcuts.identifiers)::text[]) AS k(b, i)
-                UNION
-                SELECT h.bundle_id, h.identifier
-                FROM unnest(\(groups.bundles)::text[], \(groups.groups)::text[]) AS k(b, g)
-                JOIN \(unescaped: table) h ON h.account_id = \(account) AND h.bundle_id = k.b AND h.group_id = k.g
-                UNION
-                SELECT h.bundle_id, h.identifier
-                FROM unnest(\(bundles)::text[]) AS k(b)
-                JOIN \(unescaped: table) h ON h.account_id = \(account) AND h.bundle_id = k.b
-            )
-            SELECT g.bundle_id, g.identifier, g.group_id, g.donations, g.latest_key, g.latest_version, g.covered_below
-            FROM wanted w JOIN \(unescaped: table) g ON g.account_id = \(account) AND g.bundle_id = w.b AND g.identifier = w.i
-            """, logger: logger)
-        for try await row in result {
-            var cells = CellReader(row)
-            let shortcut = ShortcutID(bundleId: try cells.next(String.self), identifier: try cells.next(String.self))
-            let id = DonationGroupID(shortcut: shortcut, group: try cells.next(String.self))
-            let count = try cells.next(Int64.self), latest = try EventKey(stored: try cells.next(ByteBuffer.self))
-            let position = try cells.next(Int64.self), covered = try cells.next(ByteBuffer?.self).map(EventKey.init(stored:))
-            rows.groups[id] = DonationGroupRow(id: id, count: Int(count), latest: latest, latestVersion: position, coveredBelow: covered)
-        }
-    }
-
-    private func readMarks(_ account: UUID, _ needs: FoldNeeds, into rows: inout AccountFoldRows, on connection: PostgresConnection) async throws {
-        var marks = StoredScopes()
-        for scope in needs.marks { marks.append(scope) }
-        guard !marks.bundles.isEmpty else { return }
-        let result = try await connection.guardedQuery("""
-            SELECT m.bundle_id, m.scope, m.value, m.key
-            FROM unnest(\(marks.bundles)::text[], \(marks.scopes)::text[], \(marks.values)::text[]) AS k(b, s, v)
-            JOIN \(unescaped: tables.prefix)projection_deletion_marks m
-              ON m.account_id = \(account) AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v
-            """, logger: logger)
-        for try await row in result {
-            var cells = CellReader(row)
-            let scope = try StoredScopes.scope(bundleId: try cells.next(String.self), scope: try cells.next(String.self), value: try cells.next(String.self))
-            rows.marks[scope] = try EventKey(stored: try cells.next(ByteBuffer.self))
-        }
-    }
-
-    private func readVoiceShortcuts(
-        _ account: UUID, _ needs: FoldNeeds, into rows: inout AccountFoldRows, on connection: PostgresConnection
-    ) async throws {
-        let ids = Array(needs.voiceShortcuts), phrases = Array(needs.phrases)
-        var targets = (bundles: [String](), identifiers: [String]())
-        for shortcut in needs.shortcuts { targets.bundles.append(shortcut.bundleId); targets.identifiers.append(shortcut.identifier) }
-        let bundles = Array(needs.voiceTargetBundles)
-        guard !ids.isEmpty || !phrases.isEmpty || !targets.bundles.isEmpty || !bundles.isEmpty else { return }
-        let table = "\(tables.prefix)projection_voice_shortcuts"
-        let result = try await connection.guardedQuery("""
-            WITH ids AS (SELECT * FROM unnest(\(ids)::uuid[]) AS k(id)),
-            phrases AS (
-                SELECT * FROM unnest(\(phrases)::text[]) AS k(p)
-                UNION
-                SELECT w.normalized_phrase FROM ids JOIN \(unescaped: table) w ON w.account_id = \(account) AND w.voice_shortcut_id = ids.id
-                WHERE w.normalized_phrase IS NOT NULL
-            ),
-            wanted AS (
-                SELECT id FROM ids
-                UNION
-                SELECT v.voice_shortcut_id FROM phrases JOIN \(unescaped: table) v
-                  ON v.account_id = \(account) AND v.normalized_phrase = phrases.p
-                UNION
-                SELECT v.voice_shortcut_id
-                FROM unnest(\(targets.bundles)::text[], \(targets.identifiers)::text[]) AS k(b, i)
-                JOIN \(unescaped: table) v ON v.account_id = \(account) AND v.target_bundle_id = k.b AND v.target_identifier = k.i
-                UNION
-                SELECT v.voice_shortcut_id FROM unnest(\(bundles)::text[]) AS k(b)
-                JOIN \(unescaped: table) v ON v.account_id = \(account) AND v.target_bundle_id = k.b
-            )
-            SELECT v.voice_shortcut_id, v.deleted, v.target_key, v.target_bundle_id, v.target_identifier, v.target_title,
-                   v.phrase_key, v.phrase, v.normalized_phrase, v.conflicts_with, v.target_available
-            FROM wanted w JOIN \(unescaped: table) v ON v.account_id = \(account) AND v.voice_shortcut_id = w.id
-            """, logger: logger)
-        for try await row in result.decode(
-            (UUID, Bool, ByteBuffer?, String?, String?, String?, ByteBuffer?, String?, String?, UUID?, Bool).self
-        ) {
-            let (id, deleted, targetKey, targetBundle, targetIdentifier, targetTitle, phraseKey, phrase, normalized, owner, available) = row
-            var voice = VoiceShortcutRow(id: id, deleted: deleted, normalizedPhrase: normalized, conflictsWith: owner, targetAvailable: available)
-            if let targetKey, let targetBundle, let targetIdentifier, let targetTitle {
-                voice.target = Stamped(key: try EventKey(stored: targetKey),
-                                       value: VoiceShortcutTarget(bundleId: targetBundle, identifier: targetIdentifier, title: targetTitle))
-            }
-            if let phraseKey, let phrase {
-                voice.phrase = Stamped(key: try EventKey(stored: phraseKey), value: phrase)
-            }
-            rows.voiceShortcuts[id] = voice
-        }
-    }
-
-    private func readDevices(_ account: UUID, _ needs: FoldNeeds, into rows: inout AccountFoldRows, on connection: PostgresConnection) async throws {
-        let devices = Array(needs.devices)
-        guard !devices.isEmpty else { return }
-        let result = try await connection.guardedQuery("""
-            SELECT d.device_id, d.installed, d.reported_key
-            FROM unnest(\(devices)::uuid[]) AS k(d)
-            JOIN \(unescaped: tables.prefix)projection_devices d ON d.account_id = \(account) AND d.device_id = k.d
-            """, logger: logger)
-        for try await (device, installed, key) in result.decode((UUID, [String], ByteBuffer).self) {
-            rows.devices[device] = Stamped(key: try EventKey(stored: key), value: Set(installed))
-        }
     }
 
     // MARK: Folding

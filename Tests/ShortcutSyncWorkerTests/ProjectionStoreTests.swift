@@ -166,16 +166,21 @@ private let logger = TestDatabase.shared.logger
         try await TestDatabase.withClient { client, url in
             let store = ProjectionStore(client: client, logger: logger)
             var phone = DeviceScript(account: UUID(), detail: .full)
-            try await withConnection(url) { listener in
-                try await listener.listen(on: ProjectionNotification.channel) { notifications in
-                    var received = notifications.makeAsyncIterator()
-                    try await writeBacklog([phone.donate("soup-1", at: 10), phone.donate("soup-2", at: 20)], account: phone.account, client: client)
-                    #expect(try await store.foldAll(batchSize: 1) == 2)
-                    for version in [Int64(1), 2] {
-                        let notification = try #require(try await received.next())
-                        let parsed = try #require(ProjectionNotification(payload: notification.payload))
-                        #expect(parsed.sender == nil)
-                        #expect(parsed.versions == [phone.account: version])
+            let account = phone.account
+            let backlog = [phone.donate("soup-1", at: 10), phone.donate("soup-2", at: 20)]
+            // A fold that does not notify must fail the test, not leave it waiting.
+            try await within(.seconds(30), "a notification of each version") {
+                try await withConnection(url) { listener in
+                    try await listener.listen(on: ProjectionNotification.channel) { notifications in
+                        var received = notifications.makeAsyncIterator()
+                        try await writeBacklog(backlog, account: account, client: client)
+                        #expect(try await store.foldAll(batchSize: 1) == 2)
+                        for version in [Int64(1), 2] {
+                            let notification = try #require(try await received.next())
+                            let parsed = try #require(ProjectionNotification(payload: notification.payload))
+                            #expect(parsed.sender == nil)
+                            #expect(parsed.versions == [account: version])
+                        }
                     }
                 }
             }

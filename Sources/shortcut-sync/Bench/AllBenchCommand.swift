@@ -30,13 +30,13 @@ struct AllBenchCommand: AsyncParsableCommand {
         let results = try await database.withDatabase(logger: logger) { location in
             let machine = try await BenchMachine.describe(database: location.url, logger: logger)
             print("machine: \(machine)")
-            let worker = try await cancellingOnSignal {
-                try await WorkerBenchmark.run(AllBenchmarks.workerShapes(smoke: smoke), server: location.url, logger: logger) { print($0) }
+            let rebuild = try await cancellingOnSignal {
+                try await RebuildBenchmark.run(AllBenchmarks.rebuildShapes(smoke: smoke), server: location.url, logger: logger) { print($0) }
             }
             let push = try await PushBenchmark.run(server: location.url, scenarios: PushBenchmark.Scenario.all, load: load.resolved(smoke: smoke),
                                                    workerProcess: false, logger: logger, report: { print($0) },
                                                    interruptible: cancellingOnSignal)
-            return AllBenchmarks.Results(machine: machine, worker: worker, push: push)
+            return AllBenchmarks.Results(machine: machine, rebuild: rebuild, push: push)
         }
         try BenchOutput.print(results.table, results, json: json)
     }

@@ -15,3 +15,25 @@ public func eventually(
         try await Task.sleep(for: .milliseconds(10))
     }
 }
+
+/// Runs `body`, which waits for something (a notification, a message); records an issue and
+/// throws when it has not finished after `timeout` (it is cancelled then), so that a test that
+/// waits for what never comes fails instead of hanging.
+public func within<Result: Sendable>(
+    _ timeout: Duration, _ what: String,
+    _ body: @escaping @Sendable () async throws -> Result
+) async throws -> Result {
+    try await withThrowingTaskGroup(of: Result?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let result = first else {
+            Issue.record("timed out after \(timeout) waiting for \(what)")
+            throw CancellationError()
+        }
+        return result
+    }
+}

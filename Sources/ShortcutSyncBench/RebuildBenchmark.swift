@@ -4,8 +4,9 @@ import PostgresNIO
 import ShortcutSyncDomain
 import ShortcutSyncStore
 import ShortcutSyncWorker
+import Synchronization
 
-/// `bench worker`: how fast the maintenance tasks fold an imported backlog and a rebuild replays
+/// `bench rebuild`: how fast the maintenance tasks fold an imported backlog and a rebuild replays
 /// the log, beside a raw ordered read of the same log on the same database (DESIGN §8).
 ///
 /// It fills a fresh database with `accounts` histories of `eventsPerAccount` events
@@ -13,7 +14,7 @@ import ShortcutSyncWorker
 /// PostgreSQL reading it in order (the raw figure), the maintenance tasks folding it all again
 /// from nothing (every account made behind its head, as after an import), and a rebuild. Peak memory is the
 /// process's resident high-water mark, reset before each timed part (Linux `clear_refs`).
-public struct WorkerBenchmark: Sendable {
+public struct RebuildBenchmark: Sendable {
     public struct Shape: Sendable, Hashable, Codable {
         public var accounts: Int
         public var eventsPerAccount: Int
@@ -81,29 +82,48 @@ public struct WorkerBenchmark: Sendable {
                            peakResidentBytes: ResidentMemory.peak())
     }
 
-    /// Appends every account's history through the event store, a few devices' batches at a time.
+    /// Appends every account's history through the event store as live traffic writes it: in
+    /// rounds, each account's next 10-event batch per round, by several writers at once, so
+    /// that every stretch of the log holds events of every account (interleaved), never one
+    /// account's history after another's.
     private func fillLog(_ client: PostgresClient) async throws {
         let store = PostgresEventStore(client: client, logger: logger)
+        let accounts = AccountStore(client: client, logger: logger)
+        let appended = EventCount()
         try await withThrowingTaskGroup(of: Void.self) { group in
-            let writers = 4
+            group.addTask {
+                // Progress every 10 s; ends when the writers do (the group is cancelled then).
+                while true {
+                    try await Task.sleep(for: .seconds(10))
+                    report("filling: \(appended.value.load(ordering: .relaxed)) of \(shape.events) events")
+                }
+            }
+            let writers = 8
             for writer in 0..<writers {
                 group.addTask {
+                    var owned: [(account: UUID, history: BenchmarkHistory, remaining: Int)] = []
                     for accountIndex in stride(from: writer, to: shape.accounts, by: writers) {
-                        let account = try await AccountStore(client: client, logger: logger)
-                            .createAccount(tokenHash: (0..<32).map { _ in UInt8.random(in: .min ... .max) })
-                        var history = BenchmarkHistory(seed: UInt64(accountIndex + 1))
-                        var remaining = shape.eventsPerAccount
-                        while remaining > 0 {
-                            let (device, events) = history.nextBatch(count: min(remaining, 200))
-                            try await store.append(events, account: account, device: device)
-                            remaining -= events.count
+                        let account = try await accounts.createAccount(tokenHash: (0..<32).map { _ in UInt8.random(in: .min ... .max) })
+                        owned.append((account, BenchmarkHistory(seed: UInt64(accountIndex + 1)), shape.eventsPerAccount))
+                    }
+                    while owned.contains(where: { $0.remaining > 0 }) {
+                        for index in owned.indices where owned[index].remaining > 0 {
+                            let (device, events) = owned[index].history.nextBatch(count: min(owned[index].remaining, Self.liveBatch))
+                            try await store.append(events, account: owned[index].account, device: device)
+                            owned[index].remaining -= events.count
+                            appended.value.add(events.count, ordering: .relaxed)
                         }
                     }
                 }
             }
-            try await group.waitForAll()
+            // The writers finish first; then the progress task is all that is left.
+            for _ in 0..<writers { try await group.next() }
+            group.cancelAll()
         }
     }
+
+    /// Events per push while filling: live traffic's batch (DESIGN §8).
+    public static let liveBatch = 10
 
     /// What PostgreSQL alone costs: every event, whole, in log order, to the client. Read twice,
     /// along the log-order index and by sorting a full scan; the faster counts (PostgreSQL's
@@ -157,6 +177,11 @@ public struct WorkerBenchmark: Sendable {
             group.cancelAll()
         }
     }
+}
+
+/// Events written so far, shared by the fill's writers and its progress line.
+private final class EventCount: Sendable {
+    let value = Atomic<Int>(0)
 }
 
 public struct BenchmarkError: Error, CustomStringConvertible {

@@ -2,12 +2,12 @@ import Foundation
 import Logging
 import ShortcutSyncStore
 
-extension WorkerBenchmark.Shape {
+extension RebuildBenchmark.Shape {
     /// The two shapes of DESIGN §8: 1,000 accounts × 1,000 events and 10 accounts × 100,000.
     public static let design = [Self(accounts: 1000, eventsPerAccount: 1000), Self(accounts: 10, eventsPerAccount: 100_000)]
 }
 
-extension WorkerBenchmark {
+extension RebuildBenchmark {
     /// Runs each shape in a database of its own on `server`, dropped afterwards; `report` is
     /// told which database each shape fills, and what the run is doing.
     public static func run(_ shapes: [Shape], server: DatabaseURL, logger: Logger,
@@ -19,7 +19,7 @@ extension WorkerBenchmark {
             try await url.createDatabaseIfMissing(logger: logger)
             do {
                 try await Migrator.migrate(url, logger: logger)
-                var benchmark = WorkerBenchmark(shape: shape, database: url, logger: logger)
+                var benchmark = RebuildBenchmark(shape: shape, database: url, logger: logger)
                 benchmark.report = { line in report("  \(line)") }
                 report("\(shape.accounts) accounts × \(shape.eventsPerAccount) events, database \(name):")
                 results.append(try await benchmark.run())

@@ -1,0 +1,180 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// A set of projection tables as a type, so that each set's fold statements are prepared apart
+/// (a prepared statement's text is fixed).
+protocol ProjectionTableSet: Sendable {
+    static var tables: ProjectionTables { get }
+}
+
+/// The fold statements' texts (for the live tables), apart from their generic statements.
+enum FoldSQL {}
+
+enum LiveProjectionTables: ProjectionTableSet {
+    static var tables: ProjectionTables { .live }
+}
+
+enum RebuildProjectionTables: ProjectionTableSet {
+    static var tables: ProjectionTables { .rebuild }
+}
+
+extension ProjectionTables {
+    /// The live tables' statement `sql` for this set: the rebuild's tables have the live ones'
+    /// names in the `rebuild` schema. (Every `projection_` in the fold statements is a table name.)
+    func qualifying(_ sql: String) -> String {
+        prefix.isEmpty ? sql : sql.replacingOccurrences(of: "projection_", with: prefix + "projection_")
+    }
+}
+
+/// Everything an account's batch needs from its stored rows, in one round trip (DESIGN §6):
+/// the account's row, the donation groups, deletion marks, voice shortcuts and devices that the
+/// batch touches. Each part is one arm of a `UNION ALL` in a common row shape, told apart by its
+/// first column; every reference to a table names the account (`account_id = $1`), so that on
+/// Citus the statement goes to the account's shard alone (§9).
+///
+/// Prepared (once per connection and table set): PostgreSQL parses and plans it once, not at
+/// every push.
+struct FoldReadStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement {
+    static var sql: String { Tables.tables.qualifying(FoldSQL.read) }
+
+    var account: UUID
+    var needs: FoldNeeds
+}
+
+extension FoldSQL {
+    /// `FoldReadStatement`'s text for the live tables.
+    static let read = """
+        WITH wanted_groups AS (
+            SELECT k.b, k.i FROM unnest($2::text[], $3::text[]) AS k(b, i)
+            UNION
+            SELECT h.bundle_id, h.identifier
+            FROM unnest($4::text[], $5::text[]) AS k(b, g)
+            JOIN projection_donation_groups h ON h.account_id = $1 AND h.bundle_id = k.b AND h.group_id = k.g
+            UNION
+            SELECT h.bundle_id, h.identifier
+            FROM unnest($6::text[]) AS k(b)
+            JOIN projection_donation_groups h ON h.account_id = $1 AND h.bundle_id = k.b
+        ), voice_ids AS (
+            SELECT * FROM unnest($10::uuid[]) AS k(id)
+        ), voice_phrases AS (
+            SELECT * FROM unnest($11::text[]) AS k(p)
+            UNION
+            SELECT w.normalized_phrase FROM voice_ids JOIN projection_voice_shortcuts w ON w.account_id = $1 AND w.voice_shortcut_id = voice_ids.id
+            WHERE w.normalized_phrase IS NOT NULL
+        ), wanted_voices AS (
+            SELECT id FROM voice_ids
+            UNION
+            SELECT v.voice_shortcut_id FROM voice_phrases JOIN projection_voice_shortcuts v
+              ON v.account_id = $1 AND v.normalized_phrase = voice_phrases.p
+            UNION
+            SELECT v.voice_shortcut_id
+            FROM unnest($2::text[], $3::text[]) AS k(b, i)
+            JOIN projection_voice_shortcuts v ON v.account_id = $1 AND v.target_bundle_id = k.b AND v.target_identifier = k.i
+            UNION
+            SELECT v.voice_shortcut_id FROM unnest($12::text[]) AS k(b)
+            JOIN projection_voice_shortcuts v ON v.account_id = $1 AND v.target_bundle_id = k.b
+        )
+        SELECT 0 AS part, NULL::text AS s1, NULL::text AS s2, NULL::text AS s3, NULL::text AS s4, NULL::text AS s5,
+               NULL::bytea AS k1, NULL::bytea AS k2, a.version AS n1, a.max_hlc_wall AS n2, a.max_hlc_counter AS n3,
+               NULL::uuid AS u1, NULL::uuid AS u2, NULL::bool AS f1, NULL::bool AS f2, NULL::text[] AS installed
+        FROM projection_accounts a WHERE a.account_id = $1
+        UNION ALL
+        SELECT 1, g.bundle_id, g.identifier, g.group_id, NULL, NULL, g.latest_key, g.covered_below, g.donations, g.latest_version, NULL,
+               NULL, NULL, NULL, NULL, NULL
+        FROM wanted_groups w JOIN projection_donation_groups g ON g.account_id = $1 AND g.bundle_id = w.b AND g.identifier = w.i
+        UNION ALL
+        SELECT 2, m.bundle_id, m.scope, m.value, NULL, NULL, m.key, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        FROM unnest($7::text[], $8::text[], $9::text[]) AS k(b, s, v)
+        JOIN projection_deletion_marks m ON m.account_id = $1 AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v
+        UNION ALL
+        SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key, v.phrase_key,
+               NULL, NULL, NULL, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL
+        FROM wanted_voices w JOIN projection_voice_shortcuts v ON v.account_id = $1 AND v.voice_shortcut_id = w.id
+        UNION ALL
+        SELECT 4, NULL, NULL, NULL, NULL, NULL, d.reported_key, NULL, NULL, NULL, NULL, d.device_id, NULL, NULL, NULL, d.installed
+        FROM unnest($13::uuid[]) AS k(d) JOIN projection_devices d ON d.account_id = $1 AND d.device_id = k.d
+        """
+}
+
+extension FoldReadStatement {
+    func makeBindings() throws -> PostgresBindings {
+        var shortcuts = (bundles: [String](), identifiers: [String]())
+        for shortcut in needs.shortcuts { shortcuts.bundles.append(shortcut.bundleId); shortcuts.identifiers.append(shortcut.identifier) }
+        var groups = (bundles: [String](), groups: [String]())
+        for group in needs.shortcutsInGroups { groups.bundles.append(group.bundleId); groups.groups.append(group.group) }
+        var marks = StoredScopes()
+        for scope in needs.marks { marks.append(scope) }
+        var bindings = PostgresBindings(capacity: 13)
+        bindings.append(account)
+        bindings.append(shortcuts.bundles)
+        bindings.append(shortcuts.identifiers)
+        bindings.append(groups.bundles)
+        bindings.append(groups.groups)
+        bindings.append(Array(needs.bundles))
+        bindings.append(marks.bundles)
+        bindings.append(marks.scopes)
+        bindings.append(marks.values)
+        bindings.append(Array(needs.voiceShortcuts))
+        bindings.append(Array(needs.phrases))
+        bindings.append(Array(needs.voiceTargetBundles))
+        bindings.append(Array(needs.devices))
+        return bindings
+    }
+
+    /// One stored row, by the part of the statement that read it.
+    enum Row {
+        case account(version: Int64, maxHLC: HLCTimestamp)
+        case group(DonationGroupRow)
+        case mark(DeletionScope, EventKey)
+        case voiceShortcut(VoiceShortcutRow)
+        case device(UUID, Stamped<Set<String>>)
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        var cells = CellReader(row)
+        let part = try cells.next(Int32.self)
+        let s1 = try cells.next(String?.self), s2 = try cells.next(String?.self), s3 = try cells.next(String?.self)
+        let s4 = try cells.next(String?.self), s5 = try cells.next(String?.self)
+        let k1 = try cells.next(ByteBuffer?.self), k2 = try cells.next(ByteBuffer?.self)
+        let n1 = try cells.next(Int64?.self), n2 = try cells.next(Int64?.self), n3 = try cells.next(Int64?.self)
+        let u1 = try cells.next(UUID?.self), u2 = try cells.next(UUID?.self)
+        let f1 = try cells.next(Bool?.self), f2 = try cells.next(Bool?.self)
+        let installed = try cells.next([String]?.self)
+        func required<T>(_ value: T?, _ column: String) throws -> T {
+            guard let value else { throw StoreError.corruptRow("a stored fold row (part \(part)) has no \(column)") }
+            return value
+        }
+        switch part {
+        case 0:
+            return .account(version: try required(n1, "version"),
+                            maxHLC: HLCTimestamp(wallMillis: n2 ?? 0, counter: Int(n3 ?? 0)))
+        case 1:
+            let shortcut = ShortcutID(bundleId: try required(s1, "bundle_id"), identifier: try required(s2, "identifier"))
+            let id = DonationGroupID(shortcut: shortcut, group: try required(s3, "group_id"))
+            return .group(DonationGroupRow(id: id, count: Int(try required(n1, "donations")),
+                                           latest: try EventKey(stored: try required(k1, "latest_key")),
+                                           latestVersion: try required(n2, "latest_version"),
+                                           coveredBelow: try k2.map(EventKey.init(stored:))))
+        case 2:
+            let scope = try StoredScopes.scope(bundleId: try required(s1, "bundle_id"), scope: try required(s2, "scope"),
+                                               value: try required(s3, "value"))
+            return .mark(scope, try EventKey(stored: try required(k1, "key")))
+        case 3:
+            var voice = VoiceShortcutRow(id: try required(u1, "voice_shortcut_id"), deleted: try required(f1, "deleted"),
+                                         normalizedPhrase: s5, conflictsWith: u2, targetAvailable: try required(f2, "target_available"))
+            if let k1, let s1, let s2, let s3 {
+                voice.target = Stamped(key: try EventKey(stored: k1), value: VoiceShortcutTarget(bundleId: s1, identifier: s2, title: s3))
+            }
+            if let k2, let s4 {
+                voice.phrase = Stamped(key: try EventKey(stored: k2), value: s4)
+            }
+            return .voiceShortcut(voice)
+        case 4:
+            return .device(try required(u1, "device_id"),
+                           Stamped(key: try EventKey(stored: try required(k1, "reported_key")), value: Set(try required(installed, "installed"))))
+        default:
+            throw StoreError.corruptRow("a stored fold row of unknown part \(part)")
+        }
+    }
+}
