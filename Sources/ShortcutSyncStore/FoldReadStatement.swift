@@ -29,7 +29,8 @@ extension ProjectionTables {
 
 /// Everything an account's batch needs from its stored rows, in one round trip (DESIGN §6):
 /// the account's row, the donation groups, deletion marks, voice shortcuts and devices that the
-/// batch touches. Each part is one arm of a `UNION ALL` in a common row shape, told apart by its
+/// batch touches, and the account's head (with the pushing device's last seq, when one is
+/// given: what an optimistic push checks, `PostgresEventStore`). Each part is one arm of a `UNION ALL` in a common row shape, told apart by its
 /// first column; every reference to a table names the account (`account_id = $1`), so that on
 /// Citus the statement goes to the account's shard alone (§9).
 ///
@@ -40,6 +41,8 @@ struct FoldReadStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement 
 
     var account: UUID
     var needs: FoldNeeds
+    /// The device whose last seq the head row carries (0 without one).
+    var device: UUID?
 }
 
 extension FoldSQL {
@@ -94,6 +97,11 @@ extension FoldSQL {
         UNION ALL
         SELECT 4, NULL, NULL, NULL, NULL, NULL, d.reported_key, NULL, NULL, NULL, NULL, d.device_id, NULL, NULL, NULL, d.installed
         FROM unnest($13::uuid[]) AS k(d) JOIN projection_devices d ON d.account_id = $1 AND d.device_id = k.d
+        UNION ALL
+        SELECT 5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.version, h.folded_version,
+               (SELECT coalesce(max(e.seq), 0) FROM events e WHERE e.account_id = $1 AND e.device_id = $14),
+               NULL, NULL, NULL, NULL, NULL
+        FROM account_heads h WHERE h.account_id = $1
         """
 }
 
@@ -119,6 +127,7 @@ extension FoldReadStatement {
         bindings.append(Array(needs.phrases))
         bindings.append(Array(needs.voiceTargetBundles))
         bindings.append(Array(needs.devices))
+        bindings.append(device)
         return bindings
     }
 
@@ -129,6 +138,7 @@ extension FoldReadStatement {
         case mark(DeletionScope, EventKey)
         case voiceShortcut(VoiceShortcutRow)
         case device(UUID, Stamped<Set<String>>)
+        case head(AccountHead)
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
@@ -173,8 +183,18 @@ extension FoldReadStatement {
         case 4:
             return .device(try required(u1, "device_id"),
                            Stamped(key: try EventKey(stored: try required(k1, "reported_key")), value: Set(try required(installed, "installed"))))
+        case 5:
+            return .head(AccountHead(version: try required(n1, "version"), foldedVersion: try required(n2, "folded_version"),
+                                     deviceLastSeq: try required(n3, "last seq")))
         default:
             throw StoreError.corruptRow("a stored fold row of unknown part \(part)")
         }
     }
+}
+
+/// An account's head as a fold read saw it (DESIGN §6), with the pushing device's last seq.
+struct AccountHead: Sendable, Hashable {
+    var version: Int64
+    var foldedVersion: Int64
+    var deviceLastSeq: Int64
 }

@@ -49,9 +49,12 @@ public struct PostgresEventStore: Sendable {
 
         var pending = events[...]
         var fold = true
-        for _ in 0..<maxAttempts {
+        for attempt in 0..<maxAttempts {
             let outcome: AppendOutcome
             do {
+                if attempt == 0, let appended = try await appendFoldedOptimistically(events[...], account: account, device: device) {
+                    return appended
+                }
                 outcome = try await client.withConnection { connection in
                     try await appendAndFold(pending, account: account, device: device, fold: fold, on: connection)
                 }
@@ -116,6 +119,54 @@ public struct PostgresEventStore: Sendable {
     /// The fold of a push failed for a reason of its own (not the database's).
     struct FoldFailure: Error {
         var error: any Error
+    }
+
+    /// The common push in three round trips and no transaction (DESIGN §6): read the rows the
+    /// batch needs with the head, fold, then append and write the fold in one statement that
+    /// writes only if the head has not moved since the read (`AppendFoldedStatement`). Nil when
+    /// it cannot go this way (the account has no head or is behind, the batch does not simply
+    /// continue the device's seqs, another push of the account came first, or the fold failed):
+    /// the locking way then does it, and says why where that is the caller's business.
+    private func appendFoldedOptimistically(_ batch: ArraySlice<Event>, account: UUID, device: UUID) async throws -> AppendResult? {
+        guard let first = batch.first, let last = batch.last else { return nil }
+        do {
+            return try await optimisticAttempt(batch, first: first, last: last, account: account, device: device)
+        } catch let error as PSQLError where error.isUniqueViolation {
+            throw error  // the caller tells a retry from a reuse
+        } catch let limit as PersonLimit {
+            throw limit
+        } catch where error is CancellationError || Task.isCancelled || DatabaseAvailability.isUnavailable(error) {
+            throw error
+        } catch {
+            // Something in these events or rows (a fold that fails, a row a constraint refuses):
+            // the locking way meets it again, and keeps the push with its account parked.
+            logger.log(level: .debug, "an optimistic push went the locking way", error: error, metadata: ["account": "\(account)"])
+            return nil
+        }
+    }
+
+    private func optimisticAttempt(
+        _ batch: ArraySlice<Event>, first: Event, last: Event, account: UUID, device: UUID
+    ) async throws -> AppendResult? {
+        try await client.withConnection { connection -> AppendResult? in
+            let rows = ProjectionRowStore(tables: .live, logger: logger)
+            let accepted = batch.map { AcceptedEvent(deviceId: device, event: $0) }
+            let needs = FoldNeeds(events: accepted.map { FoldEvent($0, version: 0) })
+            let (stored, head) = try await rows.readWithHead(account: account, needs: needs, device: device, on: connection)
+            guard let head, head.foldedVersion == head.version, head.deviceLastSeq == first.seq - 1 else { return nil }
+            let events = accepted.enumerated().map { offset, event in FoldEvent(event, version: head.version + Int64(offset) + 1) }
+            let result = try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version),
+                                             needs: needs, stored: stored, on: connection)
+            if !result.addedShortcuts.isEmpty {
+                // The bound, exactly: what the view will hold once these rows are written.
+                let held = try await rows.shortcutCount(account: account, after: result, on: connection)
+                if let limit = PersonLimit.firstShortcutBeyond(maximumShortcuts, in: batch, existing: held - result.addedShortcuts.count,
+                                                               new: result.addedShortcuts) { throw limit }
+            }
+            let statement = AppendFoldedStatement(account: account, device: device, batch: batch, expectedVersion: head.version, result: result)
+            guard let appended = try await connection.guardedExecute(statement, logger: logger).first, appended > 0 else { return nil }
+            return AppendResult(lastAcceptedSeq: last.seq, version: head.version + Int64(appended), appended: appended, folded: true)
+        }
     }
 
     /// One attempt, in one transaction on `connection`: the append statement, then (when it

@@ -12,6 +12,20 @@ extension ProjectionRowStore {
         return Int(try await rows.decode(Int64.self).collectAll().first ?? 0)
     }
 
+    /// How many shortcuts the account's view will hold once `result` (a fold not yet written) is:
+    /// those it holds now, less those of `result` it holds now, plus those `result` keeps in it.
+    func shortcutCount(account: UUID, after result: AccountBatchResult, on connection: PostgresConnection) async throws -> Int {
+        let keys = Array(result.shortcuts.keys)
+        let rows = try await connection.guardedQuery("""
+            SELECT count(*), count(*) FILTER (WHERE (p.bundle_id, p.identifier) IN (
+                       SELECT * FROM unnest(\(keys.map(\.bundleId))::text[], \(keys.map(\.identifier))::text[])))
+            FROM \(unescaped: tables.prefix)projection_shortcuts p WHERE p.account_id = \(account) AND p.view IS NOT NULL
+            """, logger: logger)
+        var (held, changing) = (0, 0)
+        for try await (all, these) in rows.decode((Int64, Int64).self) { (held, changing) = (Int(all), Int(these)) }
+        return held - changing + result.shortcuts.values.filter { $0 != nil }.count
+    }
+
     /// Of `keys` (the shortcuts a push donates to), those the account's view does not hold, and
     /// how many it holds: the bound of a push that cannot fold (its account is behind), checked
     /// against the view as folded so far.

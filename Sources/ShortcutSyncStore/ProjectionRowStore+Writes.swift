@@ -16,7 +16,9 @@ extension ProjectionRowStore {
 }
 
 /// What one account's batch changed, written back in one round trip: the account's row, then
-/// one data-modifying arm per table (each writes nothing when its arrays are empty). A
+/// one data-modifying arm per table (each writes nothing when its arrays are empty). Every arm
+/// writes only when `go` has its row: here always; in `AppendFoldedStatement`, which runs these
+/// arms after its append, only when the append's check passed. A
 /// projected shortcut is the event at its latest donation's version with its count and
 /// `lastDonatedAt` added: the fold decides which donation that is, the row copies its attributes.
 struct FoldWriteStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement {
@@ -28,35 +30,38 @@ struct FoldWriteStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement
 extension FoldSQL {
     /// `FoldWriteStatement`'s text for the live tables.
     static let write = """
-        WITH account AS (
+        WITH go AS (
+            SELECT 1
+        ), account AS (
             INSERT INTO projection_accounts (account_id, version, max_hlc_wall, max_hlc_counter)
-            VALUES ($1, $2, $3, $4)
+            SELECT $1, $2, $3, $4 FROM go
             ON CONFLICT (account_id) DO UPDATE SET
                 version = excluded.version, max_hlc_wall = excluded.max_hlc_wall, max_hlc_counter = excluded.max_hlc_counter
         ), gone_groups AS (
             DELETE FROM projection_donation_groups g
-            USING unnest($5::text[], $6::text[], $7::text[]) AS k(b, i, g)
+            USING go, unnest($5::text[], $6::text[], $7::text[]) AS k(b, i, g)
             WHERE g.account_id = $1 AND g.bundle_id = k.b AND g.identifier = k.i AND g.group_id = k.g
         ), kept_groups AS (
             INSERT INTO projection_donation_groups (account_id, bundle_id, identifier, group_id, donations, latest_key, latest_version, covered_below)
             SELECT $1, b, i, g, n, l, p, nullif(c, ''::bytea)
-            FROM unnest($8::text[], $9::text[], $10::text[], $11::int8[], $12::bytea[], $13::int8[], $14::bytea[]) AS k(b, i, g, n, l, p, c)
+            FROM go, unnest($8::text[], $9::text[], $10::text[], $11::int8[], $12::bytea[], $13::int8[], $14::bytea[]) AS k(b, i, g, n, l, p, c)
             ON CONFLICT (account_id, bundle_id, identifier, group_id) DO UPDATE SET
                 donations = excluded.donations, latest_key = excluded.latest_key,
                 latest_version = excluded.latest_version, covered_below = excluded.covered_below
         ), marks AS (
             INSERT INTO projection_deletion_marks (account_id, bundle_id, scope, value, key)
             SELECT $1, b, s, v, key
-            FROM unnest($15::text[], $16::text[], $17::text[], $18::bytea[]) AS k(b, s, v, key)
+            FROM go, unnest($15::text[], $16::text[], $17::text[], $18::bytea[]) AS k(b, s, v, key)
             ON CONFLICT (account_id, bundle_id, scope, value) DO UPDATE SET key = excluded.key
         ), shortcuts AS (
             INSERT INTO projection_shortcuts (account_id, bundle_id, identifier, view, version)
             SELECT $1, k.b, k.i,
-                   e.body || jsonb_build_object('donationCount', k.n,
-                                                'lastDonatedAt', jsonb_build_object('wallMillis', e.hlc_wall, 'counter', e.hlc_counter)),
+                   coalesce(e.body, nullif(k.body, '')::jsonb)
+                       || jsonb_build_object('donationCount', k.n, 'lastDonatedAt',
+                                             jsonb_build_object('wallMillis', coalesce(e.hlc_wall, k.w), 'counter', coalesce(e.hlc_counter, k.c))),
                    $2
-            FROM unnest($19::text[], $20::text[], $21::int8[], $22::int8[]) AS k(b, i, p, n)
-            LEFT JOIN events e ON e.account_id = $1 AND e.version = k.p
+            FROM go, unnest($19::text[], $20::text[], $21::int8[], $22::int8[], $40::text[], $41::int8[], $42::int8[]) AS k(b, i, p, n, body, w, c)
+            LEFT JOIN events e ON e.account_id = $1 AND e.version = k.p AND k.body = ''
             ON CONFLICT (account_id, bundle_id, identifier) DO UPDATE SET view = excluded.view, version = excluded.version
         ), voice_shortcuts AS (
             INSERT INTO projection_voice_shortcuts AS t (account_id, voice_shortcut_id, view, version, deleted, target_key, target_bundle_id,
@@ -66,7 +71,7 @@ extension FoldSQL {
                    CASE WHEN tk <> ''::bytea THEN tt END,
                    nullif(pk, ''::bytea), CASE WHEN pk <> ''::bytea THEN ph END, CASE WHEN pk <> ''::bytea THEN np END,
                    nullif(owner, '00000000-0000-0000-0000-000000000000'::uuid), available
-            FROM unnest($23::uuid[], $24::text[], $25::int8[], $26::bool[], $27::bytea[], $28::text[], $29::text[], $30::text[],
+            FROM go, unnest($23::uuid[], $24::text[], $25::int8[], $26::bool[], $27::bytea[], $28::text[], $29::text[], $30::text[],
                         $31::bytea[], $32::text[], $33::text[], $34::uuid[], $35::bool[])
                  AS k(id, view, v, deleted, tk, tb, ti, tt, pk, ph, np, owner, available)
             ON CONFLICT (account_id, voice_shortcut_id) DO UPDATE SET
@@ -80,7 +85,7 @@ extension FoldSQL {
         ), devices AS (
             INSERT INTO projection_devices AS t (account_id, device_id, installed, reported_key, apps_version)
             SELECT $1, d, installed::text[], k, r
-            FROM unnest($36::uuid[], $37::text[], $38::bytea[], $39::int8[]) AS k(d, installed, k, r)
+            FROM go, unnest($36::uuid[], $37::text[], $38::bytea[], $39::int8[]) AS k(d, installed, k, r)
             ON CONFLICT (account_id, device_id) DO UPDATE SET
                 installed = excluded.installed, reported_key = excluded.reported_key,
                 apps_version = t.apps_version + excluded.apps_version
@@ -90,9 +95,22 @@ extension FoldSQL {
 }
 
 extension FoldWriteStatement {
-    init(account: UUID, _ result: AccountBatchResult) throws {
-        var bindings = PostgresBindings(capacity: 39)
+    /// `unstored`: the batch's events by version when the statement runs in the same statement
+    /// as their append (`AppendFoldedStatement`), which cannot see them in the events table: a
+    /// shortcut whose latest donation is one of them takes its attributes from here.
+    init(account: UUID, _ result: AccountBatchResult, unstored: [Int64: Event] = [:]) throws {
+        var bindings = PostgresBindings(capacity: 42)
         bindings.append(account)
+        try Self.appendValues(of: result, unstored: unstored, to: &bindings)
+        self.bindings = bindings
+    }
+
+    func makeBindings() throws -> PostgresBindings { bindings }
+
+    func decodeRow(_ row: PostgresRow) throws {}
+
+    /// The statement's values after the account (`$2`…`$42`), in order.
+    static func appendValues(of result: AccountBatchResult, unstored: [Int64: Event], to bindings: inout PostgresBindings) throws {
         bindings.append(result.version)
         bindings.append(result.maxHLC.wallMillis)
         bindings.append(Int64(result.maxHLC.counter))
@@ -124,12 +142,17 @@ extension FoldWriteStatement {
         }
         bindings.append(marks.bundles); bindings.append(marks.scopes); bindings.append(marks.values); bindings.append(keys)
 
-        var shortcuts = (bundles: [String](), identifiers: [String](), latest: [Int64](), counts: [Int64]())
+        var shortcuts = (bundles: [String](), identifiers: [String](), latest: [Int64](), counts: [Int64](),
+                         bodies: [String](), walls: [Int64](), counters: [Int64]())
         for (shortcut, projection) in result.shortcuts.sorted(by: { $0.key < $1.key }) {
             shortcuts.bundles.append(shortcut.bundleId); shortcuts.identifiers.append(shortcut.identifier)
             // Version 0 holds no event: the shortcut left the view, its row becomes a tombstone.
             shortcuts.latest.append(projection?.latestVersion ?? 0)
             shortcuts.counts.append(Int64(projection?.donationCount ?? 0))
+            let event = projection.flatMap { unstored[$0.latestVersion] }
+            shortcuts.bodies.append(event?.body.fieldsJSON ?? "")
+            shortcuts.walls.append(event?.hlc.wallMillis ?? 0)
+            shortcuts.counters.append(Int64(event?.hlc.counter ?? 0))
         }
         bindings.append(shortcuts.bundles); bindings.append(shortcuts.identifiers)
         bindings.append(shortcuts.latest); bindings.append(shortcuts.counts)
@@ -151,12 +174,8 @@ extension FoldWriteStatement {
             devices.raises.append(change.appsChanged ? 1 : 0)
         }
         bindings.append(devices.ids); bindings.append(devices.installed); bindings.append(devices.keys); bindings.append(devices.raises)
-        self.bindings = bindings
+        bindings.append(shortcuts.bodies); bindings.append(shortcuts.walls); bindings.append(shortcuts.counters)
     }
-
-    func makeBindings() throws -> PostgresBindings { bindings }
-
-    func decodeRow(_ row: PostgresRow) throws {}
 }
 
 extension ProjectionRowStore {

@@ -39,14 +39,24 @@ public struct ProjectionRowStore: Sendable {
     /// in one statement (`FoldReadStatement`) that names the account in every reference to a
     /// table (DESIGN §6), so that on a distributed database the account's shard alone answers it.
     public func read(account: UUID, needs: FoldNeeds, on connection: PostgresConnection) async throws -> AccountFoldRows {
+        try await readWithHead(account: account, needs: needs, device: nil, on: connection).rows
+    }
+
+    /// As `read`, with the account's head (nil when it has none) and `device`'s last seq in it.
+    func readWithHead(
+        account: UUID, needs: FoldNeeds, device: UUID?, on connection: PostgresConnection
+    ) async throws -> (rows: AccountFoldRows, head: AccountHead?) {
         switch tables {
-        case .live: try await read(FoldReadStatement<LiveProjectionTables>(account: account, needs: needs), on: connection)
-        case .rebuild: try await read(FoldReadStatement<RebuildProjectionTables>(account: account, needs: needs), on: connection)
+        case .live: try await read(FoldReadStatement<LiveProjectionTables>(account: account, needs: needs, device: device), on: connection)
+        case .rebuild: try await read(FoldReadStatement<RebuildProjectionTables>(account: account, needs: needs, device: device), on: connection)
         }
     }
 
-    private func read<Tables>(_ statement: FoldReadStatement<Tables>, on connection: PostgresConnection) async throws -> AccountFoldRows {
+    private func read<Tables>(
+        _ statement: FoldReadStatement<Tables>, on connection: PostgresConnection
+    ) async throws -> (rows: AccountFoldRows, head: AccountHead?) {
         var rows = AccountFoldRows()
+        var head: AccountHead?
         for row in try await connection.guardedExecute(statement, logger: logger) {
             switch row {
             case .account(let version, let maxHLC):
@@ -56,29 +66,38 @@ public struct ProjectionRowStore: Sendable {
             case .mark(let scope, let key): rows.marks[scope] = key
             case .voiceShortcut(let voice): rows.voiceShortcuts[voice.id] = voice
             case .device(let device, let reported): rows.devices[device] = reported
+            case .head(let seen): head = seen
             }
         }
-        return rows
+        return (rows, head)
     }
 
     // MARK: Folding
 
     /// Folds one account's batch into these tables, in the caller's transaction on `connection`,
     /// which must hold the account's head (or, for the rebuild tables, know that nothing else
-    /// writes the account's rows): reads the rows the batch touches (one statement per table),
-    /// folds its events with the domain's `AccountBatchFold`, asks the account's log what late
-    /// deletions cover, and writes back what changed (one statement per table). Every statement
+    /// writes the account's rows): reads the rows the batch touches (one statement), folds its
+    /// events with the domain's `AccountBatchFold`, asks the account's log what late deletions
+    /// cover, and writes back what changed (one statement). Every statement
     /// names the account alone (DESIGN §6, §9).
     @discardableResult
     public func fold(account: UUID, batch: AccountBatch, on connection: PostgresConnection) async throws -> AccountBatchResult {
         let needs = FoldNeeds(events: batch.events)
         let stored = try await read(account: account, needs: needs, on: connection)
+        let result = try await fold(account: account, batch: batch, needs: needs, stored: stored, on: connection)
+        try await write(account: account, result, on: connection)
+        return result
+    }
+
+    /// The fold of `batch` over the rows it needs (`stored`, read for `needs`): the domain's
+    /// `AccountBatchFold`, and what late deletions cover asked of the account's log. Writes nothing.
+    func fold(
+        account: UUID, batch: AccountBatch, needs: FoldNeeds, stored: AccountFoldRows, on connection: PostgresConnection
+    ) async throws -> AccountBatchResult {
         var fold = AccountBatchFold(before: stored, normalizedPhrases: needs.normalizedPhrases)
         for event in batch.events { fold.apply(event) }
         let covered = try await countCovered(account: account, foldedVersion: batch.foldedVersion, fold.recounts, on: connection)
-        let result = try fold.finish(covered: covered)
-        try await write(account: account, result, on: connection)
-        return result
+        return try fold.finish(covered: covered)
     }
 
     // MARK: Counting covered donations

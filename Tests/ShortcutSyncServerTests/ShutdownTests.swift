@@ -51,7 +51,6 @@ import Glibc
     }
 
     @Test func sigtermWithAnOpenStreamAndAWaitingPullEndsWithinTenSecondsAndStopsItsPostgres() async throws {
-        // No worker: a pull waiting for a push stays waiting until the shutdown answers it.
         let serve = try ServeProcess(dataDirectory: Self.dataDirectory(), arguments: ["--no-worker"])
         defer { serve.forceStop() }
         try await Self.waitUntilReady(serve)
@@ -71,7 +70,8 @@ import Glibc
                 return "stream ended"
             }
             group.addTask {
-                let answer = try await Self.request(.GET, serve.baseURL + "/v1/sync/pull?waitFor=\(version)&timeout=30000", token: device)
+                // The next version: no push brings it, so the pull waits until the shutdown answers it.
+                let answer = try await Self.request(.GET, serve.baseURL + "/v1/sync/pull?waitFor=\(version + 1)&timeout=30000", token: device)
                 return "pull answered \(answer.status)"
             }
             #expect(try await recorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))
