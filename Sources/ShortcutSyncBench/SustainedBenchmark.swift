@@ -1,0 +1,307 @@
+import AsyncHTTPClient
+import Foundation
+import Histogram
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import ShortcutSyncStore
+
+/// `bench sustained`: DESIGN §8's sustained pushes from many accounts at once, in 10-event
+/// batches as live traffic interleaves them. It finds the rate the service sustains, then offers
+/// 80 % of it and measures, beside that load, how long one device's push takes to reach another
+/// device's pull, woken by its stream; at the end every device's view must show every event
+/// whose push was acknowledged.
+///
+/// Each load account has a pusher and a reader whose stream stays open, so that pokes flow as
+/// they do live; a few sample accounts, alike, take the latency samples alone. Pushes that fail
+/// (`429`, `503`, no answer) are counted and sent again unchanged, as a device's outbox does, so
+/// that a retry stores nothing twice and the views can be checked exactly.
+public struct SustainedBenchmark: Sendable {
+    /// How wide and how long the run is.
+    public struct Load: Sendable {
+        /// Accounts pushing at once, each with a pusher and a reader.
+        public var accounts: Int
+        /// Further accounts, a pusher and a reader each, that only take latency samples.
+        public var sampleAccounts: Int
+        /// How long each phase (the sustained run, the 80 % run) lasts.
+        public var duration: Duration
+
+        public init(accounts: Int = 1000, sampleAccounts: Int = 20, duration: Duration = .seconds(20)) {
+            self.accounts = accounts
+            self.sampleAccounts = sampleAccounts
+            self.duration = duration
+        }
+
+        /// A short run, to check that it works: 50 accounts, 5 sample accounts, 2 s per phase.
+        public static let smoke = Load(accounts: 50, sampleAccounts: 5, duration: .seconds(2))
+    }
+
+    /// The pushes of one phase.
+    public struct Pushes: Sendable, Hashable, Codable {
+        /// Events acknowledged (answered 200).
+        public var events: Int
+        /// Pushes acknowledged.
+        public var pushes: Int
+        /// From the first push to the last answer.
+        public var seconds: Double
+        public var eventsPerSecond: Double { seconds > 0 ? Double(events) / seconds : 0 }
+        public var pushesPerSecond: Double { seconds > 0 ? Double(pushes) / seconds : 0 }
+        public var pushP50Milliseconds: Double
+        public var pushP99Milliseconds: Double
+        /// Pushes not acknowledged (sent again unchanged), by status; "no answer" for none.
+        public var failures: [String: Int]
+        public var failedPushes: Int { failures.values.reduce(0, +) }
+    }
+
+    /// Push on one device → seen in another device's pull, woken by its stream.
+    public struct Latency: Sendable, Hashable, Codable {
+        public var samples: Int
+        public var p50Milliseconds: Double
+        public var p99Milliseconds: Double
+        public var maxMilliseconds: Double
+        /// Samples whose first pull after both the acknowledgement and the poke lacked the event.
+        public var missed: Int
+        /// Sample pushes not acknowledged at first (sent again; their samples count from the first try).
+        public var failedPushes: Int
+    }
+
+    /// Every load account's devices pull their whole view after the run.
+    public struct Views: Sendable, Hashable, Codable {
+        public var accounts: Int
+        public var views: Int
+        /// Accounts whose view (any device's) lacked an acknowledged event.
+        public var lacking: Int
+        /// Accounts whose view showed more donations than were pushed (a push stored twice).
+        public var surplus: Int
+    }
+
+    public struct Result: Sendable, Codable {
+        public var accounts: Int
+        public var sampleAccounts: Int
+        public var batch: Int
+        /// Closed loop: every load account's pusher pushes back to back.
+        public var sustained: Pushes
+        /// Open loop at 80 % of the sustained rate.
+        public var loaded: Pushes
+        /// The rate the 80 % run was asked to offer, events per second.
+        public var offeredEventsPerSecond: Double
+        public var latency: Latency
+        public var views: Views
+    }
+
+    /// Events per load push (DESIGN §8).
+    static let batch = 10
+    /// Distinct identifiers per load account (`load-0`…), far below `Limits.maxShortcutsPerAccount`.
+    static let loadIdentifiers = 100
+    /// Distinct identifiers per sample account (`sample-0`…), reused cyclically in long runs.
+    static let sampleIdentifiers = 5000
+    /// The share of the sustained rate that the latency is measured at.
+    static let loadShare = 0.8
+    /// The latency target (DESIGN §8).
+    static let targetMilliseconds = 100.0
+
+    let service: URL
+    let adminToken: String
+    let load: Load
+    let logger: Logger
+    var report: @Sendable (String) -> Void = { _ in }
+
+    init(service: URL, adminToken: String, load: Load, logger: Logger) {
+        self.service = service
+        self.adminToken = adminToken
+        self.load = load
+        self.logger = logger
+    }
+
+    // MARK: HTTP
+
+    /// A push's answer: its status (nil when none came) and the account's version after it.
+    struct PushAnswer: Sendable {
+        var status: UInt?
+        var version: Int64?
+        var accepted: Bool { status == 200 }
+        var failure: String { status.map(String.init) ?? "no answer" }
+    }
+
+    /// Sends one push. An error status or a lost answer is returned, not thrown: under load they
+    /// are figures to report. A `4xx` other than `429` is the bench's or the service's defect and is thrown.
+    func push(_ body: String, token: String, http: HTTPClient) async throws -> PushAnswer {
+        var request = HTTPClientRequest(url: service.absoluteString + "/v1/sync/push")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+        let response: HTTPClientResponse
+        let answer: ByteBuffer
+        do {
+            response = try await http.execute(request, timeout: .seconds(30))
+            answer = try await response.body.collect(upTo: 1 << 20)
+        } catch {
+            if Task.isCancelled { throw error }
+            return PushAnswer(status: nil, version: nil)
+        }
+        let status = response.status.code
+        if (400..<500).contains(status) && status != 429 {
+            throw BenchError("a push answered \(status): \(String(buffer: answer))")
+        }
+        guard status == 200 else { return PushAnswer(status: status, version: nil) }
+        let json = try? JSONSerialization.jsonObject(with: Data(buffer: answer)) as? [String: Any]
+        guard let version = json?["version"] as? Int else {
+            throw BenchError("a push answered 200 without a version: \(String(buffer: answer))")
+        }
+        return PushAnswer(status: status, version: Int64(version))
+    }
+
+    /// Pulls from `cursor` (nil: the whole view), page after page while the answer says `more`,
+    /// as a device does; returns each upserted shortcut's `donationCount` by identifier (later
+    /// pages win) and the last page's cursor.
+    func pull(_ token: String, cursor: String?, http: HTTPClient) async throws -> (donations: [String: Int], cursor: String?) {
+        var cursor = cursor
+        var donations: [String: Int] = [:]
+        while true {
+            var url = service.absoluteString + "/v1/sync/pull"
+            if let cursor { url += "?cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor) }
+            var request = HTTPClientRequest(url: url)
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            let response = try await http.execute(request, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 16 << 20)
+            guard response.status.code == 200,
+                  let json = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
+                throw BenchError("a pull answered \(response.status.code): \(String(buffer: body).prefix(300))")
+            }
+            let upserted = (json["shortcuts"] as? [String: Any])?["upserted"] as? [[String: Any]] ?? []
+            for shortcut in upserted {
+                guard let identifier = shortcut["identifier"] as? String else { continue }
+                donations[identifier] = shortcut["donationCount"] as? Int ?? 0
+            }
+            cursor = json["cursor"] as? String
+            guard json["more"] as? Bool == true else { return (donations, cursor) }
+        }
+    }
+
+    /// Holds a device's stream open until cancelled; with `board`, tells it of every
+    /// `event: changed` and its version (the load readers' streams are only drained).
+    func listen(_ token: String, index: Int, board: StreamBoard, recordVersions: Bool, http: HTTPClient) async throws {
+        var request = HTTPClientRequest(url: service.absoluteString + "/v1/sync/stream")
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        let response = try await http.execute(request, timeout: .hours(2))
+        guard response.status.code == 200 else { throw BenchError("a stream answered \(response.status.code)") }
+        await board.opened()
+        var unread = ""
+        for try await chunk in response.body {
+            guard recordVersions else { continue }
+            unread += String(buffer: chunk)
+            while let end = unread.range(of: "\n\n") {
+                let message = unread[..<end.lowerBound]
+                if let version = Self.changedVersion(in: message) { await board.changed(index, version: version) }
+                unread = String(unread[end.upperBound...])
+            }
+        }
+    }
+
+    /// The version of an SSE message `event: changed` / `data: {"version": N}`; nil for others.
+    static func changedVersion(in message: Substring) -> Int64? {
+        guard message.contains("event: changed") else { return nil }
+        for line in message.split(separator: "\n") where line.hasPrefix("data:") {
+            return Int64(String(line.drop { !$0.isNumber }.prefix { $0.isNumber }))
+        }
+        return nil
+    }
+}
+
+/// The streams of a run: how many opened, and the latest version each sample reader was told
+/// of, for the samples waiting on it. Waits end by a poke, or fail when `expireOverdue` (run by
+/// the bench's ticker task) finds them past their deadline, or when the board closes.
+actor StreamBoard {
+    private struct Waiter {
+        var version: Int64
+        var deadline: ContinuousClock.Instant
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private var openCount = 0
+    private var versions: [Int: Int64] = [:]
+    private var waiters: [Int: Waiter] = [:]
+    private var closed = false
+
+    func opened() { openCount += 1 }
+
+    func changed(_ index: Int, version: Int64) {
+        versions[index] = max(versions[index] ?? 0, version)
+        if let waiter = waiters[index], version >= waiter.version {
+            waiters[index] = nil
+            waiter.continuation.resume()
+        }
+    }
+
+    func waitForOpen(_ count: Int, timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while openCount < count {
+            guard ContinuousClock.now < deadline else { throw BenchError("only \(openCount) of \(count) streams opened within \(timeout)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Returns once stream `index` has announced `version` or a later one.
+    func waitForVersion(_ index: Int, atLeast version: Int64, timeout: Duration) async throws {
+        if (versions[index] ?? 0) >= version { return }
+        if closed || Task.isCancelled { throw CancellationError() }
+        try await withCheckedThrowingContinuation { continuation in
+            waiters[index] = Waiter(version: version, deadline: .now + timeout, continuation: continuation)
+        }
+    }
+
+    /// Fails the waits past their deadlines.
+    func expireOverdue() {
+        let now = ContinuousClock.now
+        for (index, waiter) in waiters where waiter.deadline <= now {
+            waiters[index] = nil
+            waiter.continuation.resume(throwing: BenchError(
+                "a sample reader's stream did not announce version \(waiter.version) in time (it last announced \(versions[index] ?? 0))"))
+        }
+    }
+
+    /// Fails every wait, now and later: the run is over or cancelled.
+    func close() {
+        closed = true
+        for waiter in waiters.values { waiter.continuation.resume(throwing: CancellationError()) }
+        waiters = [:]
+    }
+}
+
+extension SustainedBenchmark.Result {
+    /// One line per figure of DESIGN §8's sustained target.
+    public var table: String {
+        func count(_ value: Double) -> String { Int(value.rounded()).formatted(.number.grouping(.automatic)) }
+        func milliseconds(_ pushes: SustainedBenchmark.Pushes) -> String {
+            String(format: "push p50 %.1f ms, p99 %.1f ms", pushes.pushP50Milliseconds, pushes.pushP99Milliseconds)
+        }
+        func failed(_ pushes: SustainedBenchmark.Pushes) -> String {
+            guard pushes.failedPushes > 0 else { return "0 failed" }
+            let statuses = pushes.failures.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
+            return "**\(pushes.failedPushes) failed** (\(statuses))"
+        }
+        func verdict(_ met: Bool) -> String { met ? "met" : "**not met**" }
+        let share = Int(SustainedBenchmark.loadShare * 100)
+        let offeredShare = offeredEventsPerSecond > 0 ? loaded.eventsPerSecond / offeredEventsPerSecond : 0
+        let latencyMet = latency.p99Milliseconds <= SustainedBenchmark.targetMilliseconds
+        var lines = ["| DESIGN §8, sustained pushes | ours | target | |",
+                     "| --- | --- | --- | --- |"]
+        lines.append("| sustained rate: \(count(Double(accounts))) accounts pushing \(batch)-event batches back to back | "
+            + "**\(count(sustained.eventsPerSecond)) events/s** (\(count(sustained.pushesPerSecond)) pushes/s), "
+            + "\(milliseconds(sustained)), \(failed(sustained)) | report it | |")
+        lines.append("| \(share) % of it, each account on its own schedule | offered \(count(loaded.eventsPerSecond)) events/s "
+            + String(format: "(%.0f %% of the %@ asked)", offeredShare * 100, count(offeredEventsPerSecond))
+            + ", \(milliseconds(loaded)), \(failed(loaded)) | — | |")
+        lines.append("| push → another device's pull, woken by its stream, at \(share) % | "
+            + String(format: "p50 %.1f ms, p99 %.1f ms, max %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds, latency.maxMilliseconds)
+            + " (\(latency.samples) samples of \(sampleAccounts) accounts" + (latency.failedPushes > 0 ? ", \(latency.failedPushes) pushes retried" : "")
+            + ") | p99 ≤ \(Int(SustainedBenchmark.targetMilliseconds)) ms | \(verdict(latencyMet)) |")
+        lines.append("| every acknowledged event in every device's next pull | \(count(Double(views.accounts))) accounts' "
+            + "\(count(Double(views.views))) views pulled from scratch: \(views.lacking) lacking, \(views.surplus) with extra donations; "
+            + "\(latency.missed) of \(latency.samples) samples' first pull missed the event | 0, 0, 0 | "
+            + "\(verdict(views.lacking == 0 && views.surplus == 0 && latency.missed == 0)) |")
+        return lines.joined(separator: "\n")
+    }
+}
