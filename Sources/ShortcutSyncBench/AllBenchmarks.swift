@@ -8,11 +8,14 @@ public enum AllBenchmarks {
         /// Each shape of DESIGN §8 at 1M events, then at 100k (for memory growth).
         public var rebuild: [RebuildBenchmark.Result]
         public var push: PushBenchmark.Results
+        public var sustained: SustainedBenchmark.Result
 
-        public init(machine: BenchMachine, rebuild: [RebuildBenchmark.Result], push: PushBenchmark.Results) {
+        public init(machine: BenchMachine, rebuild: [RebuildBenchmark.Result], push: PushBenchmark.Results,
+                    sustained: SustainedBenchmark.Result) {
             self.machine = machine
             self.rebuild = rebuild
             self.push = push
+            self.sustained = sustained
         }
     }
 
@@ -66,6 +69,6 @@ extension AllBenchmarks.Results {
                 + String(format: "%.0f MB (%.0f MiB)", Double(bytes) / 1_000_000, Double(bytes) / 1_048_576)
                 + " | — | — | ≤ 150 MB | \(verdict(bytes <= 150_000_000)) |")
         }
-        return lines.joined(separator: "\n")
+        return lines.joined(separator: "\n") + "\n\n" + sustained.table
     }
 }

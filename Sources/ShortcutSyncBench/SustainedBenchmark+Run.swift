@@ -100,12 +100,12 @@ extension SustainedBenchmark {
                 + String(format: "push p50 %.1f ms, p99 %.1f ms, ", sustained.pushP50Milliseconds, sustained.pushP99Milliseconds)
                 + "\(sustained.failedPushes) failed")
 
-            let offered = sustained.eventsPerSecond * Self.loadShare
+            let offered = sustained.eventsPerSecond * load.share
             let sampling = samplers
             async let latency = sampleLatency(sampling, http: http, board: board)
             let loaded = try await pushOnSchedule(&accounts, eventsPerSecond: offered, http: http)
             let measured = try await latency
-            report("\(Int(Self.loadShare * 100)) %: offered \(Int(loaded.eventsPerSecond)) of \(Int(offered)) events/s, "
+            report("\(Int((load.share * 100).rounded())) %: offered \(Int(loaded.eventsPerSecond)) of \(Int(offered)) events/s, "
                 + String(format: "push p99 %.1f ms; push → pull p50 %.1f ms, p99 %.1f ms, max %.1f ms, ",
                          loaded.pushP99Milliseconds, measured.p50Milliseconds, measured.p99Milliseconds, measured.maxMilliseconds)
                 + "\(measured.samples) samples, \(measured.missed) missed")
@@ -113,7 +113,7 @@ extension SustainedBenchmark {
             let views = try await checkViews(accounts, http: http)
             report("views: \(views.accounts) accounts, \(views.views) views pulled from scratch, \(views.lacking) lacking, \(views.surplus) with extra donations")
             let result = Result(accounts: load.accounts, sampleAccounts: load.sampleAccounts, batch: Self.batch, sustained: sustained,
-                                loaded: loaded, offeredEventsPerSecond: offered, latency: measured, views: views)
+                                loaded: loaded, offeredEventsPerSecond: offered, share: load.share, latency: measured, views: views)
             if views.lacking > 0 || views.surplus > 0 {
                 report("\n" + result.table)
                 throw BenchError("\(views.lacking) of \(views.accounts) accounts' views lacked an acknowledged event and "
@@ -198,16 +198,23 @@ extension SustainedBenchmark {
                       pushP99Milliseconds: Double(total.histogram.valueAtPercentile(99)) / 1000, failures: total.failures)
     }
 
-    /// Beside phase 2, each sample account in turn, back to back: its pusher pushes one
-    /// donation, its reader waits for its stream to announce the push's version, then pulls
-    /// until it sees the donation. A sample is push start → seen.
+    /// Beside phase 2, each sample account about twice a second (from a random start, so that
+    /// they do not go together): its pusher pushes one donation, its reader waits for its stream
+    /// to announce the push's version, then pulls until it sees the donation. A sample is push
+    /// start → seen. Paced, not back to back: samplers that loop as fast as they can are a
+    /// closed loop of their own, which fills whatever the offered load leaves of the machine,
+    /// and the latency then measures a saturated service whatever share is offered.
     private func sampleLatency(_ samplers: [SampleAccount], http: HTTPClient, board: StreamBoard) async throws -> Latency {
         let deadline = ContinuousClock.now + load.duration
         let outcomes = try await withThrowingTaskGroup(of: (Histogram<UInt64>, Int, Int).self) { group in
             for sampler in samplers {
                 group.addTask {
                     var sampler = sampler, histogram = PushTally.newHistogram(), missed = 0, failed = 0
-                    while ContinuousClock.now < deadline {
+                    var next = ContinuousClock.now + .milliseconds(Int.random(in: 0..<Self.sampleIntervalMilliseconds))
+                    while true {
+                        try await Task.sleep(until: next)
+                        guard ContinuousClock.now < deadline else { break }
+                        next = next + .milliseconds(Self.sampleIntervalMilliseconds)
                         let sample = try await takeSample(&sampler, http: http, board: board)
                         histogram.record(UInt64(sample.elapsed.inSeconds * 1_000_000))
                         if sample.missed { missed += 1 }

@@ -8,9 +8,9 @@ import ServiceLifecycle
 import ShortcutSyncServer
 import ShortcutSyncStore
 
-/// `shortcut-sync serve`: the HTTP API, and the sync worker in the same process.
+/// `shortcut-sync serve`: the HTTP API, and the maintenance tasks in the same process.
 struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Serve the HTTP API and run the sync worker.")
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Serve the HTTP API and run the maintenance tasks.")
 
     @Option(help: "Address to listen on.")
     var host: String = "127.0.0.1"
@@ -21,13 +21,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The admin token that may create accounts (better given in env SHORTCUT_SYNC_ADMIN_TOKEN: any user can list a process's arguments). In embedded mode without one, serve makes one, keeps it in <data-dir>/admin-token (owner-only) and prints that file's path.")
     var adminToken: String?
 
-    @Flag(help: "Do not run the sync worker in this process (run `shortcut-sync worker` elsewhere).")
+    @Flag(help: "Do not run the maintenance tasks in this process (run `shortcut-sync worker` elsewhere).")
     var noWorker = false
+
+    @Option(help: "Maintenance tasks in this process: they fold accounts behind their version (after an import, or a push whose fold failed); any number of processes may run them.")
+    var workerTasks = 1
 
     @Option(help: "/readyz reports degraded while more events than this wait to be folded.")
     var degradedLag: Int64 = 10_000
 
     @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        if !(1...256).contains(workerTasks) { throw ValidationError("--worker-tasks must be 1 to 256") }
+    }
 
     func run() async throws {
         let logger = database.logger
@@ -54,9 +61,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("an admin token is required with an external database: give --admin-token or SHORTCUT_SYNC_ADMIN_TOKEN")
         }
 
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port, database: location.url, adminToken: token, runsWorker: !noWorker,
             degradedLag: degradedLag)
+        configuration.workerTasks = workerTasks
         let app = try await buildApplication(configuration, logger: logger)
         if let embedded = location.embedded {
             let banner = """

@@ -8,11 +8,11 @@ import ShortcutSyncStore
 struct AllBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "all",
-        abstract: "Every target of DESIGN §8: the worker's figures, then the push figures; one table.",
+        abstract: "Every target of DESIGN §8: the rebuild figures, the push figures, then the sustained ones; one table.",
         discussion: """
-            The worker part fills and folds 1,000 accounts × 1,000 events and 10 accounts × 100,000, \
+            The rebuild part (`bench rebuild`) fills and folds 1,000 accounts × 1,000 events and 10 accounts × 100,000, \
             and the same shapes at 100,000 events for the memory growth from 100k to 1M events. \
-            The push part is `bench push`. A full run takes about 5 minutes on 2 cores.
+            Then `bench push` and `bench sustained` with their defaults. A full run takes about 15 minutes on 2 cores.
             """)
 
     @OptionGroup var load: PushLoadOptions
@@ -36,7 +36,9 @@ struct AllBenchCommand: AsyncParsableCommand {
             let push = try await PushBenchmark.run(server: location.url, scenarios: PushBenchmark.Scenario.all, load: load.resolved(smoke: smoke),
                                                    workerProcess: false, logger: logger, report: { print($0) },
                                                    interruptible: cancellingOnSignal)
-            return AllBenchmarks.Results(machine: machine, rebuild: rebuild, push: push)
+            let sustained = try await SustainedBenchmark.run(server: location.url, load: smoke ? .smoke : SustainedBenchmark.Load(),
+                                                             logger: logger, report: { print($0) }, interruptible: cancellingOnSignal)
+            return AllBenchmarks.Results(machine: machine, rebuild: rebuild, push: push, sustained: sustained)
         }
         try BenchOutput.print(results.table, results, json: json)
     }

@@ -28,6 +28,9 @@ struct SustainedBenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds each phase (the sustained run, the 80 % run) lasts.")
     var seconds: Int = 20
 
+    @Option(help: "The share of the sustained rate the second phase offers (DESIGN §8's target is at 0.8; lower shares show how latency grows with load).")
+    var share: Double = 0.8
+
     @Flag(help: "A short run (50 accounts, 5 sample accounts, 2 s per phase), to check that it works.")
     var smoke = false
 
@@ -37,6 +40,7 @@ struct SustainedBenchCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
+        if !(0.05...1).contains(share) { throw ValidationError("--share must be 0.05 to 1") }
         if accounts < 1 || sampleAccounts < 1 || seconds < 1 {
             throw ValidationError("--accounts, --sample-accounts and --seconds must be 1 or more")
         }
@@ -45,7 +49,7 @@ struct SustainedBenchCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = database.logger(defaultLevel: .error)
         let load = smoke ? SustainedBenchmark.Load.smoke
-            : SustainedBenchmark.Load(accounts: accounts, sampleAccounts: sampleAccounts, duration: .seconds(seconds))
+            : SustainedBenchmark.Load(accounts: accounts, sampleAccounts: sampleAccounts, duration: .seconds(seconds), share: share)
         let results = try await database.withDatabase(logger: logger) { location in
             try await SustainedBenchmark.run(server: location.url, load: load, logger: logger, report: { print($0) },
                                              interruptible: cancellingOnSignal)
