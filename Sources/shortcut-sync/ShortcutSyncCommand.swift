@@ -13,20 +13,34 @@ struct ShortcutSyncCommand: AsyncParsableCommand {
         ]
     )
 
-    /// As ArgumentParser's, but a usage error exits with status 2 (DESIGN §7), not 64.
+    /// As ArgumentParser's, but a usage error exits with status 2 (DESIGN §7), not 64, and a
+    /// command's failure is one line that says what to do (`CommandFailure`).
     static func main() async {
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot()
-            if var command = command as? any AsyncParsableCommand {
-                try await command.run()
+            command = try parseAsRoot()
+        } catch {
+            exitForUsage(error)
+        }
+        do {
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
             } else {
                 try command.run()
             }
+        } catch let error as ExitCode {
+            exit(withError: error)
+        } catch let error as CleanExit {
+            exit(withError: error)
         } catch {
-            let code = exitCode(for: error)
-            guard code == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            Foundation.exit(2)
+            if exitCode(for: error) == .validationFailure { exitForUsage(error) }
+            Foundation.exit(CommandFailure.report(error).rawValue)
         }
+    }
+
+    private static func exitForUsage(_ error: any Error) -> Never {
+        guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+        FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+        Foundation.exit(2)
     }
 }

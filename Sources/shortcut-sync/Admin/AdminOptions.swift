@@ -51,7 +51,7 @@ struct AdminOptions: ParsableArguments {
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "3D000" {
                 // The server answers; its database does not exist yet, and is created next.
             } catch {
-                throw Unreachable(detail: "cannot reach PostgreSQL at \(parsed.host):\(parsed.port): \(Self.oneLine(error))")
+                throw Unreachable(detail: "cannot reach PostgreSQL at \(parsed.host):\(parsed.port) (\(CommandFailure.reason(error)))")
             }
         }
         do {
@@ -68,9 +68,9 @@ struct AdminOptions: ParsableArguments {
     static func exit(for error: any Error) -> ExitCode {
         let (message, code): (String, Int32) = switch error {
         case let error as Unreachable:
-            ("\(error.detail)\nStart the database, or point --database-url (or DATABASE_URL) at one that runs.", 3)
+            ("\(error.detail): \(CommandFailure.startTheDatabase)", 3)
         case let error where DatabaseAvailability.isUnavailable(error):
-            ("the database stopped answering: \(oneLine(error))\nCheck that PostgreSQL runs, then try again.", 3)
+            ("the database stopped answering (\(CommandFailure.reason(error))): check that PostgreSQL runs, then try again", 3)
         case let error as AdminUsageError:
             (error.description, 2)
         case let error as DatabaseURL.ParseError:

@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import PostgresNIO
+import ShortcutSyncStore
+
+/// A command's failure as an operator reads it (DESIGN §7): one line on standard error that says
+/// what went wrong and what to do, with no library's internal description in it, and the exit
+/// status (3: the database cannot be reached; 1: anything else). The whole error, without bound
+/// values (`LoggedError`), is printed after it only with `--log-level debug` or `trace`.
+enum CommandFailure {
+    /// What to do when PostgreSQL cannot be reached.
+    static let startTheDatabase = "start the database, or point --database-url (or DATABASE_URL) at one that runs"
+
+    /// Prints `error`'s line (and its detail when asked) and returns the exit status.
+    static func report(_ error: any Error, arguments: [String] = CommandLine.arguments) -> ExitCode {
+        let (line, status) = describe(error)
+        var text = "error: \(line)\n"
+        if wantsDetail(arguments) { text += "detail: \(LoggedError(error))\n" }
+        FileHandle.standardError.write(Data(text.utf8))
+        return ExitCode(status)
+    }
+
+    static func describe(_ error: any Error) -> (line: String, status: Int32) {
+        if DatabaseAvailability.isUnavailable(error) {
+            return ("cannot reach PostgreSQL (\(reason(error))): \(startTheDatabase)", 3)
+        }
+        if let psql = error as? PSQLError, let message = psql.serverInfo?[.message], let state = psql.serverInfo?[.sqlState] {
+            // Authentication and a missing database are the server's answers at connect time.
+            if state == "28P01" || state == "28000" || state == "3D000" {
+                return ("PostgreSQL refused the connection (\(message)): check --database-url (or DATABASE_URL)", 3)
+            }
+            return ("PostgreSQL answered: \(firstLine(message))", 1)
+        }
+        return (firstLine(String(describing: error)), 1)
+    }
+
+    /// Why a connection could not be made or was lost, in a few words (the operating system's
+    /// reason where it gave one), never a library's type names.
+    static func reason(_ error: any Error) -> String {
+        if let psql = error as? PSQLError, let message = psql.serverInfo?[.message] { return firstLine(message) }
+        let text = String(reflecting: error)
+        let known = [("Connection refused", "connection refused"), ("timed out", "timed out"), ("Timeout", "timed out"),
+                     ("No route to host", "no route to host"), ("Network is unreachable", "network unreachable"),
+                     ("Name or service not known", "host not found"), ("nodename nor servname", "host not found"),
+                     ("Connection reset", "connection reset"), ("serverClosedConnection", "the server closed the connection"),
+                     ("poolClosed", "shutting down")]
+        return known.first { text.contains($0.0) }?.1 ?? "no connection"
+    }
+
+    static func firstLine(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? text
+    }
+
+    private static func wantsDetail(_ arguments: [String]) -> Bool {
+        for (index, argument) in arguments.enumerated() {
+            if argument == "--log-level", index + 1 < arguments.count, ["debug", "trace"].contains(arguments[index + 1]) { return true }
+            if argument == "--log-level=debug" || argument == "--log-level=trace" { return true }
+        }
+        return false
+    }
+}
