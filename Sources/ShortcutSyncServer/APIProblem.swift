@@ -14,7 +14,7 @@ public struct APIProblem: HTTPResponseError, Sendable, Hashable, CustomStringCon
     public var errors: [FieldError] = []
     public var expectedSeq: Int64?
     public var lastAcceptedSeq: Int64?
-    /// Seconds after which the request may be tried again (`Retry-After`), with 503.
+    /// Seconds after which the request may be tried again (`Retry-After`), with 503 and 429.
     public var retryAfter: Int?
     /// The methods the path answers (`Allow`), with 405.
     public var allowedMethods: [String] = []
@@ -60,6 +60,16 @@ public struct APIProblem: HTTPResponseError, Sendable, Hashable, CustomStringCon
     static func unavailable(_ detail: String = "the database is unavailable; try again shortly") -> APIProblem {
         var problem = APIProblem(status: 503, title: "Service Unavailable", detail: detail)
         problem.retryAfter = 1
+        return problem
+    }
+
+    /// The account pushed more than its budget allows (`PushBudget`): nothing of this push was
+    /// stored; the device should send it again after `Retry-After` seconds.
+    static func overBudget(retryAfter: Int, _ budget: PushBudgetConfiguration) -> APIProblem {
+        var problem = APIProblem(status: 429, title: "Too Many Requests",
+                                 detail: "this account pushes more than \(Int(budget.eventsPerSecond)) events a second "
+                                     + "(\(budget.burst) at once); nothing of this push was stored: send it again in \(retryAfter) s")
+        problem.retryAfter = retryAfter
         return problem
     }
 

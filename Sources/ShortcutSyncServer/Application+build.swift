@@ -61,7 +61,8 @@ public func buildApplication(
     // The token before the body: a caller without one never gets a byte of its upload read.
     router.middlewares.add(AuthenticationMiddleware(accounts: accounts, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
     router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
-    try api.registerHandlers(on: router, middlewares: [problems, PushMiddleware(api: api)])
+    let budget = PushBudget(configuration.pushBudget)
+    try api.registerHandlers(on: router, middlewares: [problems, PushMiddleware(api: api, budget: budget)])
     try addOpenAPIDocumentRoute(to: router)
     // Added last, it wraps no route: only the requests none of them takes.
     router.middlewares.add(UnmatchedRouteMiddleware(routes: router.routes.map { ($0.path.description, $0.method.rawValue) }))

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import CoreMetrics
 import OpenAPIRuntime
 import ShortcutSyncDomain
 import ShortcutSyncStore
@@ -15,6 +16,9 @@ import ShortcutSyncStore
 /// the content type is checked as the generated server checks it.
 struct PushMiddleware: ServerMiddleware {
     let api: SyncAPI
+    /// Each account's push budget: an account over it gets `429` before its body is read, or
+    /// (a push bigger than what is left) before anything of it is stored.
+    let budget: PushBudget
 
     func intercept(
         _ request: HTTPRequest,
@@ -26,13 +30,20 @@ struct PushMiddleware: ServerMiddleware {
         guard operationID == "push" else { return try await next(request, body, metadata) }
         let (device, account) = try api.requireDevice()
         try Self.requireJSON(request.headerFields[.contentType])
+        if let wait = budget.exhausted(account: account) { throw overBudget(wait) }
         // BodyLimitMiddleware has already refused bodies over the limit.
         let bytes = if let body { try await [UInt8](collecting: body, upTo: Limits.maxPushBytes + 1) } else { [UInt8]() }
         let events = try PushJSON.events(in: bytes)
+        if let wait = budget.charge(account: account, events: events.count) { throw overBudget(wait) }
         let accepted = try await api.push(events, account: account, device: device)
         var response = HTTPResponse(status: .ok)
         response.headerFields[.contentType] = "application/json; charset=utf-8"
         return (response, HTTPBody(#"{"lastAcceptedSeq":\#(accepted.lastAcceptedSeq),"version":\#(accepted.version)}"#))
+    }
+
+    private func overBudget(_ wait: Int) -> APIProblem {
+        ServerMetrics.pushesOverBudget.increment()
+        return APIProblem.overBudget(retryAfter: wait, budget.configuration)
     }
 
     /// As the generated server decides: no content type, a wildcard, or `application/json` with

@@ -27,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     /// Per person (DESIGN §5): the most shortcuts an account may hold, and signed-in devices.
     public var maximumShortcutsPerAccount = Limits.maxShortcutsPerAccount
     public var maximumDevicesPerAccount = Limits.maxDevicesPerAccount
+    /// How many events each account may push, per second and at once (`429` beyond).
+    public var pushBudget = PushBudgetConfiguration()
     /// The most items one pull answers (DESIGN §5: 1,000); more follow with `more: true`. Tests
     /// make it small to page through a few items.
     public var pullPageSize: Int

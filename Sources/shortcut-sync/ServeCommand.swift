@@ -30,10 +30,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "/readyz reports degraded while more events than this wait to be folded.")
     var degradedLag: Int64 = 10_000
 
+    @Option(help: "Events each account may push per second, over time (beyond: 429 with Retry-After).")
+    var pushEventsPerSecond: Double = PushBudgetConfiguration().eventsPerSecond
+
+    @Option(help: "Events each account may push at once before --push-events-per-second applies.")
+    var pushBurst: Int = PushBudgetConfiguration().burst
+
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
         if !(1...256).contains(workerTasks) { throw ValidationError("--worker-tasks must be 1 to 256") }
+        if let problem = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst).problem {
+            throw ValidationError(problem)
+        }
     }
 
     func run() async throws {
@@ -65,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, database: location.url, adminToken: token, runsWorker: !noWorker,
             degradedLag: degradedLag)
         configuration.workerTasks = workerTasks
+        configuration.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
         let app = try await buildApplication(configuration, logger: logger)
         if let embedded = location.embedded {
             let banner = """

@@ -1,0 +1,87 @@
+import Foundation
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import Synchronization
+
+/// How many events an account may push (issue 19: a runaway device cannot starve the others):
+/// a token bucket per account that holds at most `burst` events and fills at `eventsPerSecond`.
+/// The defaults are far above what a person's devices push (an outbox flushed after weeks
+/// offline is a few thousand events) and far below what one process can take.
+public struct PushBudgetConfiguration: Sendable, Hashable {
+    public var eventsPerSecond: Double
+    public var burst: Int
+
+    public init(eventsPerSecond: Double = 200, burst: Int = 20_000) {
+        self.eventsPerSecond = eventsPerSecond
+        self.burst = burst
+    }
+
+    /// Why the configuration cannot work, or nil: a bucket must hold the largest push, and fill.
+    public var problem: String? {
+        guard eventsPerSecond.isFinite, eventsPerSecond > 0 else { return "the push budget's rate must be above 0 events a second" }
+        guard burst >= Limits.maxEventsPerPush else {
+            return "the push budget's burst must hold the largest push (\(Limits.maxEventsPerPush) events), not \(burst)"
+        }
+        return nil
+    }
+}
+
+/// The push budgets of every account this process has seen push lately. Each process keeps its
+/// own (with several servers behind a balancer an account's budget is per server). Memory is
+/// bounded: a bucket that has filled up again is the same as none, and is dropped when the
+/// table grows past `sweepAbove`.
+final class PushBudget: Sendable {
+    let configuration: PushBudgetConfiguration
+    private let sweepAbove: Int
+    private let buckets = Mutex<[UUID: Bucket]>([:])
+
+    private struct Bucket {
+        var tokens: Double
+        var updated: ContinuousClock.Instant
+    }
+
+    init(_ configuration: PushBudgetConfiguration, sweepAbove: Int = 10_000) {
+        self.configuration = configuration
+        self.sweepAbove = sweepAbove
+    }
+
+    /// Takes `events` from the account's budget, or, when it does not hold them, takes nothing and
+    /// returns how many whole seconds until it will (for `Retry-After`).
+    func charge(account: UUID, events: Int, now: ContinuousClock.Instant = .now) -> Int? {
+        buckets.withLock { buckets in
+            var bucket = refilled(buckets[account], now: now)
+            let wanted = Double(events)
+            guard bucket.tokens >= wanted else {
+                return max(1, Int(((wanted - bucket.tokens) / configuration.eventsPerSecond).rounded(.up)))
+            }
+            bucket.tokens -= wanted
+            buckets[account] = bucket
+            if buckets.count > sweepAbove { sweep(&buckets, now: now) }
+            return nil
+        }
+    }
+
+    /// Whether the account's budget is empty now (checked before a push's body is read): the
+    /// seconds until it holds an event again, or nil.
+    func exhausted(account: UUID, now: ContinuousClock.Instant = .now) -> Int? {
+        buckets.withLock { buckets in
+            let bucket = refilled(buckets[account], now: now)
+            return bucket.tokens >= 1 ? nil : max(1, Int(((1 - bucket.tokens) / configuration.eventsPerSecond).rounded(.up)))
+        }
+    }
+
+    /// Accounts whose budget is not full (for tests and the table's bound).
+    var trackedAccounts: Int { buckets.withLock { $0.count } }
+
+    private func refilled(_ bucket: Bucket?, now: ContinuousClock.Instant) -> Bucket {
+        let burst = Double(configuration.burst)
+        guard let bucket else { return Bucket(tokens: burst, updated: now) }
+        let elapsed = max(0, (now - bucket.updated).inSeconds)
+        return Bucket(tokens: min(burst, bucket.tokens + elapsed * configuration.eventsPerSecond), updated: now)
+    }
+
+    private func sweep(_ buckets: inout [UUID: Bucket], now: ContinuousClock.Instant) {
+        let burst = Double(configuration.burst)
+        buckets = buckets.filter { refilled($0.value, now: now).tokens < burst }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import NIOHTTP1
+import ShortcutSyncDomain
+@testable import ShortcutSyncServer
+import Testing
+
+/// A runaway device cannot starve the others (issue 19): each account has a push budget, and a
+/// push beyond it gets `429` with `Retry-After` and stores nothing.
+@Suite struct PushBudgetTests {
+    @Test func theBucketHoldsItsBurstAndFillsAtItsRate() {
+        let budget = PushBudget(PushBudgetConfiguration(eventsPerSecond: 10, burst: 500))
+        let account = UUID(), other = UUID()
+        let start = ContinuousClock.now
+        #expect(budget.charge(account: account, events: 500, now: start) == nil, "the whole burst at once")
+        #expect(budget.charge(account: account, events: 1, now: start) == 1, "then nothing, for a second")
+        #expect(budget.exhausted(account: account, now: start) == 1)
+        #expect(budget.charge(account: account, events: 35, now: start + .seconds(1)) == 3, "10 refilled: 25 more take 3 s")
+        #expect(budget.charge(account: account, events: 20, now: start + .seconds(2)) == nil, "20 refilled")
+        #expect(budget.charge(account: other, events: 500, now: start) == nil, "another account has its own")
+        #expect(budget.exhausted(account: account, now: start + .seconds(1000)) == nil)
+    }
+
+    @Test func bucketsThatFilledUpAgainAreForgotten() {
+        let budget = PushBudget(PushBudgetConfiguration(eventsPerSecond: 1000, burst: 500), sweepAbove: 100)
+        let start = ContinuousClock.now
+        for index in 0..<1_000 {
+            // Each account pushes once; a second later its bucket is full again, and the same as none.
+            #expect(budget.charge(account: UUID(), events: 10, now: start + .milliseconds(index * 10)) == nil)
+        }
+        #expect(budget.trackedAccounts <= 101, "a bounded table: \(budget.trackedAccounts) accounts kept")
+    }
+
+    @Test func aConfigurationThatCannotWorkIsRefused() {
+        #expect(PushBudgetConfiguration(eventsPerSecond: 0, burst: 20_000).problem != nil)
+        #expect(PushBudgetConfiguration(eventsPerSecond: .nan, burst: 20_000).problem != nil)
+        #expect(PushBudgetConfiguration(eventsPerSecond: 10, burst: Limits.maxEventsPerPush - 1).problem != nil)
+        #expect(PushBudgetConfiguration().problem == nil)
+    }
+
+    @Test func aPushOverItsAccountsBudgetIs429AndStoresNothingWhileOthersPush() async throws {
+        try await TestServer.with(configure: { $0.pushBudget = PushBudgetConfiguration(eventsPerSecond: 1, burst: Limits.maxEventsPerPush) }) { server in
+            let runaway = try await server.createAccount(), calm = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: runaway.token)
+            let tablet = try await server.createDevice(accountToken: calm.token)
+
+            let full = (1...Limits.maxEventsPerPush).map { InputLimitTests.event(seq: $0) }
+            #expect(try await server.raw(.POST, "/v1/sync/push", token: phone.token, body: InputLimitTests.push(full)).status == 200)
+
+            let over = try await server.request(.POST, "/v1/sync/push", token: phone.token,
+                                                body: InputLimitTests.push([InputLimitTests.event(seq: Limits.maxEventsPerPush + 1)]))
+            #expect(over.status == 429)
+            #expect(over.headers.first(name: "Retry-After") == "1")
+            #expect(over.headers.first(name: "Content-Type")?.hasPrefix("application/problem+json") == true)
+            #expect((over.json["detail"] as? String)?.contains("nothing of this push was stored") == true)
+
+            // The other account is not held back.
+            #expect(try await server.raw(.POST, "/v1/sync/push", token: tablet.token,
+                                         body: InputLimitTests.push([InputLimitTests.event(seq: 1)])).status == 200)
+
+            // Nothing of the refused push was stored: the next seq is still the one after the burst.
+            let pulled = try await server.raw(.GET, "/v1/sync/pull", token: phone.token)
+            #expect(pulled.json["lastAcceptedSeq"] as? Int == Limits.maxEventsPerPush)
+
+            // A second later the budget holds one event again, and the same push is accepted.
+            try await Task.sleep(for: .milliseconds(1100))
+            #expect(try await server.raw(.POST, "/v1/sync/push", token: phone.token,
+                                         body: InputLimitTests.push([InputLimitTests.event(seq: Limits.maxEventsPerPush + 1)])).status == 200)
+        }
+    }
+}
