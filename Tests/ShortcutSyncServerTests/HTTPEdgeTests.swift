@@ -91,6 +91,75 @@ import Testing
         await cluster.stop()
     }
 
+    /// DESIGN §8: any request while PostgreSQL is unreachable, however long, gets `503` with
+    /// `Retry-After` within 2 s, also one already waiting when the database goes; a device that
+    /// pushes through the outage with the client's retry rules (the same batch again after a 503)
+    /// has every acknowledged event in its view exactly once when the database is back.
+    ///
+    /// Disabled: it fails today, as issue 19 says (a push in flight when the database goes waits
+    /// for the pool, 5.5 s in this test). Racing each operation against the hub's "unreachable"
+    /// in `ProblemMiddleware` did not do it (still 5.5 s, and the service's shutdown overran its
+    /// grace period): likely, not verified, because `AuthenticationMiddleware`'s token lookup
+    /// waits on the pool before any operation runs. Enable it with the fix.
+    @Test(.disabled("fails until issue 19's fail-fast is built: a push in flight when PostgreSQL stops waits 5.5 s"))
+    func everyRequestIsAnsweredWithinTwoSecondsThroughAnOutage() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-outage-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cluster = EmbeddedPostgres(dataDirectory: directory, logger: TestDatabase.shared.logger)
+        let connection = try await cluster.start()
+        do {
+            try await Self.pushesThroughAnOutage(of: cluster, at: connection)
+        } catch {
+            await cluster.stop()
+            throw error
+        }
+        await cluster.stop()
+    }
+
+    private static func pushesThroughAnOutage(of cluster: EmbeddedPostgres, at connection: EmbeddedPostgres.Connection) async throws {
+        let url = try DatabaseURL(connection.url(database: "outage"))
+        try await url.createDatabaseIfMissing(logger: TestDatabase.shared.logger)
+        let sql = PostgresClient(configuration: try url.clientConfiguration(maximumConnections: 2), backgroundLogger: TestDatabase.shared.logger)
+        try await sql.withRunning {
+            try await TestServer.with(database: url, sql: sql) { server in
+                // Several devices pushing at once, so that pushes are in flight when the database goes.
+                var devices: [SimulatedDevice] = []
+                for _ in 0..<8 {
+                    let account = try await server.createAccount()
+                    devices.append(try await server.createDevice(accountToken: account.token))
+                }
+                let stopAt = ContinuousClock.now + .milliseconds(1500), restartAt = stopAt + .seconds(5)
+                let stopping = Task {
+                    try await Task.sleep(until: stopAt)
+                    await cluster.stop()
+                    try await Task.sleep(until: restartAt)
+                    _ = try await cluster.start(preferredPort: connection.port)
+                }
+                defer { stopping.cancel() }
+                let outcomes = try await withThrowingTaskGroup(of: (Int, PushesThroughAnOutage).self) { group in
+                    for (index, device) in devices.enumerated() {
+                        group.addTask { (index, try await PushesThroughAnOutage.run(device.token, server: server, until: restartAt + .seconds(60))) }
+                    }
+                    // In the devices' order.
+                    return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }.sorted { $0.key < $1.key }.map(\.value)
+                }
+                try await stopping.value
+                let slowest = outcomes.map(\.slowest).max() ?? .zero
+                #expect(slowest < .seconds(2), "the slowest answer took \(slowest)")
+                #expect(outcomes.map(\.refused).reduce(0, +) > 0, "the pushes met the outage")
+                for (device, outcome) in zip(devices, outcomes) {
+                    #expect(outcome.acknowledgedAfterOutage, "the device's pushes were acknowledged again")
+                    let acknowledged = outcome.acknowledged
+                    let view = try await server.raw(.GET, "/v1/sync/pull", token: device.token)
+                    #expect(view.json["lastAcceptedSeq"] as? Int == acknowledged)
+                    let shortcuts = (view.json["shortcuts"] as? [String: Any])?["upserted"] as? [[String: Any]] ?? []
+                    #expect(Set(shortcuts.compactMap { $0["identifier"] as? String }) == Set((0..<acknowledged).map { "item-\($0 + 1)" }))
+                    #expect(shortcuts.allSatisfy { $0["donationCount"] as? Int == 1 }, "each acknowledged donation once")
+                }
+            }
+        }
+    }
+
     /// The service on `cluster`, which the test stops and starts again.
     private static func outage(of cluster: EmbeddedPostgres, at connection: EmbeddedPostgres.Connection) async throws {
         let url = try DatabaseURL(connection.url(database: "outage"))
@@ -129,5 +198,44 @@ import Testing
                 #expect(try await server.raw(.GET, "/readyz", token: nil).status == 200)
             }
         }
+    }
+}
+
+/// One device pushing a donation after another through an outage, with the client's retry rules.
+private struct PushesThroughAnOutage: Sendable {
+    var acknowledged = 0
+    var refused = 0
+    var slowest = Duration.zero
+    var acknowledgedAfterOutage = false
+
+    static func donation(_ seq: Int) -> [UInt8] {
+        InputLimitTests.push([InputLimitTests.event(seq: seq, type: "donation", fields: """
+            "bundleId":"com.example.soup","identifier":"item-\(seq)","kind":"intent","intentType":"OrderSoupIntent","title":"Soup \(seq)"
+            """)])
+    }
+
+    /// Pushes until a push is acknowledged after a refusal (the outage came and went), or until
+    /// `deadline`: each answer timed, a 503 (with Retry-After) sent again unchanged after 100 ms.
+    static func run(_ token: String, server: TestServer, until deadline: ContinuousClock.Instant) async throws -> Self {
+        var outcome = Self()
+        while ContinuousClock.now < deadline && !outcome.acknowledgedAfterOutage {
+            let started = ContinuousClock.now
+            let answer = try await server.request(.POST, "/v1/sync/push", token: token, body: donation(outcome.acknowledged + 1),
+                                                  timeout: .seconds(10))
+            outcome.slowest = max(outcome.slowest, ContinuousClock.now - started)
+            switch answer.status {
+            case 200:
+                outcome.acknowledged += 1
+                if outcome.refused > 0 { outcome.acknowledgedAfterOutage = true }
+            case 503:
+                outcome.refused += 1
+                #expect(answer.headers.first(name: "Retry-After") == "1")
+                try await Task.sleep(for: .milliseconds(100))
+            default:
+                Issue.record("a push answered \(answer.status): \(answer.json)")
+                return outcome
+            }
+        }
+        return outcome
     }
 }
