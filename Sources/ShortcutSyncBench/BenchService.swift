@@ -7,7 +7,7 @@ import ShortcutSyncChildProcess
 import ShortcutSyncStore
 
 /// The service under measurement: `serve` of this executable as a child process on a database,
-/// so that its memory and CPU are its own, and with `workerProcess` the sync worker as another
+/// so that its memory and CPU are its own (its push budgets out of the way), and with `workerProcess` the sync worker as another
 /// (`serve --no-worker` beside `worker`). The database URL and the admin token reach them
 /// through their environment; their output goes where this process's goes.
 struct BenchService {
@@ -17,8 +17,11 @@ struct BenchService {
 
     init(database: DatabaseURL, workerProcess: Bool) throws {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // The benchmarks push as fast as they can per account, far past the budget a person gets.
+        let unbudgeted = ["--push-events-per-second", "1000000000", "--push-burst", "1000000000"]
         serve = try ServeProcess(executable: executable, database: .url(database.urlString), port: try EmbeddedPostgres.freeLoopbackPort(),
-                                 adminToken: adminToken, logLevel: "error", arguments: workerProcess ? ["--no-worker"] : [], output: .inherited)
+                                 adminToken: adminToken, logLevel: "error", arguments: (workerProcess ? ["--no-worker"] : []) + unbudgeted,
+                                 output: .inherited)
         do {
             worker = try workerProcess
                 ? CommandProcess(executable: executable, arguments: ["worker", "--log-level", "error"],
