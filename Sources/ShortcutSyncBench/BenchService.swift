@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import EmbeddedPostgres
 import Foundation
+import Logging
 import NIOCore
 import NIOHTTP1
 import ShortcutSyncChildProcess
@@ -15,10 +16,11 @@ struct BenchService {
     let worker: CommandProcess?
     let adminToken = "bench-" + UUID().uuidString
 
-    init(database: DatabaseURL, workerProcess: Bool) throws {
+    /// `budgeted`: with the push budgets a person gets (`bench runaway`); else out of the way.
+    init(database: DatabaseURL, workerProcess: Bool, budgeted: Bool = false) throws {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         // The benchmarks push as fast as they can per account, far past the budget a person gets.
-        let unbudgeted = ["--push-events-per-second", "1000000000", "--push-burst", "1000000000"]
+        let unbudgeted = budgeted ? [] : ["--push-events-per-second", "1000000000", "--push-burst", "1000000000"]
         serve = try ServeProcess(executable: executable, database: .url(database.urlString), port: try EmbeddedPostgres.freeLoopbackPort(),
                                  adminToken: adminToken, logLevel: "error", arguments: (workerProcess ? ["--no-worker"] : []) + unbudgeted,
                                  output: .inherited)
@@ -56,4 +58,23 @@ struct BenchService {
         worker?.stop()
         serve.stop()
     }
+}
+
+/// A database of its own for one benchmark on `server`: made and migrated, handed to `body`,
+/// dropped afterwards whatever `body` did (its error, if any, is rethrown after the drop).
+func withFreshDatabase<Result: Sendable>(
+    on server: DatabaseURL, logger: Logger, _ body: (DatabaseURL) async throws -> Result
+) async throws -> Result {
+    OpenFileLimit.raise()
+    let url = server.with(database: "shortcut_sync_bench_\(UInt32.random(in: 0...UInt32.max))")
+    try await url.createDatabaseIfMissing(logger: logger)
+    let outcome: Swift.Result<Result, any Error>
+    do {
+        try await Migrator.migrate(url, logger: logger)
+        outcome = .success(try await body(url))
+    } catch {
+        outcome = .failure(error)
+    }
+    try? await url.dropDatabase(logger: logger)
+    return try outcome.get()
 }

@@ -38,18 +38,10 @@ extension PushBenchmark {
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
-        OpenFileLimit.raise()
-        let url = server.with(database: "shortcut_sync_bench_\(UInt32.random(in: 0...UInt32.max))")
-        try await url.createDatabaseIfMissing(logger: logger)
-        let results: Swift.Result<Results, any Error>
-        do {
-            results = .success(try await run(on: url, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
-                                             report: report, interruptible: interruptible))
-        } catch {
-            results = .failure(error)
+        try await withFreshDatabase(on: server, logger: logger) { url in
+            try await run(on: url, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
+                          report: report, interruptible: interruptible)
         }
-        try? await url.dropDatabase(logger: logger)
-        return try results.get()
     }
 
     private static func run(
@@ -57,7 +49,6 @@ extension PushBenchmark {
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
-        try await Migrator.migrate(url, logger: logger)
         let service = try BenchService(database: url, workerProcess: workerProcess)
         defer { service.stop() }
         try await service.waitUntilReady()

@@ -16,17 +16,9 @@ extension SustainedBenchmark {
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Result) async throws -> Result
     ) async throws -> Result {
-        OpenFileLimit.raise()
-        let url = server.with(database: "shortcut_sync_bench_\(UInt32.random(in: 0...UInt32.max))")
-        try await url.createDatabaseIfMissing(logger: logger)
-        let result: Swift.Result<Result, any Error>
-        do {
-            result = .success(try await run(on: url, load: load, logger: logger, report: report, interruptible: interruptible))
-        } catch {
-            result = .failure(error)
+        try await withFreshDatabase(on: server, logger: logger) { url in
+            try await run(on: url, load: load, logger: logger, report: report, interruptible: interruptible)
         }
-        try? await url.dropDatabase(logger: logger)
-        return try result.get()
     }
 
     private static func run(
@@ -34,7 +26,6 @@ extension SustainedBenchmark {
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Result) async throws -> Result
     ) async throws -> Result {
-        try await Migrator.migrate(url, logger: logger)
         let service = try BenchService(database: url, workerProcess: false)
         defer { service.stop() }
         try await service.waitUntilReady()

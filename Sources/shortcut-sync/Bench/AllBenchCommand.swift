@@ -8,11 +8,11 @@ import ShortcutSyncStore
 struct AllBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "all",
-        abstract: "Every target of DESIGN §8: the rebuild figures, the push figures, then the sustained ones; one table.",
+        abstract: "Every target of DESIGN §8: the rebuild figures, the push figures, the sustained ones, then the runaway's; one table.",
         discussion: """
             The rebuild part (`bench rebuild`) fills and folds 1,000 accounts × 1,000 events and 10 accounts × 100,000, \
             and the same shapes at 100,000 events for the memory growth from 100k to 1M events. \
-            Then `bench push` and `bench sustained` with their defaults. A full run takes about 15 minutes on 2 cores.
+            Then `bench push`, `bench sustained` and `bench runaway` with their defaults. A full run takes about 15 minutes on 2 cores.
             """)
 
     @OptionGroup var load: PushLoadOptions
@@ -38,7 +38,9 @@ struct AllBenchCommand: AsyncParsableCommand {
                                                    interruptible: cancellingOnSignal)
             let sustained = try await SustainedBenchmark.run(server: location.url, load: smoke ? .smoke : SustainedBenchmark.Load(),
                                                              logger: logger, report: { print($0) }, interruptible: cancellingOnSignal)
-            return AllBenchmarks.Results(machine: machine, rebuild: rebuild, push: push, sustained: sustained)
+            let runaway = try await RunawayBenchmark.run(server: location.url, load: smoke ? .smoke : RunawayBenchmark.Load(),
+                                                         logger: logger, report: { print($0) }, interruptible: cancellingOnSignal)
+            return AllBenchmarks.Results(machine: machine, rebuild: rebuild, push: push, sustained: sustained, runaway: runaway)
         }
         try BenchOutput.print(results.table, results, json: json)
     }

@@ -1,0 +1,171 @@
+import AsyncHTTPClient
+import Foundation
+import Histogram
+import Logging
+import NIOCore
+import ShortcutSyncStore
+
+/// `bench runaway` (issue 19): a runaway device cannot starve the others. Calm accounts push a
+/// 10-event batch about once a second each; the same run is made twice, without and then with
+/// one runaway account whose devices push 100-event batches as fast as they can and send a
+/// refused batch again at once (ignoring `Retry-After`). The service runs with the push budgets
+/// a person gets. The calm accounts' push p99 with the runaway should be within 20 % of it
+/// without.
+public struct RunawayBenchmark: Sendable {
+    public struct Load: Sendable {
+        public var calmAccounts: Int
+        public var runawayDevices: Int
+        public var duration: Duration
+
+        public init(calmAccounts: Int = 100, runawayDevices: Int = 8, duration: Duration = .seconds(10)) {
+            self.calmAccounts = calmAccounts
+            self.runawayDevices = runawayDevices
+            self.duration = duration
+        }
+
+        public static let smoke = Load(calmAccounts: 10, runawayDevices: 2, duration: .seconds(2))
+    }
+
+    /// One run: the calm accounts' pushes, and the runaway's.
+    public struct Part: Sendable, Hashable, Codable {
+        public var calmPushes: Int
+        public var calmFailed: Int
+        public var calmP50Milliseconds: Double
+        public var calmP99Milliseconds: Double
+        /// Events of the runaway's pushes the service took, and its pushes refused with 429.
+        public var runawayEvents: Int
+        public var runawayRefused: Int
+        public var seconds: Double
+    }
+
+    public struct Result: Sendable, Codable {
+        public var calmAccounts: Int
+        public var runawayDevices: Int
+        public var without: Part
+        public var with: Part
+        public var p99Ratio: Double { without.calmP99Milliseconds > 0 ? with.calmP99Milliseconds / without.calmP99Milliseconds : 0 }
+    }
+
+    let load: Load
+    let sustained: SustainedBenchmark
+    let registrar: PushBenchmark
+
+    /// Runs on a fresh database of `server` (dropped afterwards) with the service as a child process.
+    public static func run(
+        server: DatabaseURL, load: Load, logger: Logger,
+        report: @escaping @Sendable (String) -> Void,
+        interruptible: (@escaping @Sendable () async throws -> Result) async throws -> Result
+    ) async throws -> Result {
+        try await withFreshDatabase(on: server, logger: logger) { url in
+            let service = try BenchService(database: url, workerProcess: false, budgeted: true)
+            defer { service.stop() }
+            try await service.waitUntilReady()
+            report("service: pid \(service.servicePID) on \(service.url.absoluteString), with a person's push budgets")
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool = .init(idleTimeout: .seconds(60),
+                                                 concurrentHTTP1ConnectionsPerHostSoftLimit: load.calmAccounts + load.runawayDevices + 64)
+            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            let benchmark = RunawayBenchmark(
+                load: load,
+                sustained: SustainedBenchmark(service: service.url, adminToken: service.adminToken, load: .init(), logger: logger),
+                registrar: PushBenchmark(service: service.url, adminToken: service.adminToken, database: url,
+                                         servicePID: service.servicePID, duration: load.duration, logger: logger))
+            let outcome: Swift.Result<Result, any Error>
+            do {
+                outcome = .success(try await interruptible { try await benchmark.measure(http: http, report: report) })
+            } catch {
+                outcome = .failure(error)
+            }
+            try await http.shutdown()
+            return try outcome.get()
+        }
+    }
+
+    func measure(http: HTTPClient, report: @escaping @Sendable (String) -> Void) async throws -> Result {
+        let calm = try await registrar.register(devices: load.calmAccounts, accounts: load.calmAccounts, http: http).map(\.token)
+        let runaway = try await registrar.register(devices: load.runawayDevices, accounts: 1, http: http).map(\.token)
+        var seqs = [Int64](repeating: 0, count: calm.count)
+        let without = try await part(calm: calm, seqs: &seqs, runaway: [], http: http)
+        report("  without the runaway: calm push p99 \(String(format: "%.1f", without.calmP99Milliseconds)) ms")
+        let with = try await part(calm: calm, seqs: &seqs, runaway: runaway, http: http)
+        report("  with the runaway: calm push p99 \(String(format: "%.1f", with.calmP99Milliseconds)) ms; "
+            + "the runaway got \(with.runawayEvents) events in, \(with.runawayRefused) pushes refused")
+        return Result(calmAccounts: calm.count, runawayDevices: runaway.count, without: without, with: with)
+    }
+
+    private func part(calm: [String], seqs: inout [Int64], runaway: [String], http: HTTPClient) async throws -> Part {
+        let started = ContinuousClock.now
+        let deadline = started + load.duration
+        let sustained = self.sustained, starting = seqs
+        enum Outcome: Sendable {
+            case calm(index: Int, seq: Int64, histogram: Histogram<UInt64>, pushes: Int, failed: Int)
+            case runaway(events: Int, refused: Int)
+        }
+        let outcomes = try await withThrowingTaskGroup(of: Outcome.self) { group in
+            for (index, token) in calm.enumerated() {
+                group.addTask {
+                    var seq = starting[index], histogram = PushTally.newHistogram(), pushes = 0, failed = 0
+                    var next = ContinuousClock.now + .milliseconds(Int.random(in: 0..<1000))
+                    while true {
+                        try await Task.sleep(until: next)
+                        guard ContinuousClock.now < deadline else { break }
+                        next = next + .seconds(1)
+                        let pushStarted = ContinuousClock.now
+                        let answer = try await sustained.push(BenchEvents.pushBody(from: seq + 1, count: 10), token: token, http: http)
+                        histogram.record(UInt64((ContinuousClock.now - pushStarted).inSeconds * 1_000_000))
+                        if answer.accepted { seq += 10; pushes += 1 } else { failed += 1 }
+                    }
+                    return .calm(index: index, seq: seq, histogram: histogram, pushes: pushes, failed: failed)
+                }
+            }
+            for token in runaway {
+                group.addTask {
+                    var seq: Int64 = 0, events = 0, refused = 0
+                    // Each device of the runaway account: its own seqs, 100 events a push, no pause.
+                    while ContinuousClock.now < deadline {
+                        let answer = try await sustained.push(BenchEvents.pushBody(from: seq + 1, count: 100), token: token, http: http)
+                        if answer.accepted { seq += 100; events += 100 } else if answer.status == 429 { refused += 1 }
+                    }
+                    return .runaway(events: events, refused: refused)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        var histogram = PushTally.newHistogram(), part = Part(calmPushes: 0, calmFailed: 0, calmP50Milliseconds: 0, calmP99Milliseconds: 0,
+                                                               runawayEvents: 0, runawayRefused: 0, seconds: (ContinuousClock.now - started).inSeconds)
+        for outcome in outcomes {
+            switch outcome {
+            case .calm(let index, let seq, let calmHistogram, let pushes, let failed):
+                seqs[index] = seq
+                histogram.add(calmHistogram)
+                part.calmPushes += pushes
+                part.calmFailed += failed
+            case .runaway(let events, let refused):
+                part.runawayEvents += events
+                part.runawayRefused += refused
+            }
+        }
+        part.calmP50Milliseconds = Double(histogram.valueAtPercentile(50)) / 1000
+        part.calmP99Milliseconds = Double(histogram.valueAtPercentile(99)) / 1000
+        return part
+    }
+}
+
+extension RunawayBenchmark.Result {
+    public var table: String {
+        func milliseconds(_ part: RunawayBenchmark.Part) -> String {
+            String(format: "p50 %.1f ms, p99 %.1f ms", part.calmP50Milliseconds, part.calmP99Milliseconds)
+                + " (\(part.calmPushes) pushes" + (part.calmFailed > 0 ? ", **\(part.calmFailed) failed**" : "") + ")"
+        }
+        let met = p99Ratio <= 1.2 && with.calmFailed == 0 && without.calmFailed == 0
+        return [
+            "| issue 19, a runaway device | ours | target | |",
+            "| --- | --- | --- | --- |",
+            "| \(calmAccounts) calm accounts, a 10-event push a second each, alone | \(milliseconds(without)) | — | |",
+            "| the same beside one runaway account (\(runawayDevices) devices, 100-event pushes back to back) | \(milliseconds(with)) | — | |",
+            "| calm push p99 with / without the runaway | " + String(format: "%.2f", p99Ratio) + " | ≤ 1.20 | \(met ? "met" : "**not met**") |",
+            "| the runaway account | " + String(format: "%.0f events/s taken", Double(with.runawayEvents) / max(with.seconds, 0.001))
+                + ", \(with.runawayRefused) pushes refused with 429 | — | |",
+        ].joined(separator: "\n")
+    }
+}
