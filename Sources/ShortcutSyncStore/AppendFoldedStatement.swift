@@ -38,20 +38,15 @@ struct AppendFoldedStatement: PostgresPreparedStatement {
     var result: AccountBatchResult
 
     func makeBindings() throws -> PostgresBindings {
+        let bodies = batch.map(\.body.fieldsJSON)
         var bindings = PostgresBindings(capacity: 51)
         bindings.append(account)
         bindings.append(device)
-        bindings.append(batch.map(\.id))
-        bindings.append(batch.map(\.seq))
-        bindings.append(batch.map(\.type.rawValue))
-        bindings.append(batch.map(\.hlc.wallMillis))
-        bindings.append(batch.map { Int64($0.hlc.counter) })
-        bindings.append(batch.map(\.body.fieldsJSON))
+        bindings.appendColumns(of: batch, bodies: bodies)
         bindings.append(batch.first.map { $0.seq - 1 } ?? 0)
         bindings.append(expectedVersion)
-        var unstored: [Int64: Event] = [:]
-        for (offset, event) in batch.enumerated() { unstored[expectedVersion + Int64(offset) + 1] = event }
-        try FoldWriteStatement<LiveProjectionTables>.appendValues(of: result, unstored: unstored, to: &bindings)
+        try FoldWriteStatement<LiveProjectionTables>.appendValues(
+            of: result, unstored: UnstoredEvents(afterVersion: expectedVersion, events: batch, bodies: bodies), to: &bindings)
         return bindings
     }
 

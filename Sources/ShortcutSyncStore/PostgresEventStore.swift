@@ -150,11 +150,12 @@ public struct PostgresEventStore: Sendable {
     ) async throws -> AppendResult? {
         try await client.withConnection { connection -> AppendResult? in
             let rows = ProjectionRowStore(tables: .live, logger: logger)
-            let accepted = batch.map { AcceptedEvent(deviceId: device, event: $0) }
-            let needs = FoldNeeds(events: accepted.map { FoldEvent($0, version: 0) })
+            // Their versions are known once the head is read; what the batch needs does not depend on them.
+            var events = batch.map { FoldEvent(AcceptedEvent(deviceId: device, event: $0), version: 0) }
+            let needs = FoldNeeds(events: events)
             let (stored, head) = try await rows.readWithHead(account: account, needs: needs, device: device, on: connection)
             guard let head, head.foldedVersion == head.version, head.deviceLastSeq == first.seq - 1 else { return nil }
-            let events = accepted.enumerated().map { offset, event in FoldEvent(event, version: head.version + Int64(offset) + 1) }
+            for index in events.indices { events[index].version = head.version + Int64(index) + 1 }
             let result = try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version),
                                              needs: needs, stored: stored, on: connection)
             if !result.addedShortcuts.isEmpty {
@@ -176,10 +177,7 @@ public struct PostgresEventStore: Sendable {
         _ batch: ArraySlice<Event>, account: UUID, device: UUID, fold: Bool, on connection: PostgresConnection
     ) async throws -> AppendOutcome {
         try await connection.inTransaction(logger: logger) { connection in
-            let statement = AppendStatement(
-                account: account, device: device, ids: batch.map(\.id), seqs: batch.map(\.seq), types: batch.map(\.type.rawValue),
-                walls: batch.map(\.hlc.wallMillis), counters: batch.map { Int64($0.hlc.counter) }, bodies: batch.map(\.body.fieldsJSON),
-                previousSeq: batch.first!.seq - 1, fold: fold)
+            let statement = AppendStatement(account: account, device: device, batch: batch, fold: fold)
             guard let head = try await connection.execute(statement, logger: logger).collectAll().first else { return .noHead }
             guard head.inserted > 0 else { return .nothingInserted(head) }
             let version = head.version + Int64(head.inserted)
@@ -260,26 +258,16 @@ public struct PostgresEventStore: Sendable {
 
         var account: UUID
         var device: UUID
-        var ids: [UUID]
-        var seqs: [Int64]
-        var types: [String]
-        var walls: [Int64]
-        var counters: [Int64]
-        var bodies: [String]
-        var previousSeq: Int64
+        /// Not empty.
+        var batch: ArraySlice<Event>
         var fold: Bool
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 10)
             bindings.append(account)
             bindings.append(device)
-            bindings.append(ids)
-            bindings.append(seqs)
-            bindings.append(types)
-            bindings.append(walls)
-            bindings.append(counters)
-            bindings.append(bodies)
-            bindings.append(previousSeq)
+            bindings.appendColumns(of: batch, bodies: batch.map(\.body.fieldsJSON))
+            bindings.append(batch.first.map { $0.seq - 1 } ?? 0)
             bindings.append(fold)
             return bindings
         }

@@ -95,13 +95,10 @@ extension FoldSQL {
 }
 
 extension FoldWriteStatement {
-    /// `unstored`: the batch's events by version when the statement runs in the same statement
-    /// as their append (`AppendFoldedStatement`), which cannot see them in the events table: a
-    /// shortcut whose latest donation is one of them takes its attributes from here.
-    init(account: UUID, _ result: AccountBatchResult, unstored: [Int64: Event] = [:]) throws {
+    init(account: UUID, _ result: AccountBatchResult) throws {
         var bindings = PostgresBindings(capacity: 42)
         bindings.append(account)
-        try Self.appendValues(of: result, unstored: unstored, to: &bindings)
+        try Self.appendValues(of: result, unstored: .none, to: &bindings)
         self.bindings = bindings
     }
 
@@ -109,8 +106,11 @@ extension FoldWriteStatement {
 
     func decodeRow(_ row: PostgresRow) throws {}
 
-    /// The statement's values after the account (`$2`…`$42`), in order.
-    static func appendValues(of result: AccountBatchResult, unstored: [Int64: Event], to bindings: inout PostgresBindings) throws {
+    /// The statement's values after the account (`$2`…`$42`), in order. `unstored`: the events
+    /// appended by the same statement (`AppendFoldedStatement`), which cannot read them back from
+    /// the events table: a shortcut whose latest donation is one of them takes its attributes
+    /// from here.
+    static func appendValues(of result: AccountBatchResult, unstored: UnstoredEvents, to bindings: inout PostgresBindings) throws {
         bindings.append(result.version)
         bindings.append(result.maxHLC.wallMillis)
         bindings.append(Int64(result.maxHLC.counter))
@@ -149,8 +149,8 @@ extension FoldWriteStatement {
             // Version 0 holds no event: the shortcut left the view, its row becomes a tombstone.
             shortcuts.latest.append(projection?.latestVersion ?? 0)
             shortcuts.counts.append(Int64(projection?.donationCount ?? 0))
-            let event = projection.flatMap { unstored[$0.latestVersion] }
-            shortcuts.bodies.append(event?.body.fieldsJSON ?? "")
+            let event = projection.flatMap { unstored.event(at: $0.latestVersion) }
+            shortcuts.bodies.append(event?.body ?? "")
             shortcuts.walls.append(event?.hlc.wallMillis ?? 0)
             shortcuts.counters.append(Int64(event?.hlc.counter ?? 0))
         }
@@ -219,5 +219,34 @@ extension UUID {
     /// Byte-wise order, for writing rows in a stable order (fewer lock waits between writers).
     func isOrderedBefore(_ other: UUID) -> Bool {
         withUnsafeBytes(of: uuid) { lhs in withUnsafeBytes(of: other.uuid) { rhs in lhs.lexicographicallyPrecedes(rhs) } }
+    }
+}
+
+/// The events a statement appends itself, after `afterVersion`, with their stored bodies (made
+/// once, for the insert).
+struct UnstoredEvents {
+    var afterVersion: Int64
+    var events: ArraySlice<Event>
+    var bodies: [String]
+
+    static let none = UnstoredEvents(afterVersion: 0, events: [], bodies: [])
+
+    func event(at version: Int64) -> (body: String, hlc: HLCTimestamp)? {
+        guard version > afterVersion, version - afterVersion <= Int64(bodies.count) else { return nil }
+        let offset = Int(version - afterVersion - 1)
+        return (bodies[offset], events[events.index(events.startIndex, offsetBy: offset)].hlc)
+    }
+}
+
+extension PostgresBindings {
+    /// A batch's events as the six column arrays the append statements unnest: ids, seqs, types,
+    /// wall clocks, counters and stored bodies.
+    mutating func appendColumns(of batch: ArraySlice<Event>, bodies: [String]) {
+        append(batch.map(\.id))
+        append(batch.map(\.seq))
+        append(batch.map(\.type.rawValue))
+        append(batch.map(\.hlc.wallMillis))
+        append(batch.map { Int64($0.hlc.counter) })
+        append(bodies)
     }
 }

@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
-import ShortcutSyncStore
+@testable import ShortcutSyncStore
 import ShortcutSyncTestSupport
 import Testing
 
@@ -17,6 +17,52 @@ private let logger = TestDatabase.shared.logger
     /// with events accepted before (an overlapping retry). After every push the pushing device's
     /// view is the whole-set fold of what was acknowledged so far; at the end every device's view,
     /// fresh or brought up to date from a cursor taken halfway, is the whole set's.
+    /// The optimistic push's one statement writes only when the head is where its fold was read
+    /// and the device's seqs follow: a fold of a stale head, or a batch that does not continue
+    /// the device's seqs, stores nothing at all (no event, no row); the same batch folded over
+    /// the current head is stored whole.
+    @Test func theOptimisticStatementWritesNothingUnlessItsFoldIsOfTheCurrentHead() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var phone = DeviceScript(account: UUID(), detail: .full)
+            try await openAccount(phone.account, client: client)
+            let store = PostgresEventStore(client: client, logger: logger)
+            let first = phone.donate("soup-1", at: 10)
+            #expect(try await store.append([first.event], account: phone.account, device: phone.deviceId).version == 1)
+            let next = phone.donate("soup-2", at: 20)
+            let rows = ProjectionRowStore(tables: .live, logger: logger)
+            let projections = ProjectionStore(client: client, logger: logger)
+            let before = try await projections.fullView(account: phone.account, device: phone.deviceId)
+
+            func attempt(_ batch: [Event], foldedOver version: Int64) async throws -> Int {
+                try await client.withConnection { connection in
+                    let events = batch.enumerated().map { offset, event in
+                        FoldEvent(AcceptedEvent(deviceId: phone.deviceId, event: event), version: version + Int64(offset) + 1)
+                    }
+                    let needs = FoldNeeds(events: events)
+                    // The rows as they were at `version`: none at 0, the stored ones at 1.
+                    let stored = version == 0 ? AccountFoldRows() : try await rows.read(account: phone.account, needs: needs, on: connection)
+                    let result = try await rows.fold(account: phone.account, batch: AccountBatch(events: events, foldedVersion: version),
+                                                     needs: needs, stored: stored, on: connection)
+                    let statement = AppendFoldedStatement(account: phone.account, device: phone.deviceId, batch: batch[...],
+                                                          expectedVersion: version, result: result)
+                    return try await connection.guardedExecute(statement, logger: logger).first ?? -1
+                }
+            }
+            #expect(try await attempt([next.event], foldedOver: 0) == 0, "a fold of a stale head")
+            var gap = next.event
+            gap.seq += 1
+            #expect(try await attempt([gap], foldedOver: 1) == 0, "a batch that skips a seq")
+            #expect(try await eventCount(client) == 1)
+            #expect(try await projections.head(account: phone.account) == (1, 1))
+            #expect(try await projections.fullView(account: phone.account, device: phone.deviceId) == before)
+
+            #expect(try await attempt([next.event], foldedOver: 1) == 1, "the current head")
+            #expect(try await projections.head(account: phone.account) == (2, 2))
+            let view = try await projections.fullView(account: phone.account, device: phone.deviceId)
+            #expect(view.shortcuts.keys.map(\.identifier).sorted() == ["soup-1", "soup-2"])
+        }
+    }
+
     @Test(arguments: [UInt64(1), 2, 3, 4, 5, 6])
     func anySplitOfAnEventSetIntoPushesFoldsToTheWholeSetsViews(seed: UInt64) async throws {
         try await TestDatabase.withClient { client, _ in
