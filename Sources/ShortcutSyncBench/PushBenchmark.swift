@@ -146,7 +146,7 @@ public struct PushBenchmark: Sendable {
                     while ContinuousClock.now < deadline {
                         let body = BenchEvents.pushBody(from: seq + 1, count: batch)
                         let started = ContinuousClock.now
-                        let status = try await post(status: "/v1/sync/push", token: device.token, body: body, http: http)
+                        let status = try await pushStatus(token: device.token, body: body, http: http)
                         histogram.record(UInt64((ContinuousClock.now - started).inSeconds * 1_000_000))
                         if status == 200 {
                             seq += Int64(batch)
@@ -230,7 +230,7 @@ public struct PushBenchmark: Sendable {
                 seqs[pusher] += 1
                 let pokesBefore = await pokes.count(reader)
                 let started = ContinuousClock.now
-                let status = try await post(status: "/v1/sync/push", token: devices[pusher].token,
+                let status = try await pushStatus(token: devices[pusher].token,
                                             body: BenchEvents.pushBody(from: seqs[pusher], count: 1, identifier: identifier), http: http)
                 guard status == 200 else { throw BenchError("a push answered \(status)") }
                 try await pokes.waitForPoke(reader, after: pokesBefore, timeout: .seconds(10))
@@ -278,24 +278,8 @@ public struct PushBenchmark: Sendable {
     /// Pulls from `cursor`, page after page while the answer says `more` (as a device does);
     /// returns whether any page upserted `identifier`, and the last page's cursor.
     private func pull(_ token: String, cursor: String?, seeking identifier: String, http: HTTPClient) async throws -> (Bool, String?) {
-        var cursor = cursor
-        var found = false
-        while true {
-            var url = service.absoluteString + "/v1/sync/pull"
-            if let cursor { url += "?cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor) }
-            var request = HTTPClientRequest(url: url)
-            request.headers.add(name: "Authorization", value: "Bearer \(token)")
-            let response = try await http.execute(request, timeout: .seconds(30))
-            let body = try await response.body.collect(upTo: 16 << 20)
-            guard response.status.code == 200,
-                  let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
-                throw BenchError("a pull answered \(response.status.code)")
-            }
-            let upserted = (json["shortcuts"] as? [String: Any])?["upserted"] as? [[String: Any]] ?? []
-            found = found || upserted.contains { $0["identifier"] as? String == identifier }
-            cursor = json["cursor"] as? String
-            guard json["more"] as? Bool == true else { return (found, cursor) }
-        }
+        let (donations, cursor) = try await pullPages(service: service, token: token, cursor: cursor, http: http)
+        return (donations[identifier] != nil, cursor)
     }
 
     // MARK: HTTP
@@ -318,13 +302,8 @@ public struct PushBenchmark: Sendable {
     }
 
     /// A push's status, its answer read and dropped.
-    private func post(status path: String, token: String, body: String, http: HTTPClient) async throws -> UInt {
-        var request = HTTPClientRequest(url: service.absoluteString + path)
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: body))
-        let response = try await http.execute(request, timeout: .seconds(30))
+    private func pushStatus(token: String, body: String, http: HTTPClient) async throws -> UInt {
+        let response = try await http.execute(pushRequest(service: service, token: token, body: body), timeout: .seconds(30))
         _ = try await response.body.collect(upTo: 1 << 20)
         return response.status.code
     }

@@ -132,11 +132,7 @@ public struct SustainedBenchmark: Sendable {
     /// Sends one push. An error status or a lost answer is returned, not thrown: under load they
     /// are figures to report. A `4xx` other than `429` is the bench's or the service's defect and is thrown.
     func push(_ body: String, token: String, http: HTTPClient) async throws -> PushAnswer {
-        var request = HTTPClientRequest(url: service.absoluteString + "/v1/sync/push")
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: body))
+        let request = pushRequest(service: service, token: token, body: body)
         let response: HTTPClientResponse
         let answer: ByteBuffer
         do {
@@ -158,31 +154,8 @@ public struct SustainedBenchmark: Sendable {
         return PushAnswer(status: status, version: Int64(version))
     }
 
-    /// Pulls from `cursor` (nil: the whole view), page after page while the answer says `more`,
-    /// as a device does; returns each upserted shortcut's `donationCount` by identifier (later
-    /// pages win) and the last page's cursor.
     func pull(_ token: String, cursor: String?, http: HTTPClient) async throws -> (donations: [String: Int], cursor: String?) {
-        var cursor = cursor
-        var donations: [String: Int] = [:]
-        while true {
-            var url = service.absoluteString + "/v1/sync/pull"
-            if let cursor { url += "?cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor) }
-            var request = HTTPClientRequest(url: url)
-            request.headers.add(name: "Authorization", value: "Bearer \(token)")
-            let response = try await http.execute(request, timeout: .seconds(30))
-            let body = try await response.body.collect(upTo: 16 << 20)
-            guard response.status.code == 200,
-                  let json = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
-                throw BenchError("a pull answered \(response.status.code): \(String(buffer: body).prefix(300))")
-            }
-            let upserted = (json["shortcuts"] as? [String: Any])?["upserted"] as? [[String: Any]] ?? []
-            for shortcut in upserted {
-                guard let identifier = shortcut["identifier"] as? String else { continue }
-                donations[identifier] = shortcut["donationCount"] as? Int ?? 0
-            }
-            cursor = json["cursor"] as? String
-            guard json["more"] as? Bool == true else { return (donations, cursor) }
-        }
+        try await pullPages(service: service, token: token, cursor: cursor, http: http)
     }
 
     /// Holds a device's stream open until cancelled; with `board`, tells it of every

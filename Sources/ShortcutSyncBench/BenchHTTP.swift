@@ -1,0 +1,44 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+// The requests every push benchmark sends as a device does.
+
+/// A device's push of `body` (JSON text).
+func pushRequest(service: URL, token: String, body: String) -> HTTPClientRequest {
+    var request = HTTPClientRequest(url: service.absoluteString + "/v1/sync/push")
+    request.method = .POST
+    request.headers.add(name: "Authorization", value: "Bearer \(token)")
+    request.headers.add(name: "Content-Type", value: "application/json")
+    request.body = .bytes(ByteBuffer(string: body))
+    return request
+}
+
+/// Pulls from `cursor` (nil: the whole view), page after page while the answer says `more`,
+/// as a device does; returns each upserted shortcut's `donationCount` by identifier (later
+/// pages win) and the last page's cursor.
+func pullPages(service: URL, token: String, cursor: String?, http: HTTPClient) async throws -> (donations: [String: Int], cursor: String?) {
+    var cursor = cursor
+    var donations: [String: Int] = [:]
+    while true {
+        var url = service.absoluteString + "/v1/sync/pull"
+        if let cursor { url += "?cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? cursor) }
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 16 << 20)
+        guard response.status.code == 200,
+              let json = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
+            throw BenchError("a pull answered \(response.status.code): \(String(buffer: body).prefix(300))")
+        }
+        let upserted = (json["shortcuts"] as? [String: Any])?["upserted"] as? [[String: Any]] ?? []
+        for shortcut in upserted {
+            guard let identifier = shortcut["identifier"] as? String else { continue }
+            donations[identifier] = shortcut["donationCount"] as? Int ?? 0
+        }
+        cursor = json["cursor"] as? String
+        guard json["more"] as? Bool == true else { return (donations, cursor) }
+    }
+}
