@@ -14,6 +14,11 @@ enum CommandFailure {
     /// Prints `error`'s line (and its detail when asked) and returns the exit status.
     static func report(_ error: any Error, arguments: [String] = CommandLine.arguments) -> ExitCode {
         let (line, status) = describe(error)
+        return report(line, status: status, error: error, arguments: arguments)
+    }
+
+    /// Prints `line` (and `error`'s detail when asked) and returns `status` as the exit status.
+    static func report(_ line: String, status: Int32, error: any Error, arguments: [String] = CommandLine.arguments) -> ExitCode {
         var text = "error: \(line)\n"
         if wantsDetail(arguments) { text += "detail: \(LoggedError(error))\n" }
         FileHandle.standardError.write(Data(text.utf8))

@@ -69,8 +69,6 @@ struct AdminOptions: ParsableArguments {
         let (message, code): (String, Int32) = switch error {
         case let error as Unreachable:
             ("\(error.detail): \(CommandFailure.startTheDatabase)", 3)
-        case let error where DatabaseAvailability.isUnavailable(error):
-            ("the database stopped answering (\(CommandFailure.reason(error))): check that PostgreSQL runs, then try again", 3)
         case let error as AdminUsageError:
             (error.description, 2)
         case let error as DatabaseURL.ParseError:
@@ -80,15 +78,9 @@ struct AdminOptions: ParsableArguments {
         case let error as ImportConflict:
             ("the file was not imported, nothing of it is stored: \(error)", 1)
         default:
-            (oneLine(error), 1)
+            // The database away, or anything else: as every command says it.
+            CommandFailure.describe(error)
         }
-        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
-        return ExitCode(code)
-    }
-
-    static func oneLine(_ error: any Error) -> String {
-        let psql = error as? PSQLError
-        let text = psql?.serverInfo?[.message] ?? psql?.underlying.map { String(describing: $0) } ?? String(describing: error)
-        return text.split(separator: "\n").first.map(String.init) ?? text
+        return CommandFailure.report(message, status: code, error: error)
     }
 }
