@@ -78,12 +78,20 @@ import Testing
     /// With the database stopped, requests that need it are refused at once with 503 and
     /// `Retry-After`; the ones that do not still answer; when it is back, everything works again.
     @Test func whileTheDatabaseIsDownRequestsAre503AndTheServiceRecovers() async throws {
+        try await Self.withClusterOfItsOwn(Self.outage)
+    }
+
+    /// Runs `body` with a cluster of the test's own (which it may stop and start), stopped and
+    /// removed afterwards, also when `body` fails.
+    private static func withClusterOfItsOwn(
+        _ body: (EmbeddedPostgres, EmbeddedPostgres.Connection) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-outage-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cluster = EmbeddedPostgres(dataDirectory: directory, logger: TestDatabase.shared.logger)
         let connection = try await cluster.start()
         do {
-            try await Self.outage(of: cluster, at: connection)
+            try await body(cluster, connection)
         } catch {
             await cluster.stop()
             throw error
@@ -106,17 +114,7 @@ import Testing
     /// pool must still end. Enable it with the fix.
     @Test(.disabled("fails until issue 19's fail-fast is built: a push in flight when PostgreSQL stops waits 5.5 s"))
     func everyRequestIsAnsweredWithinTwoSecondsThroughAnOutage() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-outage-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let cluster = EmbeddedPostgres(dataDirectory: directory, logger: TestDatabase.shared.logger)
-        let connection = try await cluster.start()
-        do {
-            try await Self.pushesThroughAnOutage(of: cluster, at: connection)
-        } catch {
-            await cluster.stop()
-            throw error
-        }
-        await cluster.stop()
+        try await Self.withClusterOfItsOwn(Self.pushesThroughAnOutage)
     }
 
     private static func pushesThroughAnOutage(of cluster: EmbeddedPostgres, at connection: EmbeddedPostgres.Connection) async throws {
