@@ -103,6 +103,17 @@ public final class EmbeddedPostgres: Service, Sendable {
         return connection
     }
 
+    /// `pg_ctl restart -m fast` of a cluster this process started: every session ends, and the
+    /// server comes back on the same port and socket. For fault tests and operators' drills.
+    public func restart() async throws {
+        guard state.withLock({ $0.startedHere }) else { return }
+        let asRoot = getuid() == 0
+        let tools = try PostgresTools.find(asPostgres: asRoot)
+        let home = clusterHome(asRoot: asRoot)
+        try await tools.run("pg_ctl", ["-D", home.appendingPathComponent("cluster").path, "-l", home.appendingPathComponent("postgres.log").path,
+                                       "-m", "fast", "-w", "-t", "120", "restart"])
+    }
+
     /// Stops the cluster if this process started it, and waits until it has stopped. Safe to
     /// call more than once, and at the same time: every caller waits for the one stop.
     public func stop() async {

@@ -32,7 +32,8 @@ public func buildApplication(
     let accounts = AccountStore(client: client, logger: logger)
     let hub = NotificationHub(configuration: try database.connectionConfiguration(), logger: logger,
                               keepAliveInterval: configuration.keepAliveInterval,
-                              signedIn: { try await accounts.signedIn(among: $0) })
+                              signedIn: { try await accounts.signedIn(among: $0) },
+                              poolServes: { try await accounts.ping() })
     let announcer = ChangeAnnouncer(client: client, hub: hub, logger: logger)
     let worker = configuration.runsWorker
         ? SyncWorker(client: client, logger: logger, tasks: configuration.workerTasks)
@@ -57,7 +58,9 @@ public func buildApplication(
 
     let router = Router(context: SyncRequestContext.self)
     router.middlewares.add(MetricsMiddleware())
-    let problems = ProblemMiddleware(logger: logger, databaseIsReachable: { hub.isDatabaseReachable })
+    // Every wait on the database ends within moments of its going (DESIGN §8).
+    router.middlewares.add(DatabaseReachMiddleware(reach: hub.reach))
+    let problems = ProblemMiddleware(logger: logger)
     // The token before the body: a caller without one never gets a byte of its upload read.
     router.middlewares.add(AuthenticationMiddleware(accounts: accounts, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
     router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))

@@ -13,8 +13,8 @@ import Synchronization
 /// The source listens on a connection of its own (`LISTEN` cannot share a pooled one) and
 /// reconnects after the database restarts; after a reconnect every subscriber is poked once,
 /// since anything notified while the connection was down is lost. A poke is only a hint: pulls
-/// are the truth. Whether the source's last attempt to reach the database failed is what
-/// `isDatabaseReachable` says.
+/// are the truth. What it learns of the database's reach it tells `reach`: unreachable when an
+/// attempt to connect fails, reachable again once a connection is made and the pool serves.
 public final class NotificationHub: Service, Sendable {
     private struct Subscriber {
         /// The device whose stream or waiting pull this is: both end when it is signed out.
@@ -32,23 +32,29 @@ public final class NotificationHub: Service, Sendable {
     private let keepAliveInterval: Duration
     private let subscribers = Mutex<[UUID: [Int: Subscriber]]>([:])
     private let nextID = Atomic<Int>(0)
-    private let reachable = Atomic<Bool>(true)
+    /// Whether requests that need the database are let through (`DatabaseReach`).
+    public let reach = DatabaseReach()
+    /// Returns once the pool has served a query: after an outage the hub lets requests in again
+    /// only then, since the pool may still be in its backoff when LISTEN's connection is made.
+    private let poolServes: @Sendable () async throws -> Void
     /// This process, as the sender of the notifications its `ChangeAnnouncer` sends.
     public let processID = UUID()
 
     public init(
         configuration: PostgresConnection.Configuration, logger: Logger, keepAliveInterval: Duration = .seconds(15),
-        signedIn: @escaping @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>
+        signedIn: @escaping @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>,
+        poolServes: @escaping @Sendable () async throws -> Void = {}
     ) {
+        self.poolServes = poolServes
         notifications = NotificationSource(.dedicated(configuration), logger: logger)
         self.signedIn = signedIn
         self.logger = logger
         self.keepAliveInterval = keepAliveInterval
     }
 
-    /// False from a failed attempt to connect to the database until the next one succeeds: the
-    /// database is down or unreachable, and requests that need it are answered 503 at once.
-    public var isDatabaseReachable: Bool { reachable.load(ordering: .relaxed) }
+    /// False from a failed attempt to connect to the database until a connection is made again
+    /// and the pool serves: requests that need it are answered 503 at once meanwhile.
+    public var isDatabaseReachable: Bool { reach.isReachable }
 
     /// How many device streams are open.
     public var streamCount: Int { count(streams: true) }
@@ -158,9 +164,13 @@ public final class NotificationHub: Service, Sendable {
     private func handle(_ event: NotificationSource.Event) async {
         switch event {
         case .connected:
-            reachable.store(true, ordering: .relaxed)
+            guard !reach.isReachable else { return }
+            await waitUntilThePoolServes()
+            reach.becameReachable()
+            logger.notice("the database can be reached again")
         case .unreachable:
-            reachable.store(false, ordering: .relaxed)
+            if reach.isReachable { logger.warning("the database cannot be reached; requests that need it are answered 503") }
+            reach.becameUnreachable()
         case .listening(let resumed):
             // Whatever was notified while the connection was down is lost: everyone pulls once,
             // and the sessions of devices signed out (or erased) meanwhile end.
@@ -172,6 +182,24 @@ public final class NotificationHub: Service, Sendable {
             endSessions(device: signedOut.deviceId, account: signedOut.accountId)
         case .accountErased(let erased):
             endSessions(account: erased.accountId)
+        }
+    }
+
+    /// Asks the pool for a query until it serves one, each attempt given a second (the lease is
+    /// cancelled after it), until cancelled. Notifications wait meanwhile: none can be delivered
+    /// to requests the database cannot serve.
+    private func waitUntilThePoolServes() async {
+        let poolServes = poolServes
+        while !Task.isCancelled {
+            let served = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { (try? await poolServes()) != nil }
+                group.addTask { (try? await Task.sleep(for: .seconds(1))).map { false } ?? false }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            if served { return }
+            try? await Task.sleep(for: .milliseconds(100))
         }
     }
 

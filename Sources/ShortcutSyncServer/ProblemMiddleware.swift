@@ -10,14 +10,11 @@ import ShortcutSyncStore
 /// JSON at all) or 422 (JSON of the wrong shape) with a pointer to the field at fault; one the
 /// OpenAPI runtime refused for another reason keeps the status the runtime gave it (415 for a
 /// body that is not JSON, 400 for a missing parameter). A database that is down, restarting or
-/// overloaded is a 503 with `Retry-After`, and while the hub cannot reach it requests are
-/// answered so at once, without waiting on the pool. Anything else is a 500 that is logged and
+/// overloaded is a 503 with `Retry-After` (while it is known to be away, `DatabaseReachMiddleware`
+/// answers so before any operation runs). Anything else is a 500 that is logged and
 /// not explained to the caller. Only 500s are logged as errors: the caller's mistakes are not.
 struct ProblemMiddleware: ServerMiddleware {
     let logger: Logger
-    /// Whether the database was reachable at the last attempt; operations in `withoutDatabase` run regardless.
-    var databaseIsReachable: @Sendable () -> Bool = { true }
-    var withoutDatabase: Set<String> = ["health", "ready", "metrics"]
 
     func intercept(
         _ request: HTTPRequest,
@@ -27,7 +24,6 @@ struct ProblemMiddleware: ServerMiddleware {
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         do {
-            guard withoutDatabase.contains(operationID) || databaseIsReachable() else { throw APIProblem.unavailable() }
             return try await next(request, body, metadata)
         } catch {
             let problem = problem(for: error, operationID: operationID)
@@ -48,6 +44,9 @@ struct ProblemMiddleware: ServerMiddleware {
         case let decoding as DecodingError:
             logger.debug("request body refused", metadata: metadata)
             return decoding.isSyntaxError ? .malformed("the body is not valid JSON") : .invalid([decoding.fieldError])
+        case is DatabaseAway, is CancellationError where Task.isCancelled:
+            // The database went while the request waited on it (`DatabaseReach.whileReachable`).
+            return .unavailable()
         case _ where DatabaseAvailability.isUnavailable(cause):
             logger.log(level: .warning, "the database could not serve a request", error: cause, metadata: ["operation": "\(operationID)"])
             return .unavailable()

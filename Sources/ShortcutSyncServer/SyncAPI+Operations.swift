@@ -14,18 +14,23 @@ extension SyncAPI {
 
     /// Ready when the database answers and every migration is applied; reports the worker's lag,
     /// and `degraded` (still 200: the service answers, its views are behind) past the threshold.
-    /// While the hub cannot reach the database it answers at once, without waiting on the pool.
+    /// While the database is known to be away it answers at once, and within moments of its going
+    /// when it was waiting on it (`DatabaseReach`).
     func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output {
         var readiness = Components.Schemas.Readiness(ready: false, database: false, migrations: false)
-        guard hub.isDatabaseReachable else {
+        guard hub.reach.isReachable else {
             readiness.detail = "the database is unreachable"
             return .serviceUnavailable(.init(body: .json(readiness)))
         }
         do {
-            readiness.migrations = try await migrator.isUpToDate()
+            let (migrator, projections) = (migrator, projections)
+            let (upToDate, status) = try await hub.reach.whileReachable {
+                let upToDate = try await migrator.isUpToDate()
+                return (upToDate, upToDate ? try await projections.status() : nil)
+            }
+            readiness.migrations = upToDate
             readiness.database = true
-            if readiness.migrations {
-                let status = try await projections.status()
+            if let status {
                 readiness.accountsBehind = status.accountsBehind
                 readiness.eventsBehind = status.eventsBehind
                 readiness.parkedAccounts = status.parkedAccounts

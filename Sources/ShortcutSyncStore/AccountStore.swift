@@ -47,6 +47,11 @@ public struct AccountStore: Sendable {
         }
     }
 
+    /// Returns once the pool has run a statement: the database serves again.
+    public func ping() async throws {
+        try await client.query("SELECT 1", logger: logger)
+    }
+
     /// Of the given devices, those still signed in. A cross-account statement (DESIGN §6): a
     /// server asks it for all its open streams at once when its LISTEN connection is back.
     public func signedIn(among devices: [(account: UUID, device: UUID)]) async throws -> Set<UUID> {

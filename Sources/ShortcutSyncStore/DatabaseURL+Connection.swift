@@ -6,11 +6,15 @@ extension DatabaseURL {
     /// The configuration of a single connection outside the pool: for the sync worker, which
     /// holds its advisory lock on a connection of its own, and for `LISTEN`.
     public func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        var configuration: PostgresConnection.Configuration
         if let socketDirectory {
-            return .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: username, password: password, database: database)
+            configuration = .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: username, password: password, database: database)
+        } else {
+            configuration = .init(host: host, port: port, username: username, password: password, database: database,
+                                  tls: requireTLS ? .require(try NIOSSLContext(configuration: .makeClientConfiguration())) : .disable)
         }
-        return .init(host: host, port: port, username: username, password: password, database: database,
-                     tls: requireTLS ? .require(try NIOSSLContext(configuration: .makeClientConfiguration())) : .disable)
+        configuration.options.connectTimeout = .milliseconds(Self.connectTimeout.inMilliseconds)
+        return configuration
     }
 }
 

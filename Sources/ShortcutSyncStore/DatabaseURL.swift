@@ -74,6 +74,13 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
         return components.string ?? description
     }
 
+    /// How long an attempt to connect may take, the session's start and authentication included,
+    /// before it counts as failed (PostgresNIO's default is 10 s). A database that is down
+    /// refuses at once; this bounds one that does not answer. Requests never wait for it: while
+    /// an attempt is under way they are bounded by `DatabaseReach`. Not shorter, since a loaded
+    /// machine (a test run on two cores) took more than 1.5 s to start a session.
+    public static let connectTimeout: Duration = .seconds(5)
+
     public func clientConfiguration(maximumConnections: Int = 20) throws -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let socketDirectory {
@@ -83,6 +90,7 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
                                   tls: requireTLS ? .require(.makeClientConfiguration()) : .disable)
         }
         configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = Self.connectTimeout
         return configuration
     }
 

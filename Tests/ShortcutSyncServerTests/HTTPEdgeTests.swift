@@ -103,16 +103,7 @@ import Testing
     /// `Retry-After` within 2 s, also one already waiting when the database goes; a device that
     /// pushes through the outage with the client's retry rules (the same batch again after a 503)
     /// has every acknowledged event in its view exactly once when the database is back.
-    ///
-    /// Disabled: it fails today, as issue 19 says (a push in flight when the database goes waits
-    /// for the pool, 5.5 s in this test). Racing each operation against the hub's "unreachable"
-    /// in `ProblemMiddleware` did not do it (still 5.5 s, and the service's shutdown overran its
-    /// grace period); racing `AuthenticationMiddleware`'s token lookup alone did not either (5.5 s);
-    /// racing it and the push's append, abandoning the loser, answered every push within 2 s in
-    /// four runs, but at least once the service's shutdown then overran its grace period
-    /// (ServiceLifecycle's fatal "Cancellation took longer than allowed"): work abandoned on the
-    /// pool must still end. Enable it with the fix.
-    @Test(.disabled("fails until issue 19's fail-fast is built: a push in flight when PostgreSQL stops waits 5.5 s"))
+    @Test
     func everyRequestIsAnsweredWithinTwoSecondsThroughAnOutage() async throws {
         try await Self.withClusterOfItsOwn(Self.pushesThroughAnOutage)
     }
@@ -139,7 +130,9 @@ import Testing
                 defer { stopping.cancel() }
                 let outcomes = try await withThrowingTaskGroup(of: (Int, PushesThroughAnOutage).self) { group in
                     for (index, device) in devices.enumerated() {
-                        group.addTask { (index, try await PushesThroughAnOutage.run(device.token, server: server, until: restartAt + .seconds(60))) }
+                        group.addTask { (index, try await PushesThroughAnOutage.run(until: restartAt + .seconds(60)) { batch in
+                            try await server.request(.POST, "/v1/sync/push", token: device.token, body: batch, timeout: .seconds(10))
+                        }) }
                     }
                     // In the devices' order.
                     return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }.sorted { $0.key < $1.key }.map(\.value)
@@ -199,47 +192,5 @@ import Testing
                 #expect(try await server.raw(.GET, "/readyz", token: nil).status == 200)
             }
         }
-    }
-}
-
-/// One device pushing a donation after another through an outage, with the client's retry rules.
-private struct PushesThroughAnOutage: Sendable {
-    var acknowledged = 0
-    var refused = 0
-    var slowest = Duration.zero
-    var acknowledgedAfterOutage = false
-
-    static func donation(_ seq: Int) -> [UInt8] {
-        InputLimitTests.push([InputLimitTests.event(seq: seq, type: "donation", fields: """
-            "bundleId":"com.example.soup","identifier":"item-\(seq)","kind":"intent","intentType":"OrderSoupIntent","title":"Soup \(seq)"
-            """)])
-    }
-
-    /// Pushes until a push is acknowledged after a refusal (the outage came and went), or until
-    /// `deadline`: each answer timed, a 503 (with Retry-After) sent again unchanged after 100 ms.
-    static func run(_ token: String, server: TestServer, until deadline: ContinuousClock.Instant) async throws -> Self {
-        var outcome = Self()
-        // The same batch (the same event id) until it is acknowledged: a push refused with 503
-        // may still have been stored, and only an exact retry is taken as one.
-        var batch = donation(1)
-        while ContinuousClock.now < deadline && !outcome.acknowledgedAfterOutage {
-            let started = ContinuousClock.now
-            let answer = try await server.request(.POST, "/v1/sync/push", token: token, body: batch, timeout: .seconds(10))
-            outcome.slowest = max(outcome.slowest, ContinuousClock.now - started)
-            switch answer.status {
-            case 200:
-                outcome.acknowledged += 1
-                batch = donation(outcome.acknowledged + 1)
-                if outcome.refused > 0 { outcome.acknowledgedAfterOutage = true }
-            case 503:
-                outcome.refused += 1
-                #expect(answer.headers.first(name: "Retry-After") == "1")
-                try await Task.sleep(for: .milliseconds(100))
-            default:
-                Issue.record("a push answered \(answer.status): \(answer.json)")
-                return outcome
-            }
-        }
-        return outcome
     }
 }

@@ -19,6 +19,15 @@ extension ServeProcess {
                       logLevel: "info", arguments: arguments, output: .kept)
     }
 
+    /// Starts the real `shortcut-sync serve` on the database at `databaseURL` (`DATABASE_URL`),
+    /// on a free port, with an admin token of its own, its output kept. `forceStop()` is for the
+    /// embedded PostgreSQL only: stop this one with `command.forceStop()`.
+    public convenience init(databaseURL: String, arguments: [String] = []) throws {
+        try self.init(executable: try CommandProcess.shortcutSync(), database: .url(databaseURL),
+                      port: try EmbeddedPostgres.freeLoopbackPort(), adminToken: "admin-\(UUID())",
+                      logLevel: "info", arguments: arguments, output: .kept)
+    }
+
     /// Where `serve` keeps the admin token it makes when given none.
     public var adminTokenFile: URL { Self.adminTokenFile(dataDirectory: embeddedDataDirectory) }
 

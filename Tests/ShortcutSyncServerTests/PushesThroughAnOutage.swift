@@ -1,0 +1,56 @@
+import NIOHTTP1
+import ShortcutSyncTestSupport
+import Testing
+
+/// One device pushing a donation after another through an outage, with the client library's
+/// retry rules: a push answered 503 (with `Retry-After`) is sent again unchanged, the same event
+/// ids, since it may have been stored all the same and only an exact retry is taken as one.
+struct PushesThroughAnOutage: Sendable {
+    typealias Answer = (status: Int, headers: HTTPHeaders, json: [String: Any])
+
+    var acknowledged = 0
+    var refused = 0
+    var slowest = Duration.zero
+    var acknowledgedAfterOutage = false
+    /// When each acknowledged push was sent, in order.
+    var acknowledgedSentAt: [ContinuousClock.Instant] = []
+
+    /// The push of donation `seq` (identifier `item-seq`), one event.
+    static func donation(_ seq: Int) -> [UInt8] {
+        InputLimitTests.push([InputLimitTests.event(seq: seq, type: "donation", fields: """
+            "bundleId":"com.example.soup","identifier":"item-\(seq)","kind":"intent","intentType":"OrderSoupIntent","title":"Soup \(seq)"
+            """)])
+    }
+
+    /// Pushes until `isDone` (by default: a push acknowledged after a refusal, the outage came
+    /// and went) or until `deadline`: each answer timed, a 503 sent again after 100 ms. Any
+    /// answer other than 200 and 503 is recorded as an issue and ends the run.
+    static func run(
+        until deadline: ContinuousClock.Instant,
+        isDone: @Sendable (Self) -> Bool = { $0.acknowledgedAfterOutage },
+        push: @Sendable ([UInt8]) async throws -> Answer
+    ) async throws -> Self {
+        var outcome = Self()
+        var batch = donation(1)
+        while ContinuousClock.now < deadline && !isDone(outcome) {
+            let started = ContinuousClock.now
+            let answer = try await push(batch)
+            outcome.slowest = max(outcome.slowest, ContinuousClock.now - started)
+            switch answer.status {
+            case 200:
+                outcome.acknowledged += 1
+                outcome.acknowledgedSentAt.append(started)
+                batch = donation(outcome.acknowledged + 1)
+                if outcome.refused > 0 { outcome.acknowledgedAfterOutage = true }
+            case 503:
+                outcome.refused += 1
+                #expect(answer.headers.first(name: "Retry-After") == "1")
+                try await Task.sleep(for: .milliseconds(100))
+            default:
+                Issue.record("a push answered \(answer.status): \(answer.json)")
+                return outcome
+            }
+        }
+        return outcome
+    }
+}
