@@ -62,15 +62,7 @@ extension AllBenchmarks.Results {
                 }
             }
         }
-        let latency = push.latency
-        lines.append("| push → another device's pull, woken by its stream, \(latency.streams) streams open | "
-            + String(format: "p50 %.1f ms, p99 %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds)
-            + " | — | — | p99 ≤ 50 ms | \(verdict(latency.p99Milliseconds <= 50)) |")
-        if let bytes = latency.serviceResidentBytes {
-            lines.append("| service resident memory, \(latency.streams) streams open | "
-                + String(format: "%.0f MB (%.0f MiB)", Double(bytes) / 1_000_000, Double(bytes) / 1_048_576)
-                + " | — | — | ≤ 150 MB | \(verdict(bytes <= 150_000_000)) |")
-        }
+        lines += push.latency.rows(verdict: verdict)
         return lines.joined(separator: "\n") + "\n\n" + sustained.table + "\n\n" + runaway.table
     }
 }

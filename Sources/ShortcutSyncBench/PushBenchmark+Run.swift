@@ -56,7 +56,9 @@ extension PushBenchmark {
             + (service.workerPID.map { ", worker: pid \($0)" } ?? ""))
 
         var configuration = HTTPClient.Configuration()
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: load.streams + 64)
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: load.streams + 1024)
+        // Ten thousand streams opening at once queue for their connections longer than the default 10 s.
+        configuration.timeout.connect = .seconds(120)
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         var benchmark = PushBenchmark(service: service.url, adminToken: service.adminToken, database: url,
                                       servicePID: service.servicePID, workerPID: service.workerPID,
@@ -97,10 +99,8 @@ extension PushBenchmark.Results {
                 + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |"
                 + (separateWorker ? " " + (figure.workerCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |" : ""))
         }
-        lines.append("| push → another device's pull, woken by its stream, \(latency.streams) streams open | "
-            + String(format: "p50 %.1f ms, p99 %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds) + " | — | — | p99 ≤ 50 ms | — | — |" + (separateWorker ? " — |" : ""))
-        let memory = latency.serviceResidentBytes.map { String(format: "%.0f MB", Double($0) / 1_048_576) } ?? "?"
-        lines.append("| service resident memory, \(latency.streams) streams open | \(memory) | — | — | ≤ 150 MB | — | — |")
+        let filler = " — |" + (separateWorker ? " — |" : "")
+        lines += latency.rows { $0 ? "met" : "**not met**" }.map { $0 + filler }
         return lines.joined(separator: "\n")
     }
 }

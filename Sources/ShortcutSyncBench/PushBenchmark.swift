@@ -69,6 +69,33 @@ public struct PushBenchmark: Sendable {
         public var p99Milliseconds: Double
         /// The service's resident memory with every stream open, in bytes (nil where unknown).
         public var serviceResidentBytes: Int?
+        /// The same before the streams opened (the devices registered), in bytes.
+        public var serviceIdleResidentBytes: Int?
+        /// The open-file limit this process raised and the service inherited.
+        public var openFileLimit: Int?
+
+        /// What each open stream adds to the service's resident memory, in bytes.
+        public var residentBytesPerStream: Double? {
+            guard let open = serviceResidentBytes, let idle = serviceIdleResidentBytes, streams > 0 else { return nil }
+            return Double(open - idle) / Double(streams)
+        }
+
+        /// The table's rows for DESIGN §8's latency and memory targets, with `verdict` for each.
+        func rows(verdict: (Bool) -> String) -> [String] {
+            var rows = ["| push → another device's pull, woken by its stream, \(streams) streams open | "
+                + String(format: "p50 %.1f ms, p99 %.1f ms", p50Milliseconds, p99Milliseconds)
+                + " | — | — | p99 ≤ 50 ms | \(verdict(p99Milliseconds <= 50)) |"]
+            if let open = serviceResidentBytes {
+                let idle = serviceIdleResidentBytes.map { String(format: "; %.0f MB idle", Double($0) / 1_000_000) } ?? ""
+                let perStream = residentBytesPerStream.map { String(format: ", %.1f KB per stream", $0 / 1000) } ?? ""
+                let limit = openFileLimit.map { "; open-file limit \($0)" } ?? ""
+                let met = open <= 400_000_000 && (residentBytesPerStream ?? 0) <= 25_000
+                rows.append("| service resident memory, \(streams) streams open | "
+                    + String(format: "%.0f MB", Double(open) / 1_000_000) + "\(perStream)\(idle)\(limit) | — | — | "
+                    + "≤ 400 MB at 10,000 streams, ≤ 25 KB per stream | \(verdict(met)) |")
+            }
+            return rows
+        }
     }
 
     public let service: URL
@@ -211,12 +238,15 @@ public struct PushBenchmark: Sendable {
     public func endToEnd(streams: Int, samples: Int, http: HTTPClient) async throws -> Latency {
         let accounts = max(streams / 2, 1)
         let devices = try await register(devices: accounts * 2, accounts: accounts, http: http)
+        let idleMemory = servicePID.flatMap(ResidentMemory.of)
+        let openFileLimit = OpenFileLimit.raise()
         let pokes = PokeBoard()
         return try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, device) in devices.enumerated() {
                 group.addTask { try await listen(device.token, index: index, pokes: pokes, http: http) }
             }
-            try await pokes.waitForOpen(devices.count, timeout: .seconds(120))
+            // A loaded machine opens a few hundred a second: the wait grows with their number.
+            try await pokes.waitForOpen(devices.count, timeout: .seconds(max(120, devices.count / 20)))
             report("\(devices.count) streams open")
             try await waitForWorker(http: http)
             let memory = servicePID.flatMap(ResidentMemory.of)
@@ -244,7 +274,8 @@ public struct PushBenchmark: Sendable {
             }
             group.cancelAll()
             return Latency(streams: devices.count, samples: samples, p50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
-                           p99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, serviceResidentBytes: memory)
+                           p99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, serviceResidentBytes: memory,
+                           serviceIdleResidentBytes: idleMemory, openFileLimit: openFileLimit)
         }
     }
 
@@ -265,8 +296,15 @@ public struct PushBenchmark: Sendable {
     private func listen(_ token: String, index: Int, pokes: PokeBoard, http: HTTPClient) async throws {
         var request = HTTPClientRequest(url: service.absoluteString + "/v1/sync/stream")
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        let response = try await http.execute(request, timeout: .hours(1))
-        guard response.status.code == 200 else { throw BenchError("a stream answered \(response.status.code)") }
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(request, timeout: .hours(1))
+            guard response.status.code == 200 else { throw BenchError("a stream answered \(response.status.code)") }
+        } catch {
+            // Said at once, not after the wait for every stream to open.
+            await pokes.failed(error)
+            throw error
+        }
         await pokes.opened(index)
         for try await chunk in response.body {
             let text = String(buffer: chunk)
@@ -319,13 +357,17 @@ actor PokeBoard {
     private var open: Set<Int> = []
     private var pokes: [Int: Int] = [:]
 
+    private var failures: [String] = []
+
     func opened(_ index: Int) { open.insert(index) }
+    func failed(_ error: any Error) { failures.append("\(error)") }
     func poked(_ index: Int, times: Int) { pokes[index, default: 0] += times }
     func count(_ index: Int) -> Int { pokes[index] ?? 0 }
 
     func waitForOpen(_ count: Int, timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
         while open.count < count {
+            if let first = failures.first { throw BenchError("\(failures.count) stream(s) could not be opened; the first: \(first)") }
             guard ContinuousClock.now < deadline else { throw BenchError("only \(open.count) of \(count) streams opened") }
             try await Task.sleep(for: .milliseconds(20))
         }

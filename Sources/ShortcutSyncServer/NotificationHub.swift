@@ -21,7 +21,8 @@ public final class NotificationHub: Service, Sendable {
         var device: UUID
         /// A live stream (counted against the device's limit), or else a waiting pull.
         var isStream: Bool
-        var continuation: AsyncStream<StreamMessage>.Continuation
+        /// Weak: the stream's response or the waiting pull holds it; when it goes, so does this.
+        weak var mailbox: StreamMailbox?
     }
 
     private let notifications: NotificationSource
@@ -70,22 +71,22 @@ public final class NotificationHub: Service, Sendable {
     /// of that device that waits. The subscription is in place when this returns, so a change
     /// right after is not missed. With `greeting`, a first keep-alive tells the client the
     /// subscription is in place. Either ends when the device is signed out or its account erased.
-    public func subscribe(account: UUID, device: UUID, isStream: Bool = true, greeting: Bool = false) -> AsyncStream<StreamMessage> {
+    func subscribe(account: UUID, device: UUID, isStream: Bool = true, greeting: Bool = false) -> StreamMailbox {
         let id = nextID.add(1, ordering: .relaxed).newValue
-        let (stream, continuation) = AsyncStream<StreamMessage>.makeStream(bufferingPolicy: .bufferingNewest(8))
-        continuation.onTermination = { [weak self] _ in
+        let mailbox = StreamMailbox()
+        mailbox.onTermination { [weak self] in
             self?.subscribers.withLock { all in
                 all[account]?[id] = nil
                 if all[account]?.isEmpty == true { all[account] = nil }
             }
         }
         let displaced = subscribers.withLock { all in
-            all[account, default: [:]][id] = Subscriber(device: device, isStream: isStream, continuation: continuation)
+            all[account, default: [:]][id] = Subscriber(device: device, isStream: isStream, mailbox: mailbox)
             return Self.beyondLimit(of: device, isStream: isStream, in: all[account] ?? [:])
         }
-        for subscriber in displaced { subscriber.continuation.finish() }
-        if greeting { continuation.yield(.keepAlive) }
-        return stream
+        for subscriber in displaced { subscriber.mailbox?.finish() }
+        if greeting { mailbox.post(.keepAlive) }
+        return mailbox
     }
 
     /// The oldest streams of `device` past `Limits.maxStreamsPerDevice` (DESIGN §5: a fifth ends
@@ -102,19 +103,19 @@ public final class NotificationHub: Service, Sendable {
         let ended = subscribers.withLock { all in
             (all[account] ?? [:]).values.filter { $0.device == device }
         }
-        for subscriber in ended { subscriber.continuation.finish() }
+        for subscriber in ended { subscriber.mailbox?.finish() }
     }
 
     /// Ends every open stream and waiting pull of `account` (it was erased).
     public func endSessions(account: UUID) {
         let ended = subscribers.withLock { all in (all[account] ?? [:]).values }
-        for subscriber in ended { subscriber.continuation.finish() }
+        for subscriber in ended { subscriber.mailbox?.finish() }
     }
 
     /// Pokes every stream and waiting pull of `account`: its views changed up to `version`.
     public func deliver(account: UUID, version: Int64) {
         let targets = subscribers.withLock { all in (all[account] ?? [:]).values }
-        for target in targets { target.continuation.yield(.changed(version: version)) }
+        for target in targets { target.mailbox?.post(.changed(version: version)) }
     }
 
     /// Pokes the streams and waiting pulls of every account the notification names, unless this
@@ -126,7 +127,7 @@ public final class NotificationHub: Service, Sendable {
 
     private func broadcast(_ message: StreamMessage) {
         let targets = subscribers.withLock { $0.values.flatMap(\.values) }
-        for target in targets { target.continuation.yield(message) }
+        for target in targets { target.mailbox?.post(message) }
     }
 
     public func run() async throws {
@@ -137,7 +138,7 @@ public final class NotificationHub: Service, Sendable {
             group.cancelAll()
         }
         subscribers.withLock { all in
-            for subscriber in all.values.flatMap(\.values) { subscriber.continuation.finish() }
+            for subscriber in all.values.flatMap(\.values) { subscriber.mailbox?.finish() }
             all.removeAll()
         }
     }

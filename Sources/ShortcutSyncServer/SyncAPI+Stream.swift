@@ -14,7 +14,8 @@ extension SyncAPI {
     func stream(_ input: Operations.Stream.Input) async throws -> Operations.Stream.Output {
         let (device, account) = try requireDevice()
         let messages = hub.subscribe(account: account, device: device, greeting: true)
-        let events = messages.cancelOnGracefulShutdown().map { message -> ArraySlice<UInt8> in
+        // The mailbox ends on graceful shutdown itself (and holds one pending poke at most).
+        let events = messages.map { message -> ArraySlice<UInt8> in
             switch message {
             case .changed(let version): ArraySlice("event: changed\ndata: {\"version\": \(version)}\n\n".utf8)
             case .keepAlive: ArraySlice(": keep-alive\n\n".utf8)

@@ -7,7 +7,7 @@ struct PushLoadOptions: ParsableArguments {
     var seconds: Int = 10
 
     @Option(help: "Devices holding their streams open for the latency and memory figures.")
-    var streams: Int = 1000
+    var streams: Int = 10_000
 
     @Option(help: "Push-to-pull samples for the latency figure.")
     var samples: Int = 300
