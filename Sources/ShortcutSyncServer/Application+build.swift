@@ -62,7 +62,7 @@ public func buildApplication(
     router.middlewares.add(DatabaseReachMiddleware(reach: hub.reach))
     let problems = ProblemMiddleware(logger: logger)
     // The token before the body: a caller without one never gets a byte of its upload read.
-    router.middlewares.add(AuthenticationMiddleware(accounts: accounts, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
+    router.middlewares.add(AuthenticationMiddleware(accounts: accounts, tokens: hub.tokens, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
     router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
     let budget = PushBudget(configuration.pushBudget)
     try api.registerHandlers(on: router, middlewares: [problems, PushMiddleware(api: api, budget: budget)])

@@ -13,6 +13,8 @@ struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = SyncRequestContext
 
     let accounts: AccountStore
+    /// Tokens looked up lately (`TokenCache`): a device's next request is not another query.
+    let tokens: TokenCache
     let adminTokenHash: [UInt8]
     /// Maps a failed lookup to its answer as every operation does (503 when the database is away).
     let problems: ProblemMiddleware
@@ -44,10 +46,16 @@ struct AuthenticationMiddleware: RouterMiddleware {
         switch kind {
         case .admin:
             return Tokens.matches(token, hash: adminTokenHash) ? .admin : nil
-        case .account:
-            return try await accounts.account(tokenHash: Tokens.hash(token)).map(Caller.account)
-        case .device:
-            return try await accounts.device(tokenHash: Tokens.hash(token)).map { Caller.device(device: $0.device, account: $0.account) }
+        case .account, .device:
+            let hash = Tokens.hash(token)
+            if let known = tokens.caller(tokenHash: hash) { return known }
+            let generation = tokens.generation
+            let caller = kind == .account
+                ? try await accounts.account(tokenHash: hash).map(Caller.account)
+                : try await accounts.device(tokenHash: hash).map { Caller.device(device: $0.device, account: $0.account) }
+            // Only tokens that work are kept: a wrong one is looked up each time, as before.
+            if let caller { tokens.remember(caller, tokenHash: hash, lookedUpAt: generation) }
+            return caller
         }
     }
 

@@ -33,6 +33,8 @@ public final class NotificationHub: Service, Sendable {
     private let keepAliveInterval: Duration
     private let subscribers = Mutex<[UUID: [Int: Subscriber]]>([:])
     private let nextID = Atomic<Int>(0)
+    /// The callers of tokens looked up lately; the sessions this hub ends take their tokens with them.
+    let tokens = TokenCache()
     /// Whether requests that need the database are let through (`DatabaseReach`).
     public let reach = DatabaseReach()
     /// Returns once the pool has served a query: after an outage the hub lets requests in again
@@ -100,6 +102,7 @@ public final class NotificationHub: Service, Sendable {
 
     /// Ends every open stream and waiting pull of `device` (it was signed out).
     public func endSessions(device: UUID, account: UUID) {
+        tokens.forget(device: device)
         let ended = subscribers.withLock { all in
             (all[account] ?? [:]).values.filter { $0.device == device }
         }
@@ -108,6 +111,7 @@ public final class NotificationHub: Service, Sendable {
 
     /// Ends every open stream and waiting pull of `account` (it was erased).
     public func endSessions(account: UUID) {
+        tokens.forget(account: account)
         let ended = subscribers.withLock { all in (all[account] ?? [:]).values }
         for subscriber in ended { subscriber.mailbox?.finish() }
     }
@@ -175,7 +179,10 @@ public final class NotificationHub: Service, Sendable {
         case .listening(let resumed):
             // Whatever was notified while the connection was down is lost: everyone pulls once,
             // and the sessions of devices signed out (or erased) meanwhile end.
-            if resumed { broadcast(.changed(version: 0)) }
+            if resumed {
+                tokens.forgetAll()
+                broadcast(.changed(version: 0))
+            }
             await endSessionsSignedOutUnheard()
         case .projection(let notification):
             deliver(notification)

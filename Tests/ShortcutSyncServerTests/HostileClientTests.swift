@@ -344,7 +344,7 @@ import Testing
         return metrics.split(separator: "\n").first { $0.hasPrefix("shortcut_sync_waiting_pulls ") }.flatMap { Double($0.split(separator: " ")[1]) }.map { Int($0) }
     }
 
-    /// Erasing an account ends its open streams (through the erasure's notification).
+    /// Erasing an account ends its open streams and its tokens (through the erasure's notification).
     @Test func erasingAnAccountEndsItsStreams() async throws {
         try await TestServer.with { server in
             let account = try await server.createAccount()
@@ -354,6 +354,10 @@ import Testing
             #expect(await stream.read(until: { $0.contains(": keep-alive") }, timeout: .seconds(5)))
             _ = try await OperatorStore(client: server.sql, logger: TestDatabase.shared.logger).erase(account: account.id)
             #expect(await stream.read(until: { $0.contains("\r\n0\r\n\r\n") }, timeout: .seconds(5)), "the stream ended")
+            // The token was looked up (and kept, `TokenCache`) to open the stream; the erasure's
+            // notification took it away with the stream.
+            #expect(try await server.raw(.GET, "/v1/sync/pull", token: device.token).status == 401)
+            #expect(try await server.raw(.POST, "/v1/devices", token: account.token, body: Array(#"{"name":"x","platform":"iOS"}"#.utf8)).status == 401)
         }
     }
 }
