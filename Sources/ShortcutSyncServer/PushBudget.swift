@@ -5,13 +5,14 @@ import Synchronization
 
 /// How many events an account may push (issue 19: a runaway device cannot starve the others):
 /// a token bucket per account that holds at most `burst` events and fills at `eventsPerSecond`.
-/// The defaults are far above what a person's devices push (an outbox flushed after weeks
-/// offline is a few thousand events) and far below what one process can take.
+/// The defaults are above what a person's devices push (an outbox flushed after weeks offline is
+/// a few thousand events, and more is only paced, never lost) and far below what one process
+/// can take: a burst of 5,000 events is about a quarter of a second of this machine's pushes.
 public struct PushBudgetConfiguration: Sendable, Hashable {
     public var eventsPerSecond: Double
     public var burst: Int
 
-    public init(eventsPerSecond: Double = 200, burst: Int = 20_000) {
+    public init(eventsPerSecond: Double = 200, burst: Int = 5_000) {
         self.eventsPerSecond = eventsPerSecond
         self.burst = burst
     }
@@ -38,6 +39,10 @@ final class PushBudget: Sendable {
     private struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
+        /// The end of the wait the account was last told (`Retry-After`): until then each of its
+        /// pushes is refused before its body is read, so a device that does not wait costs
+        /// almost nothing.
+        var refusedUntil: ContinuousClock.Instant?
     }
 
     init(_ configuration: PushBudgetConfiguration, sweepAbove: Int = 10_000) {
@@ -50,9 +55,13 @@ final class PushBudget: Sendable {
     func charge(account: UUID, events: Int, now: ContinuousClock.Instant = .now) -> Int? {
         buckets.withLock { buckets in
             var bucket = refilled(buckets[account], now: now)
+            if let wait = Self.stillRefused(bucket, now: now) { return wait }
             let wanted = Double(events)
             guard bucket.tokens >= wanted else {
-                return max(1, Int(((wanted - bucket.tokens) / configuration.eventsPerSecond).rounded(.up)))
+                let wait = max(1, Int(((wanted - bucket.tokens) / configuration.eventsPerSecond).rounded(.up)))
+                bucket.refusedUntil = now + .seconds(wait)
+                buckets[account] = bucket
+                return wait
             }
             bucket.tokens -= wanted
             buckets[account] = bucket
@@ -66,6 +75,7 @@ final class PushBudget: Sendable {
     func exhausted(account: UUID, now: ContinuousClock.Instant = .now) -> Int? {
         buckets.withLock { buckets in
             let bucket = refilled(buckets[account], now: now)
+            if let wait = Self.stillRefused(bucket, now: now) { return wait }
             return bucket.tokens >= 1 ? nil : max(1, Int(((1 - bucket.tokens) / configuration.eventsPerSecond).rounded(.up)))
         }
     }
@@ -77,7 +87,14 @@ final class PushBudget: Sendable {
         let burst = Double(configuration.burst)
         guard let bucket else { return Bucket(tokens: burst, updated: now) }
         let elapsed = max(0, (now - bucket.updated).inSeconds)
-        return Bucket(tokens: min(burst, bucket.tokens + elapsed * configuration.eventsPerSecond), updated: now)
+        return Bucket(tokens: min(burst, bucket.tokens + elapsed * configuration.eventsPerSecond), updated: now,
+                      refusedUntil: bucket.refusedUntil)
+    }
+
+    /// The whole seconds left of the wait the account was told, if it has not passed.
+    private static func stillRefused(_ bucket: Bucket, now: ContinuousClock.Instant) -> Int? {
+        guard let until = bucket.refusedUntil, now < until else { return nil }
+        return max(1, Int((until - now).inSeconds.rounded(.up)))
     }
 
     private func sweep(_ buckets: inout [UUID: Bucket], now: ContinuousClock.Instant) {

@@ -15,7 +15,10 @@ import Testing
         #expect(budget.charge(account: account, events: 1, now: start) == 1, "then nothing, for a second")
         #expect(budget.exhausted(account: account, now: start) == 1)
         #expect(budget.charge(account: account, events: 35, now: start + .seconds(1)) == 3, "10 refilled: 25 more take 3 s")
-        #expect(budget.charge(account: account, events: 20, now: start + .seconds(2)) == nil, "20 refilled")
+        // Told to wait 3 s: until then even a push the bucket could hold is refused, before its body is read.
+        #expect(budget.exhausted(account: account, now: start + .seconds(2)) == 2)
+        #expect(budget.charge(account: account, events: 5, now: start + .seconds(2)) == 2)
+        #expect(budget.charge(account: account, events: 20, now: start + .seconds(4)) == nil, "40 refilled, the wait over")
         #expect(budget.charge(account: other, events: 500, now: start) == nil, "another account has its own")
         #expect(budget.exhausted(account: account, now: start + .seconds(1000)) == nil)
     }
