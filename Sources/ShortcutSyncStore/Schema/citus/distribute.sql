@@ -60,6 +60,13 @@
 --                    state that changes often (the push token and last background wake of
 --                    DESIGN §6) must not be added to `devices` while it is a reference table.
 --     projection_parked_accounts has PRIMARY KEY (account_id): distributed like the others.
+--     push_tokens (0012: devices' APNs tokens and wake state, kept out of the reference table
+--     `devices` as said above) has PRIMARY KEY (account_id, device_id): distributed and colocated.
+--     Its wakers' scan (PushTokenStore.claimDue: the due wakes of every account, FOR UPDATE SKIP
+--     LOCKED) is cross-account like the maintenance queue's and must be split the same way (a
+--     plain read of the due rows, then a lock of each by its account_id) before a cluster runs
+--     wakers; so must the sweep (an UPDATE joining push_tokens and account_heads on account_id,
+--     which Citus can run shard by shard since both are colocated).
 --     The rebuild schema's tables are made with LIKE … INCLUDING ALL from the live ones, so their
 --     keys are the live ones'; they are distributed and colocated too, so that the rebuild's swap
 --     (INSERT INTO projection_x SELECT * FROM rebuild.projection_x) runs shard by shard.
@@ -168,6 +175,7 @@ BEGIN
         'public.projection_donation_groups',
         'public.projection_deletion_marks',
         'public.projection_parked_accounts',
+        'public.push_tokens',   -- 0012: PRIMARY KEY (account_id, device_id)
         'rebuild.projection_accounts',
         'rebuild.projection_shortcuts',
         'rebuild.projection_voice_shortcuts',

@@ -1,0 +1,285 @@
+import APNsStandIn
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import OpenAPIAsyncHTTPClient
+import PostgresNIO
+import ShortcutSyncAPI
+import ShortcutSyncClient
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+import ShortcutSyncServer
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+/// Background wakes end to end (DESIGN §6): the service's waker, the real database, the stand-in
+/// for APNs. A sleeping device is woken once after a change, not again within the interval, not
+/// at all when it pulled; APNs' answers drop, keep or retry its token; two servers wake it once.
+@Suite struct WakeTests {
+    /// An account with a device that changes things and one that sleeps with a push token.
+    struct Household {
+        let account: (id: UUID, token: String)
+        let phone: SimulatedDevice
+        let pad: SimulatedDevice
+        let padToken: String
+    }
+
+    static func household(_ server: TestServer) async throws -> Household {
+        let account = try await server.createAccount()
+        let phone = try await server.createDevice(accountToken: account.token)
+        let pad = try await server.createDevice(accountToken: account.token, name: "iPad", platform: .iPadOS)
+        let token = apnsToken()
+        #expect(try await server.registerPushToken(token, for: pad).status == 204)
+        return Household(account: account, phone: phone, pad: pad, padToken: token)
+    }
+
+    /// The phone changes something; returns the account's version after it.
+    @discardableResult
+    static func change(_ household: Household, _ identifier: String = UUID().uuidString) async throws -> Int64 {
+        household.phone.record(soupDonation(identifier), at: Int64(Date().timeIntervalSince1970 * 1000))
+        return try await household.phone.push()
+    }
+
+    @Test func aSleepingDeviceIsWokenOnceAfterAChange() async throws {
+        try await TestServer.withWakes { server, standIn in
+            let home = try await Self.household(server)
+            let version = try await Self.change(home)
+            let received = try await standIn.waitForRequests(1, within: .seconds(20))
+            #expect(received.count == 1)
+            let wake = try #require(received.first)
+            #expect(wake.deviceToken == home.padToken)
+            #expect(wake.status == 200)
+            #expect(wake.headers["apns-push-type"] == "background")
+            #expect(wake.headers["apns-priority"] == "5")
+            #expect(wake.headers["apns-topic"] == "com.example.shortcuts")
+            #expect(wake.headers["apns-collapse-id"] == home.account.id.uuidString.lowercased())
+            #expect(wake.body == #"{"aps":{"content-available":1}}"#)
+            try await eventually("the wake is counted") {
+                try await server.wakeState(of: home.pad, account: home.account.id)?.wakeCount == 1
+            }
+            let state = try #require(try await server.wakeState(of: home.pad, account: home.account.id))
+            #expect(state.wokenVersion == version)
+            #expect(state.lastWakeAt != nil)
+            // The phone pushed it: it is not woken for its own change (it has no token anyway),
+            // and the device woken pulls, which is recorded.
+            try await home.pad.pull()
+            #expect(try await server.wakeState(of: home.pad, account: home.account.id)?.pulledVersion == version)
+        }
+    }
+
+    @Test func aSecondChangeWithinTheIntervalWaitsForItsEnd() async throws {
+        try await TestServer.withWakes(interval: .seconds(600)) { server, standIn in
+            let home = try await Self.household(server)
+            try await Self.change(home)
+            _ = try await standIn.waitForRequests(1, within: .seconds(20))
+            let first = try #require(try await server.wakeState(of: home.pad, account: home.account.id)?.lastWakeAt)
+            let version = try await Self.change(home)
+            // The waker takes the second wake and puts it off to the interval's end.
+            try await eventually("the second wake is put off to 10 minutes after the first") {
+                guard let due = try await server.wakeState(of: home.pad, account: home.account.id)?.dueAt else { return false }
+                return abs(due.timeIntervalSince(first) - 600) < 1
+            }
+            #expect(standIn.received.count == 1, "no second wake within the interval")
+            let state = try #require(try await server.wakeState(of: home.pad, account: home.account.id))
+            #expect(state.wokenVersion < version)
+        }
+    }
+
+    @Test func aDeviceBehindIsWokenAgainOnceTheIntervalIsOver() async throws {
+        try await TestServer.withWakes(interval: .seconds(2)) { server, standIn in
+            let home = try await Self.household(server)
+            try await Self.change(home)
+            let first = try await standIn.waitForRequests(1, within: .seconds(20))[0]
+            try await Self.change(home)
+            let both = try await standIn.waitForRequests(2, within: .seconds(20))
+            #expect(both.count == 2)
+            // Not sooner than the interval allows (the clocks are the same machine's; a slow
+            // first delivery could shorten the gap a little, never by a second).
+            #expect(both[1].receivedAt.timeIntervalSince(first.receivedAt) >= 1.0)
+        }
+    }
+
+    @Test func aDeviceWithAnOpenStreamPullsAndIsNotWoken() async throws {
+        // Two seconds for the iPad's app to pull a change it is told of: far more than it needs.
+        try await TestServer.withWakes(delay: .seconds(2)) { server, standIn in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let padDevice = try await server.createDevice(accountToken: account.token, name: "iPad", platform: .iPadOS)
+            let watch = try await server.createDevice(accountToken: account.token, name: "Watch", platform: .watchOS)
+            let home = Household(account: account, phone: phone, pad: padDevice, padToken: apnsToken())
+            try await Self.change(home, "leek")
+            try await server.registerPushToken(home.padToken, for: padDevice)
+            // The watch sleeps: its wake says the waker has decided on this change.
+            let watchToken = apnsToken()
+            try await server.registerPushToken(watchToken, for: watch)
+            // The iPad's app is open: its client holds the stream and pulls when poked.
+            let storage = NSTemporaryDirectory() + "shortcut-sync-wake-\(UUID().uuidString).sqlite"
+            defer { try? FileManager.default.removeItem(atPath: storage) }
+            let pad = try ClientLibraryTests.client(server, token: padDevice.token, storage: storage)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await pad.run() }
+                defer { group.cancelAll() }
+                try await eventually("the iPad's app has pulled what there was") {
+                    await pad.shortcuts().map(\.identifier).contains("leek")
+                }
+                let version = try await Self.change(home, "tomato")
+                let received = try await standIn.waitForRequests(1, within: .seconds(20))
+                #expect(received.map(\.deviceToken) == [watchToken])
+                // The watch's wake was claimed with the iPad's (same account, same time): by now
+                // the iPad's is decided, and it got none.
+                let state = try #require(try await server.wakeState(of: padDevice, account: account.id))
+                #expect(state.pulledVersion >= version)
+                #expect(state.dueAt == nil)
+                #expect(state.wakeCount == 0)
+                #expect(state.lastWakeAt == nil)
+                #expect(await pad.shortcuts().map(\.identifier).contains("tomato"))
+                #expect(standIn.received.count == 1)
+            }
+        }
+    }
+
+    @Test func unregisteredDropsTheTokenUnlessItWasRegisteredAgainSince() async throws {
+        try await TestServer.withWakes(interval: .seconds(1)) { server, standIn in
+            let home = try await Self.household(server)
+            // APNs last knew the token valid an hour before it was registered: the device
+            // registered again since, the token stays.
+            let registered = try #require(try await server.wakeState(of: home.pad, account: home.account.id)?.registeredAt)
+            standIn.answerNext(.unregistered(since: registered - 3600))
+            try await Self.change(home)
+            _ = try await standIn.waitForRequests(1, within: .seconds(20))
+            try await eventually("the first 410 is decided") {
+                try await server.wakeState(of: home.pad, account: home.account.id)?.dueAt == nil
+            }
+            #expect(try await server.wakeState(of: home.pad, account: home.account.id) != nil, "kept: registered after APNs' timestamp")
+            // Now APNs says it stopped being valid after the registration: dropped.
+            standIn.answerNext(.unregistered(since: Date()))
+            try await Self.change(home)
+            _ = try await standIn.waitForRequests(2, within: .seconds(20))
+            try await eventually("the token is dropped") {
+                try await server.wakeState(of: home.pad, account: home.account.id) == nil
+            }
+            #expect(standIn.received.map(\.status) == [410, 410])
+        }
+    }
+
+    @Test(arguments: [StandInAnswer.badDeviceToken, .deviceTokenNotForTopic])
+    func aTokenApnsRefusesIsDropped(_ refusal: StandInAnswer) async throws {
+        try await TestServer.withWakes { server, standIn in
+            let home = try await Self.household(server)
+            standIn.answerNext(refusal)
+            try await Self.change(home)
+            _ = try await standIn.waitForRequests(1, within: .seconds(20))
+            try await eventually("the token is dropped") {
+                try await server.wakeState(of: home.pad, account: home.account.id) == nil
+            }
+            #expect(standIn.received.map(\.status) == [400])
+            let metrics = try await server.raw(.GET, "/metrics", token: nil)
+            #expect(metrics.status == 200)
+        }
+    }
+
+    @Test(arguments: [StandInAnswer.tooManyRequests, .internalServerError])
+    func aWakeApnsCannotTakeNowIsRetriedWithBackoff(_ refusal: StandInAnswer) async throws {
+        try await TestServer.withWakes { server, standIn in
+            let home = try await Self.household(server)
+            standIn.answerNext(refusal, refusal)
+            let version = try await Self.change(home)
+            let received = try await standIn.waitForRequests(3, within: .seconds(20))
+            #expect(received.map(\.status).prefix(3) == [refusal == .tooManyRequests ? 429 : 500, refusal == .tooManyRequests ? 429 : 500, 200])
+            try await eventually("the wake is counted once") {
+                try await server.wakeState(of: home.pad, account: home.account.id)?.wakeCount == 1
+            }
+            let state = try #require(try await server.wakeState(of: home.pad, account: home.account.id))
+            #expect(state.failures == 0)
+            #expect(state.wokenVersion == version)
+            #expect(standIn.received.count == 3, "one wake, delivered once")
+        }
+    }
+
+    @Test func aRefusedKeyIsShownByReadyzUntilApnsAcceptsIt() async throws {
+        try await TestServer.withWakes { server, standIn in
+            let ready = try await server.raw(.GET, "/readyz", token: nil)
+            #expect(ready.json["wakes"] as? String == "configured")
+            let home = try await Self.household(server)
+            standIn.answerNext(.invalidProviderToken)
+            try await Self.change(home)
+            _ = try await standIn.waitForRequests(1, within: .seconds(20))
+            try await eventually("/readyz says the key was refused") {
+                try await server.raw(.GET, "/readyz", token: nil).json["wakes"] as? String == "keyRefused"
+            }
+            let refused = try await server.raw(.GET, "/readyz", token: nil)
+            #expect(refused.status == 200, "wakes never make the service unready")
+            #expect((refused.json["detail"] as? String ?? "").contains("APNs refused the provider token"))
+            // The wake is retried, APNs takes it, and the key is accepted.
+            _ = try await standIn.waitForRequests(2, within: .seconds(20))
+            try await eventually("/readyz says the key is accepted") {
+                try await server.raw(.GET, "/readyz", token: nil).json["wakes"] as? String == "accepted"
+            }
+        }
+    }
+
+    @Test func withoutAKeyNoWakeIsSentAndReadyzSaysSo() async throws {
+        try await TestServer.with { server in
+            let ready = try await server.raw(.GET, "/readyz", token: nil)
+            #expect(ready.status == 200)
+            #expect(ready.json["wakes"] as? String == "off")
+        }
+    }
+
+    @Test func wakesAreCountedInMetrics() async throws {
+        try await TestServer.withWakes { server, standIn in
+            let home = try await Self.household(server)
+            try await Self.change(home)
+            _ = try await standIn.waitForRequests(1, within: .seconds(20))
+            try await eventually("/metrics counts the wake") {
+                let text = try await Self.metrics(server)
+                return Self.counter("shortcut_sync_wakes_sent_total", in: text) ?? 0 >= 1
+            }
+            let text = try await Self.metrics(server)
+            #expect(Self.counter("shortcut_sync_push_tokens_dropped_total", in: text) != nil)
+        }
+    }
+
+    /// Two servers on one database, each with its waker: every sleeping device gets one wake.
+    @Test func twoServersWakeEachDeviceOnce() async throws {
+        try await APNsStandIn.withStandIn { standIn in
+            try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+                try await TestServer.with(database: url, sql: sql, configure: TestServer.wakes(standIn)) { first in
+                    try await TestServer.with(database: url, sql: sql, configure: TestServer.wakes(standIn)) { second in
+                        var tokens: Set<String> = []
+                        var homes: [Household] = []
+                        for index in 0..<12 {
+                            let home = try await Self.household(index % 2 == 0 ? first : second)
+                            tokens.insert(home.padToken)
+                            homes.append(home)
+                        }
+                        // Half the changes through each server (each household's phone is of the server that made it).
+                        for home in homes { try await Self.change(home) }
+                        let received = try await standIn.waitForRequests(tokens.count, within: .seconds(30))
+                        #expect(Set(received.map(\.deviceToken)) == tokens)
+                        try await eventually("every wake is counted") {
+                            try await sql.query("SELECT count(*) FROM push_tokens WHERE wake_count = 1 AND due_at IS NULL")
+                                .decode(Int64.self).collectAll() == [Int64(tokens.count)]
+                        }
+                        #expect(standIn.received.count == tokens.count, "each device woken once, by one of the two servers")
+                    }
+                }
+            }
+        }
+    }
+
+    static func metrics(_ server: TestServer) async throws -> String {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: server.baseURL.absoluteString + "/metrics"), timeout: .seconds(10))
+        return String(buffer: try await response.body.collect(upTo: 1 << 22))
+    }
+
+    /// The value of an unlabelled counter in Prometheus text.
+    static func counter(_ name: String, in text: String) -> Double? {
+        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.split(separator: " ").last ?? "")
+        }
+        return nil
+    }
+}
