@@ -7,6 +7,7 @@ import JWTKit
 import Logging
 import NIOCore
 import NIOSSL
+import ServiceLifecycle
 import Synchronization
 
 /// A local stand-in for APNs (Apple cannot be reached from here), for the tests, the demo and
@@ -67,7 +68,7 @@ public final class APNsStandIn: Sendable {
     /// Runs a stand-in on a free loopback port for as long as `body` runs, and stops it after,
     /// also when `body` throws.
     public static func withStandIn<Result>(
-        key: StandInKey = StandInKey(), logger: Logger = Logger(label: "apns-stand-in"),
+        key: StandInKey = StandInKey(), logger: Logger = StandInKey.quietLogger,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (APNsStandIn) async throws -> Result
     ) async throws -> Result {
@@ -94,14 +95,22 @@ public final class APNsStandIn: Sendable {
                 runningContinuation.finish()
             },
             logger: logger)
+        // Stopped by a graceful shutdown (open connections are closed cleanly), whatever `body` did.
+        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            defer { group.cancelAll() }
+            group.addTask { try await services.run() }
+            let outcome: Swift.Result<Result, any Error>
             var ports = running.makeAsyncIterator()
-            guard let port = await ports.next(), port > 0 else { throw StandInError.didNotStart }
-            let standIn = APNsStandIn(url: URL(string: "https://127.0.0.1:\(port)")!, authorityPEM: certificate.authorityPEM, key: key)
-            holder.withLock { $0 = standIn }
-            return try await body(standIn)
+            if let port = await ports.next(), port > 0 {
+                let standIn = APNsStandIn(url: URL(string: "https://127.0.0.1:\(port)")!, authorityPEM: certificate.authorityPEM, key: key)
+                holder.withLock { $0 = standIn }
+                do { outcome = .success(try await body(standIn)) } catch { outcome = .failure(error) }
+            } else {
+                outcome = .failure(StandInError.didNotStart)
+            }
+            await services.triggerGracefulShutdown()
+            try? await group.waitForAll()
+            return try outcome.get()
         }
     }
 

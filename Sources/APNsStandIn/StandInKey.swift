@@ -1,4 +1,5 @@
 import Crypto
+import Logging
 
 /// An APNs signing key like the one Apple gives a team (a P-256 key in a `.p8` file, PKCS #8
 /// PEM), made at run time: the service signs with the private half, the stand-in checks with the
@@ -16,5 +17,12 @@ public struct StandInKey: Sendable {
         self.teamID = teamID
         privateKeyPEM = key.pemRepresentation
         publicKeyPEM = key.publicKey.pemRepresentation
+    }
+
+    /// The stand-in's own logger unless given one: warnings and worse only (it is a test fixture).
+    public static var quietLogger: Logger {
+        var logger = Logger(label: "apns-stand-in")
+        logger.logLevel = .warning
+        return logger
     }
 }
