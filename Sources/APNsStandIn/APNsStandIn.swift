@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// It checks each request as Apple does — HTTP/2, the path's device token, an ES256 provider
 /// token signed by the team's key (verified with the key's public half), with the right `kid`,
-/// `iss` and an `iat` less than an hour old, not renewed more often than every 20 minutes — and,
+/// `iss` and an `iat` less than an hour old, not changed on a connection more often than every 20 minutes — and,
 /// for the background wakes this project sends, the headers and the payload; it records what it
 /// got, and answers `200` or what it was told to answer next.
 public final class APNsStandIn: Sendable {
@@ -32,7 +32,8 @@ public final class APNsStandIn: Sendable {
         var planned: [StandInAnswer] = []
         /// Every provider token seen, with when it was first seen.
         var providerTokens: [String: Date] = [:]
-        var lastNewProviderToken: Date?
+        /// Per connection, its provider token and when it last changed.
+        var connectionTokens: [String: (token: String, since: Date)] = [:]
     }
 
     init(url: URL, authorityPEM: String, key: StandInKey) {
@@ -81,7 +82,7 @@ public final class APNsStandIn: Sendable {
         let (running, runningContinuation) = AsyncStream<Int>.makeStream()
         // The routes are made before the port is known; the stand-in they answer for, after.
         let holder = Mutex<APNsStandIn?>(nil)
-        let router = Router()
+        let router = Router(context: StandInContext.self)
         router.post("/3/device/:token") { request, context -> Response in
             guard let standIn = holder.withLock({ $0 }) else { return Response(status: .serviceUnavailable) }
             return try await standIn.handle(request, context: context, verifier: verifier)
@@ -115,7 +116,7 @@ public final class APNsStandIn: Sendable {
     }
 
     /// Checks one request as APNs would and answers it.
-    private func handle(_ request: Request, context: some RequestContext, verifier: StandInVerifier) async throws -> Response {
+    private func handle(_ request: Request, context: StandInContext, verifier: StandInVerifier) async throws -> Response {
         let token = context.parameters.get("token") ?? ""
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
@@ -124,7 +125,8 @@ public final class APNsStandIn: Sendable {
         let text = String(buffer: body)
         let now = Date()
         let verdict: (status: Int, reason: String?, body: String?)
-        if let refusal = await check(token: token, headers: headers, body: text, overHTTP2: overHTTP2, verifier: verifier, now: now) {
+        if let refusal = await check(token: token, headers: headers, body: text, overHTTP2: overHTTP2, connection: context.connection,
+                                     verifier: verifier, now: now) {
             verdict = (refusal.status, refusal.reason, #"{"reason":"\#(refusal.reason)"}"#)
         } else if let planned = state.withLock({ $0.planned.isEmpty ? nil : $0.planned.removeFirst() }) {
             verdict = (planned.status, planned.reason, planned.body)
@@ -144,7 +146,7 @@ public final class APNsStandIn: Sendable {
     }
 
     /// What Apple would refuse in this request, as its status and reason; nil when it is good.
-    private func check(token: String, headers: [String: String], body: String, overHTTP2: Bool,
+    private func check(token: String, headers: [String: String], body: String, overHTTP2: Bool, connection: String,
                        verifier: StandInVerifier, now: Date) async -> (status: Int, reason: String)? {
         guard overHTTP2 else { return (405, "MethodNotAllowed") }
         guard (64...200).contains(token.count), token.allSatisfy(\.isHexDigit) else { return (400, "BadDeviceToken") }
@@ -157,14 +159,17 @@ public final class APNsStandIn: Sendable {
         case .expired: return (403, "ExpiredProviderToken")
         case .invalid: return (403, "InvalidProviderToken")
         }
+        // A connection may change its token once per 20 minutes, not more often.
         let tooSoon = state.withLock { state -> Bool in
-            guard state.providerTokens[jwt] == nil else { return false }
-            defer {
-                state.providerTokens[jwt] = now
-                state.lastNewProviderToken = now
+            if state.providerTokens[jwt] == nil { state.providerTokens[jwt] = now }
+            guard let current = state.connectionTokens[connection] else {
+                state.connectionTokens[connection] = (jwt, now)
+                return false
             }
-            guard let last = state.lastNewProviderToken else { return false }
-            return now.timeIntervalSince(last) < 20 * 60
+            guard current.token != jwt else { return false }
+            guard now.timeIntervalSince(current.since) >= 20 * 60 else { return true }
+            state.connectionTokens[connection] = (jwt, now)
+            return false
         }
         if tooSoon { return (429, "TooManyProviderTokenUpdates") }
         guard let topic = headers["apns-topic"], !topic.isEmpty else { return (400, "MissingTopic") }
