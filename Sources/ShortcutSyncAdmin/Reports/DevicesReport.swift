@@ -33,6 +33,8 @@ public struct DevicesReport: AdminReport {
         for device in devices {
             table.append([device.deviceId.lowercased, device.name, device.platform, "\(device.events)", "\(device.lastAcceptedSeq)",
                           LocalTime.format(device.lastEventAt), device.installedApps.map { "\($0.count) reported" } ?? "all",
+                          device.pushToken.map { "\($0) \(device.pushEnvironment ?? "")" } ?? "none",
+                          LocalTime.format(device.lastWakeAt), "\(device.wakeCount)",
                           device.revokedAt == nil ? "signed in" : "signed out"])
         }
         return table.rendered
