@@ -5,6 +5,7 @@ import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncDomain
 import ShortcutSyncStore
+import Synchronization
 
 /// Wakes sleeping devices (DESIGN §6): a device with a push token that has not pulled its
 /// account's latest version a few seconds after the change gets one background notification, at
@@ -22,6 +23,9 @@ public final class Waker: Service, Sendable {
     private let notifications: NotificationSource
     private let configuration: WakeConfiguration
     private let logger: Logger
+    /// When a failed database step was last logged: while the database is away the loops fail
+    /// every poll, and one warning a minute says so.
+    private let lastWarning = Mutex<ContinuousClock.Instant?>(nil)
 
     /// `apns` nil: wakes are off (no key), and `status` says so.
     public init(store: PushTokenStore, apns: APNsClient?, notifications: PostgresConnection.Configuration,
@@ -154,7 +158,13 @@ public final class Waker: Service, Sendable {
             try await body()
         } catch is CancellationError {
         } catch {
-            logger.log(level: .warning, "the waker could not \(what)", error: error)
+            let now = ContinuousClock.now
+            let due = lastWarning.withLock { last in
+                guard last.map({ now - $0 >= .seconds(60) }) ?? true else { return false }
+                last = now
+                return true
+            }
+            if due { logger.log(level: .warning, "the waker could not \(what) (said at most once a minute)", error: error) }
         }
     }
 }

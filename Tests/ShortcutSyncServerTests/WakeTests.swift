@@ -12,6 +12,7 @@ import ShortcutSyncDomain
 import ShortcutSyncServer
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
+import Synchronization
 import Testing
 
 /// Background wakes end to end (DESIGN §6): the service's waker, the real database, the stand-in
@@ -140,6 +141,37 @@ import Testing
         }
     }
 
+    /// The app's side, through the client library: it registers the token APNs gave it (bytes),
+    /// and its background handler pulls and says whether the view changed.
+    @Test func theClientLibraryRegistersItsTokenAndItsBackgroundHandlerPulls() async throws {
+        try await TestServer.withWakes { server, standIn in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let padDevice = try await server.createDevice(accountToken: account.token, name: "iPad", platform: .iPadOS)
+            let storage = NSTemporaryDirectory() + "shortcut-sync-wake-\(UUID().uuidString).sqlite"
+            defer { try? FileManager.default.removeItem(atPath: storage) }
+            let pad = try ClientLibraryTests.client(server, token: padDevice.token, storage: storage)
+            let bytes = Data((0..<32).map { UInt8($0 * 7 % 256) })
+            try await pad.registerPushToken(bytes, topic: "com.example.soup", environment: .development)
+            let state = try #require(try await server.wakeState(of: padDevice, account: account.id))
+            #expect(state.registration.token == bytes.map { String(format: "%02x", $0) }.joined())
+            #expect(state.registration.environment == "development")
+            // A topic that is not a bundle id is refused by the service, and the library says so.
+            await #expect(throws: SyncTransportError.self) {
+                try await pad.registerPushToken(bytes, topic: "not a bundle id", environment: .production)
+            }
+
+            let home = Household(account: account, phone: phone, pad: padDevice, padToken: state.registration.token)
+            try await Self.change(home, "pumpkin")
+            _ = try await standIn.waitForRequests(1, within: .seconds(20))
+            #expect(try await pad.handleBackgroundNotification(), "the wake brings the pumpkin")
+            #expect(await pad.shortcuts().map(\.identifier) == ["pumpkin"])
+            #expect(try await pad.handleBackgroundNotification() == false, "nothing new since")
+            try await pad.unregisterPushToken()
+            #expect(try await server.wakeState(of: padDevice, account: account.id) == nil)
+        }
+    }
+
     @Test func unregisteredDropsTheTokenUnlessItWasRegisteredAgainSince() async throws {
         try await TestServer.withWakes(interval: .seconds(1)) { server, standIn in
             let home = try await Self.household(server)
@@ -206,12 +238,17 @@ import Testing
             standIn.answerNext(.invalidProviderToken)
             try await Self.change(home)
             _ = try await standIn.waitForRequests(1, within: .seconds(20))
+            // Seen while it lasts (the wake is retried 100 ms later, and then accepted).
+            let seen = Mutex<(status: Int, detail: String)?>(nil)
             try await eventually("/readyz says the key was refused") {
-                try await server.raw(.GET, "/readyz", token: nil).json["wakes"] as? String == "keyRefused"
+                let answer = try await server.raw(.GET, "/readyz", token: nil)
+                guard answer.json["wakes"] as? String == "keyRefused" else { return false }
+                seen.withLock { $0 = (answer.status, answer.json["detail"] as? String ?? "") }
+                return true
             }
-            let refused = try await server.raw(.GET, "/readyz", token: nil)
+            let refused = try #require(seen.withLock { $0 })
             #expect(refused.status == 200, "wakes never make the service unready")
-            #expect((refused.json["detail"] as? String ?? "").contains("APNs refused the provider token"))
+            #expect(refused.detail.contains("APNs refused the provider token"))
             // The wake is retried, APNs takes it, and the key is accepted.
             _ = try await standIn.waitForRequests(2, within: .seconds(20))
             try await eventually("/readyz says the key is accepted") {
