@@ -31,7 +31,7 @@
 --   worker process of the service stopped:
 --     1. `shortcut-sync migrate --database-url <coordinator>`: the numbered migrations, on the
 --        coordinator, while every table is still local (this script is written for the schema
---        after 0009_account_versions.sql; it lives in a subfolder so that the migrator, which
+--        after 0009_account_versions.sql, with 0012's push_tokens; it lives in a subfolder so that the migrator, which
 --        reads only the top-level numbered files, never runs it);
 --     2. `psql -v ON_ERROR_STOP=1 -d <database> -f Schema/citus/distribute.sql`.
 --   Each step checks whether it was done already, so the script can be run again after a failed
