@@ -51,9 +51,20 @@ public struct PushTokenStore: Sendable {
     /// that far, and were not woken for it already, get a wake due `delay` from now (unless one is
     /// due already: the first change sets the time).
     public func scheduleWakes(account: UUID, version: Int64, delay: Duration) async throws {
+        try await scheduleWakes(versions: [account: version], delay: delay)
+    }
+
+    /// The same for every account of one change notification, in one statement: a waker hears
+    /// every push of every server, and one round trip per account would load the database
+    /// beside the pushes.
+    public func scheduleWakes(versions: [UUID: Int64], delay: Duration) async throws {
+        guard !versions.isEmpty else { return }
+        let accounts = Array(versions.keys), heads = accounts.map { versions[$0] ?? 0 }
+        // Cross-account (DESIGN §6): the accounts of one notification, each with its own version.
         try await client.query("""
-            UPDATE push_tokens SET due_at = now() + make_interval(secs => \(delay.inSeconds))
-            WHERE account_id = \(account) AND due_at IS NULL AND greatest(pulled_version, woken_version) < \(version)
+            UPDATE push_tokens t SET due_at = now() + make_interval(secs => \(delay.inSeconds))
+            FROM unnest(\(accounts)::uuid[], \(heads)::int8[]) AS c(account_id, version)
+            WHERE t.account_id = c.account_id AND t.due_at IS NULL AND greatest(t.pulled_version, t.woken_version) < c.version
             """, logger: logger)
     }
 

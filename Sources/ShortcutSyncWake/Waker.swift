@@ -64,10 +64,8 @@ public final class Waker: Service, Sendable {
                 for await event in events {
                     switch event {
                     case .projection(let notification):
-                        for (account, version) in notification.versions {
-                            await attempt("schedule a wake") {
-                                try await self.store.scheduleWakes(account: account, version: version, delay: self.configuration.delay)
-                            }
+                        await attempt("schedule wakes") {
+                            try await self.store.scheduleWakes(versions: notification.versions, delay: self.configuration.delay)
                         }
                     case .listening:
                         await attempt("look for devices behind") { try await self.store.sweep(delay: self.configuration.delay) }

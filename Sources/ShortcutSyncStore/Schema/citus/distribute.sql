@@ -65,8 +65,11 @@
 --     Its wakers' scan (PushTokenStore.claimDue: the due wakes of every account, FOR UPDATE SKIP
 --     LOCKED) is cross-account like the maintenance queue's and must be split the same way (a
 --     plain read of the due rows, then a lock of each by its account_id) before a cluster runs
---     wakers; so must the sweep (an UPDATE joining push_tokens and account_heads on account_id,
---     which Citus can run shard by shard since both are colocated).
+--     wakers. The sweep (an UPDATE joining push_tokens and account_heads on account_id) and the
+--     scheduling of one notification's accounts (an UPDATE joining push_tokens with unnest() of
+--     the accounts) are multi-shard UPDATEs: correct on Citus (colocated, the join on the
+--     distribution column), but each touches every shard; a cluster with many nodes would
+--     rather group the notification's accounts by shard.
 --     The rebuild schema's tables are made with LIKE … INCLUDING ALL from the live ones, so their
 --     keys are the live ones'; they are distributed and colocated too, so that the rebuild's swap
 --     (INSERT INTO projection_x SELECT * FROM rebuild.projection_x) runs shard by shard.
