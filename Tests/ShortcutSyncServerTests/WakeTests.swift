@@ -12,6 +12,7 @@ import ShortcutSyncDomain
 import ShortcutSyncServer
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
+import ShortcutSyncWake
 import Synchronization
 import Testing
 
@@ -303,6 +304,46 @@ import Testing
                         #expect(standIn.received.count == tokens.count, "each device woken once, by one of the two servers")
                     }
                 }
+            }
+        }
+    }
+
+    /// A change made while no waker listened (its notification lost) is found when one starts.
+    @Test func aChangeNoWakerHeardIsFoundWhenOneStarts() async throws {
+        try await APNsStandIn.withStandIn { standIn in
+            try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+                var home: Household?
+                try await TestServer.with(database: url, sql: sql, configure: { $0.runsWaker = false }) { quiet in
+                    home = try await Self.household(quiet)
+                    try await Self.change(home!)
+                }
+                #expect(standIn.received.isEmpty)
+                try await TestServer.with(database: url, sql: sql, configure: TestServer.wakes(standIn)) { _ in
+                    let received = try await standIn.waitForRequests(1, within: .seconds(20))
+                    #expect(received.map(\.deviceToken) == [home?.padToken])
+                }
+            }
+        }
+    }
+
+    /// APNs out of reach: pushes and pulls go on as ever, and the wake waits for a retry.
+    @Test func pushesGoOnWhileApnsCannotBeReached() async throws {
+        try await APNsStandIn.withStandIn { standIn in
+            let unreachable = URL(string: "https://127.0.0.1:1")!
+            try await TestServer.with(configure: {
+                TestServer.wakes(standIn)(&$0)
+                $0.apns?.url = unreachable
+            }) { server in
+                let home = try await Self.household(server)
+                for index in 0..<20 { try await Self.change(home, "soup-\(index)") }
+                try await eventually("the wake waits for a retry") {
+                    try await server.wakeState(of: home.pad, account: home.account.id)?.failures ?? 0 >= 1
+                }
+                try await home.pad.pull()
+                #expect(home.pad.view.shortcuts.count == 20)
+                #expect(standIn.received.isEmpty)
+                let ready = try await server.raw(.GET, "/readyz", token: nil)
+                #expect(ready.status == 200 && ready.json["wakes"] as? String == "configured")
             }
         }
     }
