@@ -40,8 +40,8 @@ public func buildApplication(
         : nil
     let pushTokens = PushTokenStore(client: client, logger: logger)
     // The key is read (and a bad one refused) before anything starts.
-    var apns: APNsClient?
-    if configuration.runsWaker, let settings = configuration.apns { apns = try await APNsClient(configuration: settings) }
+    let apns = configuration.runsWaker ? configuration.apns : nil
+    try await apns?.validate()
     let waker = Waker(store: pushTokens, apns: apns, notifications: try database.connectionConfiguration(),
                       configuration: configuration.wake, logger: logger)
     var api = SyncAPI(

@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 
 /// How to reach APNs and sign for it (DESIGN §7): the team's `.p8` key with its id, and, for a
 /// stand-in (tests, staging), another address and a certificate to trust besides the system's.
@@ -29,6 +30,21 @@ public struct APNsConfiguration: Sendable {
         self.teamID = teamID
         self.url = url
         self.additionalTrustRootsPEM = additionalTrustRootsPEM
+    }
+
+    /// Throws when the key is not a P-256 PEM key or the extra trust roots are not PEM
+    /// certificates: what `serve` checks before it starts.
+    public func validate() async throws {
+        do {
+            _ = try await ProviderToken(keyPEM: keyPEM, keyID: keyID, teamID: teamID)
+        } catch {
+            throw APNsConfigurationError(description: "the APNs key is not a P-256 private key in PEM, as Apple's .p8 files are: check --apns-key-file")
+        }
+        if let additionalTrustRootsPEM {
+            guard let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(additionalTrustRootsPEM.utf8)), !certificates.isEmpty else {
+                throw APNsConfigurationError(description: "--apns-ca-file holds no PEM certificate")
+            }
+        }
     }
 
     /// Where a token of `environment` is sent.

@@ -19,7 +19,8 @@ import Synchronization
 public final class Waker: Service, Sendable {
     public let status: WakeStatus
     private let store: PushTokenStore
-    private let apns: APNsClient?
+    /// How to reach APNs; its client is made when the waker runs and shut down when it stops.
+    private let apns: APNsConfiguration?
     private let notifications: NotificationSource
     private let configuration: WakeConfiguration
     private let logger: Logger
@@ -27,8 +28,9 @@ public final class Waker: Service, Sendable {
     /// every poll, and one warning a minute says so.
     private let lastWarning = Mutex<ContinuousClock.Instant?>(nil)
 
-    /// `apns` nil: wakes are off (no key), and `status` says so.
-    public init(store: PushTokenStore, apns: APNsClient?, notifications: PostgresConnection.Configuration,
+    /// `apns` nil: wakes are off (no key), and `status` says so. Check the configuration first
+    /// (`APNsConfiguration.validate()`): a bad key is meant to stop the service at start.
+    public init(store: PushTokenStore, apns: APNsConfiguration?, notifications: PostgresConnection.Configuration,
                 configuration: WakeConfiguration = WakeConfiguration(), logger: Logger) {
         self.store = store
         self.apns = apns
@@ -39,10 +41,12 @@ public final class Waker: Service, Sendable {
     }
 
     public func run() async throws {
-        guard let apns else {
+        guard let settings = apns else {
             try? await gracefulShutdown()
             return
         }
+        // Made here, so that it is shut down whatever happens (a client left running traps at deinit).
+        let apns = try await APNsClient(configuration: settings)
         WakeMetrics.register()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in

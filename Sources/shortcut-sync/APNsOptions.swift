@@ -32,18 +32,14 @@ struct APNsOptions: ParsableArguments {
     func validate() throws {
         guard (0...3600).contains(wakeDelay) else { throw ValidationError("--wake-delay must be 0 to 3600 seconds") }
         guard (1...86_400).contains(wakeInterval) else { throw ValidationError("--wake-interval must be 1 to 86400 seconds") }
+        // The options' shape, before anything starts; the files are read when the command runs.
+        _ = try given()
     }
 
-    var wake: WakeConfiguration {
-        var wake = WakeConfiguration()
-        wake.delay = .milliseconds(Int64(wakeDelay * 1000))
-        wake.interval = .milliseconds(Int64(wakeInterval * 1000))
-        return wake
-    }
-
-    /// The APNs configuration, nil when no key is given; a usage error when it is given in part
-    /// or a file cannot be read. The key itself is checked when the service starts.
-    func configuration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> APNsConfiguration? {
+    /// The options given (or their environment variables): nil when no key is given; a usage
+    /// error when they are given in part or the address is not an https:// one.
+    private func given(environment: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> (keyFile: String, keyID: String, teamID: String, url: URL?, caFile: String?)? {
         func value(_ option: String?, _ name: String) -> String? {
             (option ?? environment["SHORTCUT_SYNC_APNS_\(name)"]).flatMap { $0.isEmpty ? nil : $0 }
         }
@@ -56,14 +52,30 @@ struct APNsOptions: ParsableArguments {
         guard let keyFile, let keyID, let teamID else {
             throw ValidationError("background wakes need all three of --apns-key-file, --apns-key-id and --apns-team-id (or SHORTCUT_SYNC_APNS_KEY_FILE, _KEY_ID, _TEAM_ID)")
         }
-        var configuration = APNsConfiguration(keyPEM: try Self.read(keyFile, "--apns-key-file"), keyID: keyID, teamID: teamID)
+        var parsed: URL?
         if let url {
-            guard let parsed = URL(string: url), parsed.scheme == "https", parsed.host != nil else {
+            guard let address = URL(string: url), address.scheme == "https", address.host != nil else {
                 throw ValidationError("--apns-url must be an https:// address, not \(url)")
             }
-            configuration.url = parsed
+            parsed = address
         }
-        if let caFile { configuration.additionalTrustRootsPEM = try Self.read(caFile, "--apns-ca-file") }
+        return (keyFile, keyID, teamID, parsed, caFile)
+    }
+
+    var wake: WakeConfiguration {
+        var wake = WakeConfiguration()
+        wake.delay = .milliseconds(Int64(wakeDelay * 1000))
+        wake.interval = .milliseconds(Int64(wakeInterval * 1000))
+        return wake
+    }
+
+    /// The APNs configuration, nil when no key is given; a usage error when it is given in part
+    /// or a file cannot be read. The key itself is checked when the service starts.
+    func configuration() throws -> APNsConfiguration? {
+        guard let given = try given() else { return nil }
+        var configuration = APNsConfiguration(keyPEM: try Self.read(given.keyFile, "--apns-key-file"), keyID: given.keyID, teamID: given.teamID)
+        configuration.url = given.url
+        if let caFile = given.caFile { configuration.additionalTrustRootsPEM = try Self.read(caFile, "--apns-ca-file") }
         return configuration
     }
 

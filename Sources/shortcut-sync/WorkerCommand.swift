@@ -28,9 +28,9 @@ struct WorkerCommand: AsyncParsableCommand {
             // Each task holds one connection while it folds; one more reads the queue's status, one the waker's.
             let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: tasks + 2), backgroundLogger: logger)
             let worker = SyncWorker(client: client, logger: logger, tasks: tasks)
-            var apnsClient: APNsClient?
-            if let settings = try apns.configuration() { apnsClient = try await APNsClient(configuration: settings) }
-            let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: apnsClient,
+            let settings = try apns.configuration()
+            try await settings?.validate()
+            let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: settings,
                               notifications: try location.url.connectionConfiguration(), configuration: apns.wake, logger: logger)
             try await ServiceGroup.runUntilSignalled(location.services + [client, worker, waker], logger: logger)
         }
