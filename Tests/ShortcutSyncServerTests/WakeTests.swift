@@ -208,8 +208,13 @@ import Testing
                 try await server.wakeState(of: home.pad, account: home.account.id) == nil
             }
             #expect(standIn.received.map(\.status) == [400])
-            let metrics = try await server.raw(.GET, "/metrics", token: nil)
-            #expect(metrics.status == 200)
+            // Counted (the counters are the process's: other tests' wakes count too; the count
+            // follows the row's deletion by a moment).
+            try await eventually("/metrics counts the refusal and the token dropped") {
+                let text = try await Self.metrics(server)
+                return text.contains(#"shortcut_sync_wakes_refused_total{kind="bad_token"}"#)
+                    && Self.counter("shortcut_sync_push_tokens_dropped_total", in: text) ?? 0 >= 1
+            }
         }
     }
 
