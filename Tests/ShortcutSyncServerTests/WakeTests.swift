@@ -6,6 +6,7 @@ import NIOHTTP1
 import OpenAPIAsyncHTTPClient
 import PostgresNIO
 import ShortcutSyncAPI
+import ShortcutSyncChildProcess
 import ShortcutSyncClient
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
@@ -327,6 +328,35 @@ import Testing
                     let received = try await standIn.waitForRequests(1, within: .seconds(20))
                     #expect(received.map(\.deviceToken) == [home?.padToken])
                 }
+            }
+        }
+    }
+
+    /// `shortcut-sync worker` with the APNs options (files, as an operator gives them) wakes
+    /// devices too: a server without a waker takes the change, the worker process wakes.
+    @Test func theWorkerCommandWakesWithTheKeyFileAndTheStandInsCertificate() async throws {
+        try await APNsStandIn.withStandIn { standIn in
+            try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-apns-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let keyFile = directory.appendingPathComponent("AuthKey.p8"), authority = directory.appendingPathComponent("ca.pem")
+                try Data(standIn.key.privateKeyPEM.utf8).write(to: keyFile)
+                try Data(standIn.authorityPEM.utf8).write(to: authority)
+                let worker = try CommandProcess(["worker", "--database-url", url.urlString, "--wake-delay", "0.2",
+                                                 "--apns-key-file", keyFile.path, "--apns-key-id", standIn.key.keyID,
+                                                 "--apns-team-id", standIn.key.teamID,
+                                                 "--apns-url", standIn.url.absoluteString, "--apns-ca-file", authority.path])
+                defer { worker.forceStop() }
+                try await TestServer.with(database: url, sql: sql, configure: { $0.runsWaker = false }) { server in
+                    let home = try await Self.household(server)
+                    try await Self.change(home)
+                    let received = try await standIn.waitForRequests(1, within: .seconds(30))
+                    #expect(received.map(\.deviceToken) == [home.padToken])
+                    #expect(received.first?.status == 200)
+                }
+                worker.stop()
+                #expect(try await worker.waitForExit(timeout: .seconds(15)), "the worker stops on SIGTERM")
             }
         }
     }
