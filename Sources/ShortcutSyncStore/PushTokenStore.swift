@@ -80,11 +80,12 @@ public struct PushTokenStore: Sendable {
     }
 
     /// Takes up to `limit` devices whose wake is due, each by exactly one waker of all the
-    /// servers (`FOR UPDATE SKIP LOCKED`, and the row left with no wake due when it commits).
-    /// Of those, the ones still behind and not woken within `interval` are returned to be woken
-    /// now (their `last_wake_at` and `woken_version` already moved); the rate-limited get their
-    /// wake pushed back to `interval` after the last; the ones that pulled meanwhile get none.
-    public func claimDue(limit: Int, interval: Duration) async throws -> [DueWake] {
+    /// servers (`FOR UPDATE SKIP LOCKED`, and the row's due time moved when it commits). Of those,
+    /// the ones still behind and not woken within `interval` are returned to be woken now, each
+    /// under a `lease`: their wake is due again when it ends, so that a waker that stops (or dies)
+    /// between the claim and APNs' answer leaves it to another, not lost. The rate-limited get
+    /// their wake pushed back to `interval` after the last; the ones that pulled meanwhile get none.
+    public func claimDue(limit: Int, interval: Duration, lease: Duration = .seconds(60)) async throws -> [DueWake] {
         // Cross-account (DESIGN §6): the wakers' queue, like the maintenance queue.
         let rows = try await client.query("""
             WITH due AS (
@@ -93,50 +94,57 @@ public struct PushTokenStore: Sendable {
                 ORDER BY t.due_at LIMIT \(limit)
                 FOR UPDATE OF t SKIP LOCKED
             ), decided AS (
-                SELECT t.account_id, t.device_id, t.last_wake_at AS previous_wake, t.woken_version AS previous_version,
-                       h.version, greatest(t.pulled_version, t.woken_version) < h.version AS behind,
+                SELECT t.account_id, t.device_id, h.version, greatest(t.pulled_version, t.woken_version) < h.version AS behind,
                        coalesce(t.last_wake_at > now() - make_interval(secs => \(interval.inSeconds)), false) AS limited
                 FROM due
                 JOIN push_tokens t ON t.account_id = due.account_id AND t.device_id = due.device_id
                 JOIN account_heads h ON h.account_id = t.account_id
             )
             UPDATE push_tokens t SET
-                due_at = CASE WHEN d.behind AND d.limited THEN d.previous_wake + make_interval(secs => \(interval.inSeconds)) END,
-                last_wake_at = CASE WHEN d.behind AND NOT d.limited THEN now() ELSE t.last_wake_at END,
-                woken_version = CASE WHEN d.behind AND NOT d.limited THEN d.version ELSE t.woken_version END
+                due_at = CASE WHEN NOT d.behind THEN NULL
+                              WHEN d.limited THEN t.last_wake_at + make_interval(secs => \(interval.inSeconds))
+                              ELSE now() + make_interval(secs => \(lease.inSeconds)) END
             FROM decided d
             WHERE t.account_id = d.account_id AND t.device_id = d.device_id
-            RETURNING t.account_id, t.device_id, t.token, t.topic, t.environment, t.registered_at,
-                      d.previous_wake, d.previous_version, t.failures, d.behind AND NOT d.limited
+            RETURNING t.account_id, t.device_id, t.token, t.topic, t.environment, t.registered_at, d.version, t.failures,
+                      d.behind AND NOT d.limited
             """, logger: logger)
         var wakes: [DueWake] = []
-        for try await (account, device, token, topic, environment, registeredAt, previousWake, previousVersion, failures, send)
-            in rows.decode((UUID, UUID, String, String, String, Date, Date?, Int64, Int, Bool).self) where send {
+        for try await (account, device, token, topic, environment, registeredAt, version, failures, send)
+            in rows.decode((UUID, UUID, String, String, String, Date, Int64, Int, Bool).self) where send {
             wakes.append(DueWake(account: account, device: device,
                                  registration: PushTokenRegistration(token: token, topic: topic, environment: environment),
-                                 registeredAt: registeredAt, previousWakeAt: previousWake, previousWokenVersion: previousVersion,
-                                 failures: failures))
+                                 registeredAt: registeredAt, version: version, failures: failures))
         }
         return wakes
     }
 
-    /// APNs accepted the wake.
+    /// APNs accepted the wake: the device was woken for its version, now (the interval counts
+    /// from here), and no wake is due until the account changes again.
     public func delivered(_ wake: DueWake) async throws {
         try await client.query("""
-            UPDATE push_tokens SET wake_count = wake_count + 1, failures = 0
-            WHERE account_id = \(wake.account) AND device_id = \(wake.device)
+            UPDATE push_tokens SET wake_count = wake_count + 1, failures = 0, last_wake_at = now(), due_at = NULL,
+                woken_version = greatest(woken_version, \(wake.version))
+            WHERE account_id = \(wake.account) AND device_id = \(wake.device) AND token = \(wake.registration.token)
             """, logger: logger)
     }
 
-    /// APNs could not take the wake now (429, 5xx, no connection): it is due again after
-    /// `backoff`, as if it had not been sent (the rate limit counts from the previous wake).
-    /// Returns the failures in a row so far.
+    /// APNs refused the wake for a reason a retry cannot mend (this server's fault): no wake for
+    /// this version; the next change brings another.
+    public func gaveUp(_ wake: DueWake) async throws {
+        try await client.query("""
+            UPDATE push_tokens SET due_at = NULL, woken_version = greatest(woken_version, \(wake.version))
+            WHERE account_id = \(wake.account) AND device_id = \(wake.device) AND token = \(wake.registration.token)
+            """, logger: logger)
+    }
+
+    /// APNs could not take the wake now (429, 5xx, 403, no connection): it is due again after
+    /// `backoff` (the rate limit still counts from the last wake APNs took). Returns the
+    /// failures in a row so far.
     @discardableResult
     public func retryLater(_ wake: DueWake, backoff: Duration) async throws -> Int {
         let rows = try await client.query("""
-            UPDATE push_tokens SET due_at = now() + make_interval(secs => \(backoff.inSeconds)),
-                last_wake_at = \(wake.previousWakeAt), woken_version = \(wake.previousWokenVersion),
-                failures = failures + 1
+            UPDATE push_tokens SET due_at = now() + make_interval(secs => \(backoff.inSeconds)), failures = failures + 1
             WHERE account_id = \(wake.account) AND device_id = \(wake.device) AND token = \(wake.registration.token)
             RETURNING failures
             """, logger: logger)

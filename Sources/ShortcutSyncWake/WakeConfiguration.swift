@@ -12,6 +12,9 @@ public struct WakeConfiguration: Sendable {
     public var retryBackoff: Duration = .seconds(5)
     /// How many wakes one waker sends at once.
     public var concurrentSends = 16
+    /// How long a claimed wake is a waker's alone: if it has not recorded APNs' answer by then
+    /// (it stopped, or died), the wake is due again for any waker. Longer than a request may take.
+    public var lease: Duration = .seconds(60)
     /// How often the waker looks at every account for devices behind (notifications can be lost).
     public var sweepInterval: Duration = .seconds(60)
 

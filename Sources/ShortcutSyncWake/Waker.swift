@@ -97,7 +97,8 @@ public final class Waker: Service, Sendable {
         while !Task.isCancelled {
             var wakes: [DueWake] = []
             await attempt("claim the wakes due") {
-                wakes = try await self.store.claimDue(limit: self.configuration.concurrentSends, interval: self.configuration.interval)
+                wakes = try await self.store.claimDue(limit: self.configuration.concurrentSends, interval: self.configuration.interval,
+                                                      lease: self.configuration.lease)
             }
             if wakes.isEmpty {
                 try? await Task.sleep(for: configuration.pollInterval)
@@ -138,6 +139,8 @@ public final class Waker: Service, Sendable {
                     WakeMetrics.dropped.increment()
                     logger.info("APNs says the device's token is no longer registered: dropped")
                 } else {
+                    // APNs' news is older than the registration: the token stays, this wake is given up.
+                    try await self.store.gaveUp(wake)
                     logger.info("APNs says the device's token is no longer registered, but the device registered again since: kept")
                 }
             case .badToken(let reason):
@@ -149,6 +152,7 @@ public final class Waker: Service, Sendable {
                 logger.debug("APNs could not take the wake now; retrying later",
                              metadata: ["answer": "\(answer.label)", "after": "\(backoff)"])
             case .refused(let status, let reason):
+                try await self.store.gaveUp(wake)
                 logger.warning("APNs refused the wake", metadata: ["status": "\(status)", "reason": "\(reason)"])
             }
         }

@@ -15,7 +15,7 @@ import Testing
     static func wake(token: String = token, topic: String = "com.example.shortcuts") -> DueWake {
         DueWake(account: UUID(), device: UUID(),
                 registration: PushTokenRegistration(token: token, topic: topic, environment: "production"),
-                registeredAt: Date(), previousWakeAt: nil, previousWokenVersion: 0)
+                registeredAt: Date(), version: 1)
     }
 
     /// A client of the stand-in, signing with `key` (the stand-in's own by default), shut down after `body`.

@@ -77,6 +77,9 @@ import Testing
             let home = try await Self.household(server)
             try await Self.change(home)
             _ = try await standIn.waitForRequests(1, within: .seconds(20))
+            try await eventually("the first wake is recorded") {
+                try await server.wakeState(of: home.pad, account: home.account.id)?.wakeCount == 1
+            }
             let first = try #require(try await server.wakeState(of: home.pad, account: home.account.id)?.lastWakeAt)
             let version = try await Self.change(home)
             // The waker takes the second wake and puts it off to the interval's end.

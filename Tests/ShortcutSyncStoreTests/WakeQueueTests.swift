@@ -81,19 +81,40 @@ import Testing
         }
     }
 
-    @Test func aRetryPutsTheWakeBackAsItWas() async throws {
+    @Test func aRetryPutsTheWakeOffAndCountsItsFailure() async throws {
         try await TestDatabase.withClient { client, _ in
             let store = PushTokenStore(client: client, logger: TestDatabase.shared.logger)
             let (account, device) = try await Self.devices(1, client: client)[0]
             try await store.scheduleWakes(account: account, version: 1, delay: .zero)
             let wake = try #require(try await store.claimDue(limit: 1, interval: .seconds(1200)).first)
+            #expect(wake.version == 1)
             #expect(try await store.retryLater(wake, backoff: .zero) == 1)
             let state = try #require(try await store.state(device: device, account: account))
-            #expect(state.lastWakeAt == nil, "the rate limit counts from the previous wake, not from a refused one")
+            #expect(state.lastWakeAt == nil, "the rate limit counts from the last wake APNs took, not from a refused one")
             #expect(state.wokenVersion == 0)
             // Due again at once (no backoff here), with its failure counted.
             let again = try #require(try await store.claimDue(limit: 1, interval: .seconds(1200)).first)
             #expect(again.failures == 1)
+        }
+    }
+
+    /// A waker that claimed a wake and stopped (or died) before APNs answered: when its lease
+    /// ends, another waker takes the wake; until then, none does.
+    @Test func aClaimedWakeWhoseWakerStoppedIsTakenAgainAfterItsLease() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = PushTokenStore(client: client, logger: TestDatabase.shared.logger)
+            let (account, device) = try await Self.devices(1, client: client)[0]
+            try await store.scheduleWakes(account: account, version: 1, delay: .zero)
+            let claimed = try await store.claimDue(limit: 1, interval: .seconds(1200), lease: .seconds(600))
+            #expect(claimed.map(\.device) == [device])
+            #expect(try await store.claimDue(limit: 1, interval: .seconds(1200)).isEmpty, "leased: no other waker takes it")
+            // The lease ends (as if 600 s had passed).
+            try await client.query("UPDATE push_tokens SET due_at = now() WHERE account_id = \(account) AND device_id = \(device)")
+            let again = try await store.claimDue(limit: 1, interval: .seconds(1200))
+            #expect(again.map(\.device) == [device])
+            try await store.delivered(again[0])
+            let state = try #require(try await store.state(device: device, account: account))
+            #expect(state.dueAt == nil && state.wakeCount == 1 && state.wokenVersion == 1)
         }
     }
 
