@@ -11,7 +11,8 @@ import ShortcutSyncTestSupport
 import ShortcutSyncWake
 
 /// What the tests of background wakes share: a service whose waker sends to a stand-in, quickly
-/// (a change is a wake 200 ms later, looked for every 20 ms), and devices with push tokens.
+/// (a change is a wake 200 ms later, looked for every 100 ms: the suites share one PostgreSQL),
+/// and devices with push tokens.
 extension TestServer {
     /// Points the service's waker at `standIn`, with short delays; `interval` between two wakes.
     static func wakes(_ standIn: APNsStandIn, interval: Duration = .seconds(600),
@@ -21,7 +22,7 @@ extension TestServer {
                 keyPEM: standIn.key.privateKeyPEM, keyID: standIn.key.keyID, teamID: standIn.key.teamID,
                 url: standIn.url, additionalTrustRootsPEM: standIn.authorityPEM)
             configuration.wake.delay = delay
-            configuration.wake.pollInterval = .milliseconds(20)
+            configuration.wake.pollInterval = .milliseconds(100)
             configuration.wake.retryBackoff = .milliseconds(100)
             configuration.wake.interval = interval
         }
