@@ -20,7 +20,9 @@ import Testing
 /// What the waker does with each answer of APNs (DESIGN §6), end to end through the stand-in:
 /// `410` drops the token unless it was registered since, `400` drops it, `429` and `5xx` are
 /// retried, `403` is shown by `/readyz`; and what `/metrics` and `/readyz` say of wakes.
-@Suite struct WakeAnswerTests {
+/// One test at a time: each runs a service, a stand-in and a waker, and together they would
+/// load the machine that the other suites' timed expectations share.
+@Suite(.serialized) struct WakeAnswerTests {
     typealias Household = WakeTests.Household
 
     static func household(_ server: TestServer) async throws -> Household { try await WakeTests.household(server) }

@@ -21,7 +21,9 @@ import Testing
 /// for APNs. A sleeping device is woken once after a change, not again within the interval, not
 /// at all when it pulled; two servers wake it once; a change no waker heard is found; the worker
 /// wakes too. APNs' answers are `WakeAnswerTests`'.
-@Suite struct WakeTests {
+/// One test at a time: each runs a service, a stand-in and a waker, and together they would
+/// load the machine that the other suites' timed expectations share.
+@Suite(.serialized) struct WakeTests {
     /// An account with a device that changes things and one that sleeps with a push token.
     struct Household {
         let account: (id: UUID, token: String)
