@@ -121,6 +121,10 @@ public struct WakeBenchmark: Sendable {
         guard !latencies.isEmpty else { throw BenchError("no wake was delivered") }
         func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)] }
         report(String(format: "  first changes: %d wakes, p50 %.2f s, p99 %.2f s", latencies.count, percentile(0.5), percentile(0.99)))
+        let refused = first.filter { $0.status != 200 }
+        if !refused.isEmpty {
+            report("  refused by the stand-in: " + refused.map { "\($0.status) \($0.reason ?? "")" }.joined(separator: ", "))
+        }
         // Round 2: every account changes again within the interval: no wake may follow.
         for home in homes { try await client.pushDonation(token: home.phone, seq: 2) }
         try await Task.sleep(for: load.quietWait)

@@ -25,6 +25,8 @@ public actor ProviderToken {
     private let lifetime: Duration
     private let now: @Sendable () -> Date
     private var current: (token: String, issuedAt: Date)?
+    /// The token being signed, if one is.
+    private var signing: Task<String, any Error>?
 
     /// Reads the key: a PEM P-256 private key (Apple's `.p8` is PKCS #8). Throws when it is not one.
     public init(keyPEM: String, keyID: String, teamID: String, lifetime: Duration = .seconds(50 * 60),
@@ -39,15 +41,26 @@ public actor ProviderToken {
     }
 
     /// The token to send now: the current one while it is young enough, else a new one.
+    ///
+    /// Signing suspends (the key collection is an actor), and the wakes of one batch ask at once:
+    /// while one signs, the others wait for that same token rather than sign their own, which
+    /// would change the connection's token several times in a moment (Apple answers
+    /// `TooManyProviderTokenUpdates`).
     public func token() async throws -> String {
         let now = now()
         if let current, now.timeIntervalSince(current.issuedAt) < lifetime.timeInterval {
             return current.token
         }
+        if let signing { return try await signing.value }
         // `iat` in whole seconds, as Apple's examples have it.
         let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
-        let token = try await keys.sign(Claims(iss: IssuerClaim(value: teamID), iat: IssuedAtClaim(value: issuedAt)),
-                                        kid: JWKIdentifier(string: keyID))
+        let claims = Claims(iss: IssuerClaim(value: teamID), iat: IssuedAtClaim(value: issuedAt))
+        let (keys, keyID) = (self.keys, self.keyID)
+        // A task of its own only so that the callers meanwhile can await its result; awaited here.
+        let task = Task { try await keys.sign(claims, kid: JWKIdentifier(string: keyID)) }
+        signing = task
+        defer { signing = nil }
+        let token = try await task.value
         current = (token, now)
         return token
     }

@@ -120,6 +120,19 @@ import Testing
         #expect(try await eager.token() == eagerFirst)
     }
 
+    /// The wakes of one batch ask for the token at once: one is signed, all of them get it.
+    @Test func manyAskingAtOnceGetOneToken() async throws {
+        let key = StandInKey()
+        for _ in 0..<20 {
+            let tokens = try await ProviderToken(keyPEM: key.privateKeyPEM, keyID: key.keyID, teamID: key.teamID)
+            let got = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<16 { group.addTask { try await tokens.token() } }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(got.count == 1)
+        }
+    }
+
     @Test func aKeyThatIsNotAP256KeyIsRefusedAtStart() async throws {
         await #expect(throws: (any Error).self) {
             _ = try await ProviderToken(keyPEM: "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n",
