@@ -20,7 +20,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // jwt-kit 5 (the APNs provider token) needs swift-crypto 4.
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -94,6 +100,48 @@ let package = Package(
             name: "ShortcutSyncChildProcess",
             swiftSettings: swiftSettings
         ),
+        // Background wakes (DESIGN §6): the APNs client with its provider token, and the waker
+        // that finds devices behind their account's version and wakes each one once.
+        .target(
+            name: "ShortcutSyncWake",
+            dependencies: [
+                "ShortcutSyncDomain",
+                "ShortcutSyncStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A local APNs stand-in (Apple cannot be reached from here), for the tests, the demo and
+        // the bench: HTTP/2 over TLS on loopback with a certificate made at run time; it checks
+        // requests as Apple does and answers as it is told.
+        .target(
+            name: "APNsStandIn",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The benchmarks of DESIGN §8 (`shortcut-sync bench`): histories and load, beside raw PostgreSQL.
         .target(
             name: "ShortcutSyncBench",
@@ -103,6 +151,7 @@ let package = Package(
                 "ShortcutSyncWorker",
                 "ShortcutSyncChildProcess",
                 "EmbeddedPostgres",
+                "APNsStandIn",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 // `bench push`: the load, over HTTP, and its latency percentiles.
@@ -157,6 +206,7 @@ let package = Package(
             name: "ShortcutSyncDemo",
             dependencies: [
                 "ShortcutSyncClient", "ShortcutSyncServer", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncAPI",
+                "ShortcutSyncWake", "APNsStandIn",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -171,6 +221,7 @@ let package = Package(
                 "ShortcutSyncStore",
                 "ShortcutSyncWorker",
                 "ShortcutSyncAPI",
+                "ShortcutSyncWake",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
@@ -194,6 +245,7 @@ let package = Package(
                 "ShortcutSyncBench",
                 "ShortcutSyncAdmin",
                 "ShortcutSyncDemo",
+                "ShortcutSyncWake",
                 "EmbeddedPostgres",
                 "SecretFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -297,7 +349,7 @@ let package = Package(
             name: "ShortcutSyncServerTests",
             dependencies: [
                 "ShortcutSyncServer", "ShortcutSyncClient", "ShortcutSyncWorker", "ShortcutSyncAPI", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
-                "ShortcutSyncChildProcess", "EmbeddedPostgres", "SecretFiles",
+                "ShortcutSyncChildProcess", "EmbeddedPostgres", "SecretFiles", "ShortcutSyncWake", "APNsStandIn",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

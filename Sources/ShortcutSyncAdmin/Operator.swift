@@ -29,7 +29,8 @@ public struct Operator: Sendable {
         return DevicesReport(accountId: account, devices: try await store.devices(account: account).map {
             .init(deviceId: $0.device.deviceId, name: $0.device.name, platform: $0.device.platform, createdAt: $0.device.createdAt,
                   revokedAt: $0.device.revokedAt, events: $0.events, lastAcceptedSeq: $0.lastAcceptedSeq, lastEventAt: $0.lastEventAt,
-                  installedApps: $0.installedApps?.sorted())
+                  installedApps: $0.installedApps?.sorted(), pushToken: $0.pushToken, pushEnvironment: $0.pushEnvironment,
+                  lastWakeAt: $0.lastWakeAt, wakeCount: $0.wakeCount)
         })
     }
 

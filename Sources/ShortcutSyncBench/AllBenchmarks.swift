@@ -10,14 +10,16 @@ public enum AllBenchmarks {
         public var push: PushBenchmark.Results
         public var sustained: SustainedBenchmark.Result
         public var runaway: RunawayBenchmark.Result
+        public var wake: WakeBenchmark.Result
 
         public init(machine: BenchMachine, rebuild: [RebuildBenchmark.Result], push: PushBenchmark.Results,
-                    sustained: SustainedBenchmark.Result, runaway: RunawayBenchmark.Result) {
+                    sustained: SustainedBenchmark.Result, runaway: RunawayBenchmark.Result, wake: WakeBenchmark.Result) {
             self.machine = machine
             self.rebuild = rebuild
             self.push = push
             self.sustained = sustained
             self.runaway = runaway
+            self.wake = wake
         }
     }
 
@@ -63,6 +65,6 @@ extension AllBenchmarks.Results {
             }
         }
         lines += push.latency.rows(verdict: verdict)
-        return lines.joined(separator: "\n") + "\n\n" + sustained.table + "\n\n" + runaway.table
+        return lines.joined(separator: "\n") + "\n\n" + sustained.table + "\n\n" + runaway.table + "\n\n" + wake.table
     }
 }

@@ -17,12 +17,13 @@ struct BenchService {
     let adminToken = "bench-" + UUID().uuidString
 
     /// `budgeted`: with the push budgets a person gets (`bench runaway`); else out of the way.
-    init(database: DatabaseURL, workerProcess: Bool, budgeted: Bool = false) throws {
+    /// `extraArguments`: more of `serve`'s options (`bench wake`: the APNs stand-in's).
+    init(database: DatabaseURL, workerProcess: Bool, budgeted: Bool = false, extraArguments: [String] = []) throws {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         // The benchmarks push as fast as they can per account, far past the budget a person gets.
         let unbudgeted = budgeted ? [] : ["--push-events-per-second", "1000000000", "--push-burst", "1000000000"]
         serve = try ServeProcess(executable: executable, database: .url(database.urlString), port: try EmbeddedPostgres.freeLoopbackPort(),
-                                 adminToken: adminToken, logLevel: "error", arguments: (workerProcess ? ["--no-worker"] : []) + unbudgeted,
+                                 adminToken: adminToken, logLevel: "error", arguments: (workerProcess ? ["--no-worker"] : []) + unbudgeted + extraArguments,
                                  output: .inherited)
         do {
             worker = try workerProcess

@@ -59,6 +59,24 @@ public struct OpenAPISyncTransport: SyncTransport {
         }
     }
 
+    public func registerPushToken(_ token: String, topic: String, environment: String) async throws {
+        switch try await client.registerPushToken(body: .json(.init(service: "apns", token: token, topic: topic, environment: environment))) {
+        case .noContent:
+            return
+        case .default(let status, let problem):
+            throw Self.error(status: status, detail: (try? problem.body.applicationProblemJson).map(Self.detail) ?? "")
+        }
+    }
+
+    public func deletePushToken() async throws {
+        switch try await client.deletePushToken() {
+        case .noContent:
+            return
+        case .default(let status, let problem):
+            throw Self.error(status: status, detail: (try? problem.body.applicationProblemJson).map(Self.detail) ?? "")
+        }
+    }
+
     static func error(status: Int, detail: String) -> SyncTransportError {
         switch status {
         case 429, 503: .retryLater(retryAfter: nil)

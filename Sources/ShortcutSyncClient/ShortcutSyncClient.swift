@@ -40,7 +40,7 @@ public actor ShortcutSyncClient {
     static let waitableVersions: ClosedRange<Int64> = 1...(1 << 53)
 
     public let configuration: Configuration
-    private let transport: any SyncTransport
+    let transport: any SyncTransport
     private let store: ClientStore
     private let logger: Logger
     private var view: DeviceView

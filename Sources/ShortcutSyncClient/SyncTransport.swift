@@ -15,4 +15,20 @@ public protocol SyncTransport: Sendable {
     /// the account version it names (0 when it names none that can be read); finishes when the
     /// connection ends.
     func pokes() async throws -> AsyncThrowingStream<Int64, any Error>
+    /// Registers the device's push token (`PUT /v1/device/push-token`): the service may wake the
+    /// device in the background from then on.
+    func registerPushToken(_ token: String, topic: String, environment: String) async throws
+    /// Forgets it (`DELETE /v1/device/push-token`).
+    func deletePushToken() async throws
+}
+
+extension SyncTransport {
+    /// Transports that cannot register a token (test doubles) refuse it.
+    public func registerPushToken(_ token: String, topic: String, environment: String) async throws {
+        throw SyncTransportError.refused(status: 501, detail: "this transport does not register push tokens")
+    }
+
+    public func deletePushToken() async throws {
+        throw SyncTransportError.refused(status: 501, detail: "this transport does not register push tokens")
+    }
 }

@@ -1,3 +1,4 @@
+import APNsStandIn
 import Foundation
 import Logging
 import OpenAPIAsyncHTTPClient
@@ -7,10 +8,12 @@ import ShortcutSyncClient
 import ShortcutSyncDomain
 import ShortcutSyncServer
 import ShortcutSyncStore
+import ShortcutSyncWake
 
 /// `shortcut-sync demo`: the service and three devices of one person, each built on
 /// `ShortcutSyncClient`, that donate, assign phrases (two collide), go offline, delete, come back
-/// and sync; it prints every device's view after each step and ends by comparing them.
+/// and sync; then the iPad sleeps and is woken by a background notification (through a local
+/// APNs stand-in, DESIGN §6). It prints every device's view after each step and ends by comparing them.
 public struct Demo: Sendable {
     public let database: DatabaseURL
     public let logger: Logger
@@ -33,14 +36,21 @@ public struct Demo: Sendable {
     /// Runs the story; true when every device ends with the same view.
     public func run() async throws -> Bool {
         let adminToken = "demo-" + UUID().uuidString
-        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, adminToken: adminToken,
-                                                maximumConnections: 10, keepAliveInterval: .seconds(1))
-        return try await withRunningService(configuration, logger: logger) { server in
-            try await story(server, adminToken: adminToken)
+        // Apple cannot be reached from here: the service wakes devices through a stand-in for
+        // APNs, trusted as `--apns-url` and `--apns-ca-file` would make it, with the default
+        // wake delay (3 s after a change) and interval.
+        return try await APNsStandIn.withStandIn(logger: logger) { standIn in
+            var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, adminToken: adminToken,
+                                                    maximumConnections: 10, keepAliveInterval: .seconds(1))
+            configuration.apns = APNsConfiguration(keyPEM: standIn.key.privateKeyPEM, keyID: standIn.key.keyID, teamID: standIn.key.teamID,
+                                                   url: standIn.url, additionalTrustRootsPEM: standIn.authorityPEM)
+            return try await withRunningService(configuration, logger: logger) { server in
+                try await story(server, adminToken: adminToken, standIn: standIn)
+            }
         }
     }
 
-    private func story(_ server: URL, adminToken: String) async throws -> Bool {
+    private func story(_ server: URL, adminToken: String, standIn: APNsStandIn) async throws -> Bool {
         let http = AsyncHTTPClientTransport()
         let admin = Client(serverURL: server, transport: http, middlewares: [BearerToken(token: adminToken)])
         let account = try await admin.createAccount().created.body.json
@@ -82,6 +92,8 @@ public struct Demo: Sendable {
             try await phone.donate(IntentDonation(intentType: "OrderSoupIntent", identifier: "tomato", title: "Tomato soup", groupIdentifier: "soups"))
         }
 
+        try await wake(pad: pad, phone: phone, devices: devices, standIn: standIn, pumpkin: try await shortcut("pumpkin", on: phone))
+
         var views: [(String, DeviceView)] = []
         for device in devices { views.append((device.name, await device.client.currentView)) }
         let differing = views.filter { $0.1 != views[0].1 }.map(\.0)
@@ -108,6 +120,33 @@ public struct Demo: Sendable {
             let pending = try await device.client.pendingEvents()
             write(Self.line(device.name, view, note: offline.contains(device.name) ? "offline, \(pending) waiting" : ""))
         }
+    }
+
+    /// Step 6: the iPad registers its push token and sleeps (no stream, no sync); the iPhone names
+    /// pumpkin; the service wakes the iPad through the stand-in, and the iPad's app, as in
+    /// `didReceiveRemoteNotification`, pulls and shows the phrase. One line says how long it took.
+    private func wake(pad: ShortcutSyncClient, phone: ShortcutSyncClient, devices: [Device], standIn: APNsStandIn,
+                      pumpkin: ShortcutView) async throws {
+        write("\n6. The iPad sleeps (no stream); the iPhone says \"Pumpkin please\" for pumpkin; the service wakes the iPad.\n")
+        let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        try await pad.registerPushToken(hex: token, topic: "com.example.soup", environment: .development)
+        _ = try await phone.addVoiceShortcut(phrase: "Pumpkin please", for: pumpkin)
+        try await phone.sync()
+        let changed = ContinuousClock.now
+        let wakes = try await standIn.waitForRequests(1, within: .seconds(30))
+        guard wakes.contains(where: { $0.deviceToken == token && $0.status == 200 }) else {
+            throw DemoError(description: "the stand-in got no wake for the iPad")
+        }
+        let woken = ContinuousClock.now
+        let viewChanged = try await pad.handleBackgroundNotification()
+        let shown = ContinuousClock.now
+        for device in devices where device.name != "Mac" {
+            write(Self.line(device.name, await device.client.currentView, note: device.name == "iPad" ? "woken" : ""))
+        }
+        let wokenAfter = String(format: "%.1f", (woken - changed).inSeconds), shownAfter = String(format: "%.2f", (shown - woken).inSeconds)
+        write("   The iPad was woken by a background notification \(wokenAfter) s after the iPhone's change and showed it \(shownAfter) s later"
+            + (viewChanged ? ".\n" : " (its view had not changed).\n"))
+        try await devices[2].client.sync()
     }
 
     private func shortcut(_ identifier: String, on client: ShortcutSyncClient) async throws -> ShortcutView {

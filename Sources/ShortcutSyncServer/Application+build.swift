@@ -9,11 +9,12 @@ import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncAPI
 import ShortcutSyncStore
+import ShortcutSyncWake
 import ShortcutSyncWorker
 
 /// Builds the whole service from its configuration: the `serve` command and the tests call this.
 ///
-/// It wires the pool, the LISTEN hub, the change announcer, the maintenance tasks (if this process runs them) and the HTTP server
+/// It wires the pool, the LISTEN hub, the change announcer, the waker of sleeping devices, the maintenance tasks (if this process runs them) and the HTTP server
 /// into one application whose services shut down gracefully together. The migrations run inside
 /// that lifecycle, on the running pool, before the HTTP server starts (`beforeServerStarts`); the
 /// maintenance tasks start once they are applied.
@@ -38,6 +39,12 @@ public func buildApplication(
     let worker = configuration.runsWorker
         ? SyncWorker(client: client, logger: logger, tasks: configuration.workerTasks)
         : nil
+    let pushTokens = PushTokenStore(client: client, logger: logger)
+    // The key is read (and a bad one refused) before anything starts.
+    let apns = configuration.runsWaker ? configuration.apns : nil
+    try await apns?.validate()
+    let waker = Waker(store: pushTokens, apns: apns, notifications: try database.connectionConfiguration(),
+                      configuration: configuration.wake, logger: logger)
     var api = SyncAPI(
         accounts: accounts,
         events: {
@@ -49,6 +56,8 @@ public func buildApplication(
         migrator: migrator,
         hub: hub,
         announcer: announcer,
+        pushTokens: pushTokens,
+        wakeStatus: waker.status,
         worker: worker,
         degradedLag: configuration.degradedLag,
         logger: logger,
@@ -73,6 +82,9 @@ public func buildApplication(
     let (migrated, migrationsApplied) = AsyncStream<Void>.makeStream()
     var services: [any Service] = [client, hub, announcer]
     if let worker { services.append(AfterMigrations(service: worker, migrated: migrated)) }
+    // Each waits on a stream of its own: an AsyncStream hands each element to one reader only.
+    let (wakerMigrated, wakerMigrationsApplied) = AsyncStream<Void>.makeStream()
+    services.append(AfterMigrations(service: waker, migrated: wakerMigrated))
     var app = Application(
         router: router,
         // A connection idle for the timeout is closed (streams send a comment every 15 s, and a
@@ -88,6 +100,8 @@ public func buildApplication(
         try await migrator.migrate()
         migrationsApplied.yield()
         migrationsApplied.finish()
+        wakerMigrationsApplied.yield()
+        wakerMigrationsApplied.finish()
     }
     return app
 }

@@ -1,5 +1,6 @@
 import ShortcutSyncDomain
 import ShortcutSyncStore
+import ShortcutSyncWake
 
 /// Everything `buildApplication` needs to know; the `serve` command fills it from its arguments.
 public struct ServerConfiguration: Sendable {
@@ -32,6 +33,12 @@ public struct ServerConfiguration: Sendable {
     /// The most items one pull answers (DESIGN §5: 1,000); more follow with `more: true`. Tests
     /// make it small to page through a few items.
     public var pullPageSize: Int
+    /// APNs, for background wakes (DESIGN §6, §7); nil: no key, no wake is sent.
+    public var apns: APNsConfiguration?
+    /// When devices are woken: the delay after a change, the interval between two wakes.
+    public var wake = WakeConfiguration()
+    /// Whether this process runs a waker (every server may; tests of two servers turn it off in one).
+    public var runsWaker = true
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseURL, adminToken: String,

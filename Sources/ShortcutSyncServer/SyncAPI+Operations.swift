@@ -6,6 +6,7 @@ import Prometheus
 import ShortcutSyncAPI
 import ShortcutSyncDomain
 import ShortcutSyncStore
+import ShortcutSyncWake
 
 extension SyncAPI {
     func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output {
@@ -48,6 +49,11 @@ extension SyncAPI {
             logger.log(level: .warning, "readiness check failed", error: error)
         }
         readiness.ready = readiness.database && readiness.migrations
+        // Wakes never make the service unready: pushes and pulls go on without them.
+        readiness.wakes = wakeStatus.current.word
+        if case .keyRefused(reason: let reason) = wakeStatus.current, readiness.detail == nil {
+            readiness.detail = "APNs refused the provider token (\(reason)): no background wake can be sent; check the APNs key, key id and team id"
+        }
         return readiness.ready ? .ok(.init(body: .json(readiness))) : .serviceUnavailable(.init(body: .json(readiness)))
     }
 

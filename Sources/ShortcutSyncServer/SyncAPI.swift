@@ -4,6 +4,7 @@ import PostgresNIO
 import ShortcutSyncAPI
 import ShortcutSyncDomain
 import ShortcutSyncStore
+import ShortcutSyncWake
 import ShortcutSyncWorker
 
 /// The handlers of the operations in `openapi.yaml`; one extension per area, one file each.
@@ -17,6 +18,11 @@ struct SyncAPI: APIProtocol {
     let hub: NotificationHub
     /// Pokes the streams of accounts a push changed, here at once and on the other servers soon.
     let announcer: ChangeAnnouncer
+    /// Devices' push tokens (DESIGN §6): registered here, and each pull recorded, so that the
+    /// waker wakes only the devices that did not pull a change.
+    let pushTokens: PushTokenStore
+    /// Whether wakes can be sent (`/readyz`): off without a key, else what APNs said of it.
+    let wakeStatus: WakeStatus
     /// The maintenance tasks of this process, if it runs them: a push that could not fold (its
     /// account is behind) nudges them.
     let worker: SyncWorker?

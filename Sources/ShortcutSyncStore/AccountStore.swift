@@ -70,7 +70,7 @@ public struct AccountStore: Sendable {
             """, logger: logger).decode(Bool.self).collectAll().first ?? false
     }
 
-    /// Signs a device out: its token stops working, its events stay, and a `DeviceSignedOut`
+    /// Signs a device out: its token stops working, its push token is dropped (no more wakes), its events stay, and a `DeviceSignedOut`
     /// notification (sent when the statement commits) ends its open streams on every server.
     /// False if the account has no such device.
     public func revokeDevice(_ device: UUID, account: UUID) async throws -> Bool {
@@ -79,6 +79,8 @@ public struct AccountStore: Sendable {
                 UPDATE devices SET token_hash = NULL, revoked_at = coalesce(revoked_at, now())
                 WHERE device_id = \(device) AND account_id = \(account)
                 RETURNING device_id, account_id
+            ), unregistered AS (
+                DELETE FROM push_tokens WHERE account_id = \(account) AND device_id = \(device)
             )
             SELECT device_id, pg_notify(\(DeviceSignedOut.channel),
                 json_build_object('accountId', account_id, 'deviceId', device_id)::text)::text

@@ -11,4 +11,11 @@ public struct DeviceSummary: Sendable, Hashable {
     public var lastEventAt: Date?
     /// The apps it reported last, as the live projections hold them; nil if it never reported.
     public var installedApps: [String]?
+    /// The first 8 hex digits of its APNs token and "…", if it registered one (never the whole token).
+    public var pushToken: String? = nil
+    /// The token's APNs environment.
+    public var pushEnvironment: String? = nil
+    /// Its latest background wake, and how many APNs accepted.
+    public var lastWakeAt: Date? = nil
+    public var wakeCount: Int64 = 0
 }

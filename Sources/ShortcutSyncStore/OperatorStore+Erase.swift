@@ -12,7 +12,7 @@ public struct ErasureCounts: Sendable, Hashable, Codable {
 extension OperatorStore {
     /// Removes everything of one account in one transaction: its events (through the append-only
     /// trigger's erasure switch), its head, its live and rebuilt projection and fold rows, its
-    /// parking, its devices and their tokens, and the account and its token; its streams and
+    /// parking, its devices, their tokens and push tokens, and the account and its token; its streams and
     /// waiting pulls end on every server when it commits (`AccountErased`).
     ///
     /// It locks the account's head first, so a push or a maintenance fold of the account in flight
@@ -33,6 +33,7 @@ extension OperatorStore {
                 }
                 counts.projectionRows += try await deleteRows(of: account, from: "projection_parked_accounts", on: connection)
                 _ = try await deleteRows(of: account, from: "account_heads", on: connection)
+                _ = try await deleteRows(of: account, from: "push_tokens", on: connection)
                 counts.devices = try await deleteRows(of: account, from: "devices", on: connection)
                 counts.accounts = try await deleteRows(of: account, from: "accounts", on: connection)
                 // Delivered when the erasure commits: every server ends the account's streams.

@@ -49,25 +49,31 @@ public struct OperatorStore: Sendable {
             .decode(UUID.self).collectAll().first
     }
 
-    /// The account's devices with their events, last seq and reported apps, oldest first.
+    /// The account's devices with their events, last seq, reported apps and wakes, oldest first.
     public func devices(account: UUID) async throws -> [DeviceSummary] {
         let rows = try await client.query("""
             SELECT d.device_id, d.account_id, d.name, d.platform, d.created_at, d.revoked_at,
-                   e.events, e.last_seq, e.last_at, p.installed
+                   e.events, e.last_seq, e.last_at, p.installed,
+                   left(t.token, 8), t.environment, t.last_wake_at, coalesce(t.wake_count, 0)
             FROM devices d
             LEFT JOIN LATERAL (
                 SELECT count(*) AS events, coalesce(max(seq), 0) AS last_seq, max(recorded_at) AS last_at
                 FROM events WHERE account_id = d.account_id AND device_id = d.device_id
             ) e ON true
             LEFT JOIN projection_devices p ON p.account_id = d.account_id AND p.device_id = d.device_id
+            LEFT JOIN push_tokens t ON t.account_id = d.account_id AND t.device_id = d.device_id
             WHERE d.account_id = \(account)
             ORDER BY d.created_at, d.device_id
             """, logger: logger)
-        return try await rows.decode((UUID, UUID, String, String, Date, Date?, Int64, Int64, Date?, [String]?).self).collectAll().map {
-            DeviceSummary(
-                device: DeviceRecord(deviceId: $0.0, accountId: $0.1, name: $0.2, platform: $0.3, createdAt: $0.4, revokedAt: $0.5),
-                events: $0.6, lastAcceptedSeq: $0.7, lastEventAt: $0.8, installedApps: $0.9)
+        var devices: [DeviceSummary] = []
+        for try await (id, account, name, platform, created, revoked, events, lastSeq, lastAt, installed, token, environment, lastWake, wakes)
+            in rows.decode((UUID, UUID, String, String, Date, Date?, Int64, Int64, Date?, [String]?, String?, String?, Date?, Int64).self) {
+            devices.append(DeviceSummary(
+                device: DeviceRecord(deviceId: id, accountId: account, name: name, platform: platform, createdAt: created, revokedAt: revoked),
+                events: events, lastAcceptedSeq: lastSeq, lastEventAt: lastAt, installedApps: installed,
+                pushToken: token.map { $0 + "…" }, pushEnvironment: environment, lastWakeAt: lastWake, wakeCount: wakes))
         }
+        return devices
     }
 
     /// Up to `limit` committed events of the filter, in the account's version order, after the

@@ -37,6 +37,7 @@ struct ServeCommand: AsyncParsableCommand {
     var pushBurst: Int = PushBudgetConfiguration().burst
 
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var apns: APNsOptions
 
     func validate() throws {
         if !(1...256).contains(workerTasks) { throw ValidationError("--worker-tasks must be 1 to 256") }
@@ -75,6 +76,8 @@ struct ServeCommand: AsyncParsableCommand {
             degradedLag: degradedLag)
         configuration.workerTasks = workerTasks
         configuration.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
+        configuration.apns = try apns.configuration()
+        configuration.wake = apns.wake
         let app = try await buildApplication(configuration, logger: logger)
         if let embedded = location.embedded {
             let banner = """

@@ -3,15 +3,18 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncStore
+import ShortcutSyncWake
 import ShortcutSyncWorker
 
 /// `shortcut-sync worker`: the maintenance tasks alone (DESIGN §6, §7). Any number of processes
 /// may run, beside the servers' own tasks: each task takes accounts behind their head from the
-/// queue with `SKIP LOCKED`, so none is special.
+/// queue with `SKIP LOCKED`, so none is special. With an APNs key it also wakes sleeping devices,
+/// beside the servers' wakers (DESIGN §6).
 struct WorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "worker", abstract: "Run maintenance worker tasks alone.")
 
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var apns: APNsOptions
     @Option(help: "How many maintenance tasks fold accounts side by side.") var tasks = 1
 
     func validate() throws {
@@ -22,10 +25,14 @@ struct WorkerCommand: AsyncParsableCommand {
         let logger = database.logger
         try await database.withDatabase { location in
             try await Migrator.migrate(location.url, logger: logger)
-            // Each task holds one connection while it folds; one more reads the queue's status.
-            let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: tasks + 1), backgroundLogger: logger)
+            // Each task holds one connection while it folds; one more reads the queue's status, one the waker's.
+            let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: tasks + 2), backgroundLogger: logger)
             let worker = SyncWorker(client: client, logger: logger, tasks: tasks)
-            try await ServiceGroup.runUntilSignalled(location.services + [client, worker], logger: logger)
+            let settings = try apns.configuration()
+            try await settings?.validate()
+            let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: settings,
+                              notifications: try location.url.connectionConfiguration(), configuration: apns.wake, logger: logger)
+            try await ServiceGroup.runUntilSignalled(location.services + [client, worker, waker], logger: logger)
         }
     }
 }

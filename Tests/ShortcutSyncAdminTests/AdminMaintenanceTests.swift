@@ -160,6 +160,10 @@ private let logger = TestDatabase.shared.logger
             _ = try await admin.verify { _, _ in }  // fills the rebuild tables too
             let erased = last.account
             let kept = scenario.devices.first { $0.account != erased }!.account
+            // Its device has a push token (migration 0012): the erasure takes it too.
+            #expect(try await PushTokenStore(client: client, logger: logger).register(
+                PushTokenRegistration(token: String(repeating: "ab", count: 32), topic: "com.example.soup", environment: "production"),
+                device: last.deviceId, account: erased))
             #expect(try await rowsMentioning(erased, client) > 0)
 
             let report = try await admin.erase(account: erased)

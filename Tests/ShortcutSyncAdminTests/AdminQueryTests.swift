@@ -72,6 +72,21 @@ private let logger = TestDatabase.shared.logger
             #expect(devices.devices[1].events == 0 && devices.devices[1].installedApps == nil)
             #expect(devices.text.contains("1 reported") && devices.text.contains("Device 1"))
 
+            // The watch registers a push token and is woken once: the report shows the token's
+            // first 8 hex digits only, its last wake and its count.
+            let pushTokens = PushTokenStore(client: client, logger: logger)
+            let token = "0123456789abcdef" + String(repeating: "e", count: 48)
+            #expect(try await pushTokens.register(PushTokenRegistration(token: token, topic: "com.example.soup", environment: "development"),
+                                                  device: watch.deviceId, account: watch.account))
+            try await pushTokens.scheduleWakes(account: watch.account, version: 3, delay: .zero)
+            let wake = try #require(try await pushTokens.claimDue(limit: 1, interval: .seconds(1200)).first)
+            try await pushTokens.delivered(wake)
+            let woken = try await admin.devices(account: phone.account)
+            #expect(woken.devices[1].pushToken == "01234567…" && woken.devices[1].pushEnvironment == "development")
+            #expect(woken.devices[1].wakeCount == 1 && woken.devices[1].lastWakeAt != nil)
+            #expect(woken.devices[0].pushToken == nil && woken.devices[0].wakeCount == 0)
+            #expect(woken.text.contains("01234567… development") && !woken.text.contains(token))
+
             await #expect(throws: AdminUsageError.self) { try await admin.devices(account: UUID()) }
             await #expect(throws: AdminUsageError.self) { try await admin.shortcuts(device: UUID()) }
         }

@@ -18,7 +18,10 @@ import Testing
         // The steps show the collision, the iPad offline with its deletion waiting, and its arrival.
         #expect(demo.output.contains("(conflict)"))
         #expect(demo.output.contains("[offline, 1 waiting]"))
-        #expect(demo.output.split(separator: "\n").filter { $0.hasPrefix("   iPad") }.count == 5)
+        #expect(demo.output.split(separator: "\n").filter { $0.hasPrefix("   iPad") }.count == 6)
+        // Step 6: the iPad asleep, woken through the APNs stand-in, shows the iPhone's phrase.
+        #expect(demo.output.contains("The iPad was woken by a background notification"))
+        #expect(demo.output.split(separator: "\n").contains { $0.hasPrefix("   iPad") && $0.contains("\"Pumpkin please\"→pumpkin") && $0.contains("[woken]") })
         #expect(Postmaster.running(dataDirectory: directory) == nil, "the demo stops the PostgreSQL it started")
     }
 }

@@ -15,6 +15,12 @@ public struct DevicesReport: AdminReport {
         public var lastEventAt: Date?
         /// The apps it reported last; nil if it never reported (it sees every app's items).
         public var installedApps: [String]?
+        /// Its APNs token, abbreviated (first 8 hex digits), if it registered one; its environment.
+        public var pushToken: String?
+        public var pushEnvironment: String?
+        /// Its latest background wake, and how many APNs accepted (DESIGN §6).
+        public var lastWakeAt: Date?
+        public var wakeCount: Int64
     }
 
     public var accountId: UUID
@@ -23,10 +29,12 @@ public struct DevicesReport: AdminReport {
     public var text: String {
         var table = TextTable([.init("DEVICE", maxWidth: 36), .init("NAME", maxWidth: 24), .init("PLATFORM"),
                                .init("EVENTS", alignRight: true), .init("LAST SEQ", alignRight: true), .init("LAST EVENT"),
-                               .init("APPS"), .init("STATUS")])
+                               .init("APPS"), .init("PUSH TOKEN"), .init("LAST WAKE"), .init("WAKES", alignRight: true), .init("STATUS")])
         for device in devices {
             table.append([device.deviceId.lowercased, device.name, device.platform, "\(device.events)", "\(device.lastAcceptedSeq)",
                           LocalTime.format(device.lastEventAt), device.installedApps.map { "\($0.count) reported" } ?? "all",
+                          device.pushToken.map { "\($0) \(device.pushEnvironment ?? "")" } ?? "none",
+                          LocalTime.format(device.lastWakeAt), "\(device.wakeCount)",
                           device.revokedAt == nil ? "signed in" : "signed out"])
         }
         return table.rendered

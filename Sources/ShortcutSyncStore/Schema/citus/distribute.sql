@@ -31,7 +31,7 @@
 --   worker process of the service stopped:
 --     1. `shortcut-sync migrate --database-url <coordinator>`: the numbered migrations, on the
 --        coordinator, while every table is still local (this script is written for the schema
---        after 0009_account_versions.sql; it lives in a subfolder so that the migrator, which
+--        after 0009_account_versions.sql, with 0012's push_tokens; it lives in a subfolder so that the migrator, which
 --        reads only the top-level numbered files, never runs it);
 --     2. `psql -v ON_ERROR_STOP=1 -d <database> -f Schema/citus/distribute.sql`.
 --   Each step checks whether it was done already, so the script can be run again after a failed
@@ -60,6 +60,16 @@
 --                    state that changes often (the push token and last background wake of
 --                    DESIGN §6) must not be added to `devices` while it is a reference table.
 --     projection_parked_accounts has PRIMARY KEY (account_id): distributed like the others.
+--     push_tokens (0012: devices' APNs tokens and wake state, kept out of the reference table
+--     `devices` as said above) has PRIMARY KEY (account_id, device_id): distributed and colocated.
+--     Its wakers' scan (PushTokenStore.claimDue: the due wakes of every account, FOR UPDATE SKIP
+--     LOCKED) is cross-account like the maintenance queue's and must be split the same way (a
+--     plain read of the due rows, then a lock of each by its account_id) before a cluster runs
+--     wakers. The sweep (an UPDATE joining push_tokens and account_heads on account_id) and the
+--     scheduling of one notification's accounts (an UPDATE joining push_tokens with unnest() of
+--     the accounts) are multi-shard UPDATEs: correct on Citus (colocated, the join on the
+--     distribution column), but each touches every shard; a cluster with many nodes would
+--     rather group the notification's accounts by shard.
 --     The rebuild schema's tables are made with LIKE … INCLUDING ALL from the live ones, so their
 --     keys are the live ones'; they are distributed and colocated too, so that the rebuild's swap
 --     (INSERT INTO projection_x SELECT * FROM rebuild.projection_x) runs shard by shard.
@@ -168,6 +178,7 @@ BEGIN
         'public.projection_donation_groups',
         'public.projection_deletion_marks',
         'public.projection_parked_accounts',
+        'public.push_tokens',   -- 0012: PRIMARY KEY (account_id, device_id)
         'rebuild.projection_accounts',
         'rebuild.projection_shortcuts',
         'rebuild.projection_voice_shortcuts',

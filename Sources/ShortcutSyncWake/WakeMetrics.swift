@@ -1,0 +1,28 @@
+import CoreMetrics
+import Metrics
+
+/// The waker's counters (DESIGN §5 `/metrics`): wakes APNs took, wakes it refused (by kind, a
+/// fixed set, never APNs' own words), and tokens dropped.
+enum WakeMetrics {
+    static let sent = Counter(label: "shortcut_sync_wakes_sent_total")
+    static let dropped = Counter(label: "shortcut_sync_push_tokens_dropped_total")
+
+    /// Makes the counters exist (at 0) once the metrics backend is in place: `/metrics` shows
+    /// them before the first wake.
+    static func register() {
+        _ = sent
+        _ = dropped
+    }
+
+    static func refused(_ answer: APNsAnswer) {
+        let kind = switch answer {
+        case .delivered: "none"
+        case .unregistered: "unregistered"
+        case .badToken: "bad_token"
+        case .keyRefused: "key_refused"
+        case .retryLater: "retry_later"
+        case .refused: "refused"
+        }
+        Counter(label: "shortcut_sync_wakes_refused_total", dimensions: [("kind", kind)]).increment()
+    }
+}
