@@ -11,6 +11,8 @@ struct PushesThroughAnOutage: Sendable {
     var acknowledged = 0
     var refused = 0
     var slowest = Duration.zero
+    /// Every answer: when its request was sent, how long it took, its status.
+    var answers: [(sent: ContinuousClock.Instant, took: Duration, status: Int)] = []
     var acknowledgedAfterOutage = false
     /// When each acknowledged push was sent, in order.
     var acknowledgedSentAt: [ContinuousClock.Instant] = []
@@ -36,6 +38,7 @@ struct PushesThroughAnOutage: Sendable {
             let started = ContinuousClock.now
             let answer = try await push(batch)
             outcome.slowest = max(outcome.slowest, ContinuousClock.now - started)
+            outcome.answers.append((started, ContinuousClock.now - started, answer.status))
             switch answer.status {
             case 200:
                 outcome.acknowledged += 1
@@ -52,5 +55,26 @@ struct PushesThroughAnOutage: Sendable {
             }
         }
         return outcome
+    }
+
+    /// DESIGN §8's bound, checked: every request sent while the database was away (from `faultBegan`
+    /// until `faultEnded`, when it was back) and every refusal is answered within 2 s. A request sent
+    /// after the database came back is only bounded by `afterwards` (it may meet a cold server: new
+    /// sessions, statements prepared again), so that a hang is still caught.
+    static func expectFailFast(
+        _ outcomes: [Self], faultBegan: ContinuousClock.Instant, faultEnded: ContinuousClock.Instant,
+        afterwards: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let answers = outcomes.flatMap(\.answers)
+        let bounded = answers.filter { ($0.sent >= faultBegan && $0.sent <= faultEnded) || $0.status == 503 }
+        if let slowest = bounded.max(by: { $0.took < $1.took }) {
+            #expect(slowest.took < .seconds(2), "a request sent \(slowest.sent - faultBegan) after the fault began was answered \(slowest.status) after \(slowest.took)",
+                    sourceLocation: sourceLocation)
+        }
+        if let slowest = answers.max(by: { $0.took < $1.took }) {
+            #expect(slowest.took < afterwards, "a request sent \(slowest.sent - faultBegan) after the fault began was answered \(slowest.status) after \(slowest.took)",
+                    sourceLocation: sourceLocation)
+        }
+        #expect(!bounded.isEmpty, "requests were sent during the fault", sourceLocation: sourceLocation)
     }
 }
