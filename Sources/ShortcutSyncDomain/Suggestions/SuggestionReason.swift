@@ -1,0 +1,32 @@
+import Foundation
+
+/// Why a shortcut is suggested, in a few words, from the largest part of its score:
+/// "often on Friday evenings on this iPhone", "on weekday mornings on your other devices".
+public enum SuggestionReason {
+    static let days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+    public static func text(for parts: SuggestionParts, hourOfWeek hour: Int, deviceLabel: String) -> String {
+        let own = parts.thisHour + parts.sameHourOtherDays
+        if parts.overall > own && parts.overall > parts.otherDevices {
+            return "often used lately on this \(deviceLabel)"
+        }
+        let day = min(max(hour / 24, 0), 6)
+        let time = partOfDay(hour % 24)
+        if parts.otherDevices > own {
+            return "often at this time on your other devices"
+        }
+        let when = parts.sameHourOtherDays > parts.thisHour
+            ? (day >= 5 ? "on weekend \(time)s" : "on weekday \(time)s")
+            : "on \(days[day]) \(time)s"
+        return "often \(when) on this \(deviceLabel)"
+    }
+
+    static func partOfDay(_ hour: Int) -> String {
+        switch hour {
+        case 5..<12: "morning"
+        case 12..<17: "afternoon"
+        case 17..<22: "evening"
+        default: "night"
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Ranks shortcuts for one moment on one device from their decayed sums (DESIGN §3): a pure
+/// function of the sums (so of the event set) and the moment.
+///
+/// A shortcut's score estimates how likely this device is to use it now, in decayed donations:
+/// - this device's donations at this hour of the week, and a little at the hours next to it;
+/// - the same hour on the other days of the same kind (weekdays or weekend days), averaged:
+///   routines repeat daily as often as weekly, and are learned five times faster that way;
+/// - how often the device uses it at all, spread over the week;
+/// - the account's pattern at this hour on all devices, as a share among the candidates, worth
+///   `otherDevices` donations: a device that knows nothing yet ranks as the person's other
+///   devices would, and its own habits take over as it learns them.
+/// Old donations count less (halved every three weeks). Ties are broken by bundle id and identifier.
+public struct SuggestionScorer: Sendable {
+    public var model: SuggestionModel
+
+    public init(model: SuggestionModel = SuggestionModel()) {
+        self.model = model
+    }
+
+    /// The best `limit` of `candidates` at `moment`, best first.
+    public func rank(_ candidates: [ShortcutID: ShortcutHabits], at moment: SuggestionMoment, limit: Int) -> [ScoredSuggestion] {
+        guard limit > 0, !candidates.isEmpty else { return [] }
+        let hour = moment.hourOfWeek
+        let scale = 1 / HabitClock.weight(wallMillis: moment.atMillis)
+        var own: [ShortcutID: SuggestionParts] = [:]
+        var pattern: [ShortcutID: Double] = [:]
+        var patternTotal = 0.0
+        for (shortcut, habits) in candidates {
+            var all = 0.0
+            for (device, sums) in habits.byDevice {
+                let parts = self.parts(of: sums, hour: hour, scale: scale)
+                all += parts.score
+                if device == moment.deviceId { own[shortcut] = parts }
+            }
+            pattern[shortcut] = all
+            patternTotal += all
+        }
+        var scored: [ScoredSuggestion] = []
+        scored.reserveCapacity(candidates.count)
+        for shortcut in candidates.keys {
+            var parts = own[shortcut] ?? SuggestionParts()
+            parts.otherDevices = patternTotal > 0 ? model.otherDevices * (pattern[shortcut] ?? 0) / patternTotal : 0
+            let score = parts.score
+            guard score.isFinite, score > 0 else { continue }
+            scored.append(ScoredSuggestion(shortcut: shortcut, score: score, parts: parts, reason: ""))
+        }
+        let best = scored.sorted { $0.score != $1.score ? $0.score > $1.score : $0.shortcut < $1.shortcut }.prefix(limit)
+        return best.map { suggestion in
+            var suggestion = suggestion
+            suggestion.reason = SuggestionReason.text(for: suggestion.parts, hourOfWeek: hour, deviceLabel: moment.deviceLabel)
+            return suggestion
+        }
+    }
+
+    /// One device's part of a shortcut's score at `hour`, scaled to decayed donations.
+    func parts(of sums: HabitSums, hour: Int, scale: Double) -> SuggestionParts {
+        guard !sums.isEmpty else { return SuggestionParts() }
+        let hours = sums.hours
+        func near(_ hour: Int) -> Double {
+            let (one, two) = model.neighbourHours
+            return hours[hour]
+                + one * (hours[(hour + 1) % 168] + hours[(hour + 167) % 168])
+                + two * (hours[(hour + 2) % 168] + hours[(hour + 166) % 168])
+        }
+        let day = hour / 24, hourOfDay = hour % 24
+        let weekend = day >= 5
+        let others = (weekend ? 5..<7 : 0..<5).filter { $0 != day }
+        var sameHour = 0.0
+        for other in others { sameHour += near(other * 24 + hourOfDay) }
+        sameHour /= Double(max(others.count, 1))
+        return SuggestionParts(
+            thisHour: near(hour) * scale,
+            sameHourOtherDays: model.sameHourOtherDays * sameHour * scale,
+            otherDevices: 0,
+            overall: model.overall * sums.total / Double(HabitClock.hoursPerWeek) * scale)
+    }
+}
