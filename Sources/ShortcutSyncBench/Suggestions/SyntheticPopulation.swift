@@ -69,7 +69,10 @@ public struct SyntheticPopulation: Sendable {
             let day = hour / 24, hourOfDay = hour % 24
             var rate = (7..<23).contains(hourOfDay) ? phase.noise[device] : 0
             for routine in phase.routines where routine.hour == hourOfDay && routine.days.contains(day) {
-                rate += routine.strength * routine.affinity[device]
+                // A routine is the person's: before a device joins, its share is done on the others.
+                var joined = 0.0
+                for (other, share) in routine.affinity.enumerated() where devices[other].joinedAt <= wallMillis { joined += share }
+                rate += routine.strength * routine.affinity[device] / joined
             }
             return min(rate, 1)
         }
@@ -96,7 +99,7 @@ public struct SyntheticPopulation: Sendable {
     static let platforms = ["iOS", "iPadOS", "macOS", "watchOS"]
 
     /// `people` people over `weeks` weeks from Monday 2026-01-05 00:00 UTC.
-    public init(people count: Int, weeks: Int, shortcutsPerPerson: ClosedRange<Int> = 6...14, seed: UInt64) {
+    public init(people count: Int, weeks: Int, shortcutsPerPerson: ClosedRange<Int> = 12...30, seed: UInt64) {
         var rng = SplitMix(seed: seed)
         let start: Int64 = 1_767_571_200_000
         let end = start + Int64(weeks) * Self.week
