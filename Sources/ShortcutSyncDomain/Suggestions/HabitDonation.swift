@@ -14,5 +14,5 @@ public struct HabitDonation: Sendable, Hashable {
     }
 
     public var hourOfWeek: Int { HabitClock.hourOfWeek(wallMillis: wallMillis, utcOffsetMinutes: utcOffsetMinutes) }
-    public var weight: Double { HabitClock.weight(wallMillis: wallMillis) }
+    public var weight: WeightSum { HabitClock.weight(wallMillis: wallMillis) }
 }

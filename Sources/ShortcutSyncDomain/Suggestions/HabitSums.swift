@@ -1,68 +1,72 @@
 import Foundation
 
-/// One device's decayed sums for one shortcut (or one donation group of it): how many eligible
-/// donations it holds, their weights in all and per hour of the week (DESIGN §3).
+/// One device's sums for one donation group of a shortcut: how many eligible donations it holds
+/// and their weights (`HabitClock`), in all and per hour of the week (DESIGN §3).
 ///
-/// Sums against a fixed epoch (`HabitClock`) make the state independent of arrival order up to
-/// floating-point rounding: adding the same donations in another order gives sums that agree to
-/// about 1e-15 relative. Where exactness matters most it is exact: `count` is an integer, and a
-/// sum whose donations are all taken away again (a deletion covered them) is reset to exact
-/// zero, so a forgotten habit leaves no residue at all.
+/// Every part is an integer (`WeightSum`), so the sums of a set of donations are the same bit
+/// for bit whatever order they arrived in and whoever folded them: this is how equality is
+/// defined for the suggestion state, as for the rest of the fold. Taking back what covered
+/// donations added leaves exactly what the others add, and zero when none is left.
 public struct HabitSums: Sendable, Hashable {
-    /// Eligible donations summed (exact).
+    /// Eligible donations summed.
     public private(set) var count: Int = 0
     /// The sum of their weights.
-    public private(set) var total: Double = 0
-    /// The sum of their weights per hour of the week; empty while `count` is 0.
-    public private(set) var hours: [Double] = []
+    public private(set) var total = WeightSum()
+    /// The sum of their weights per hour of the week (0…167); hours without any are absent.
+    public private(set) var hours: [Int: WeightSum] = [:]
 
     public init() {}
 
-    /// Sums read back from storage; `hours` must hold 168 values (otherwise it is taken as empty).
-    public init(count: Int, total: Double, hours: [Double]) {
-        self.count = max(count, 0)
-        guard self.count > 0, hours.count == HabitClock.hoursPerWeek else { return }
+    /// Sums read back from storage; hours outside 0…167 are dropped.
+    public init(count: Int, total: WeightSum, hours: [Int: WeightSum]) {
+        guard count > 0 else { return }
+        self.count = count
         self.total = total
-        self.hours = hours
+        self.hours = hours.filter { (0..<HabitClock.hoursPerWeek).contains($0.key) && !$0.value.isZero }
     }
 
     public var isEmpty: Bool { count == 0 }
 
     public mutating func add(_ donation: HabitDonation) {
-        add(hour: donation.hourOfWeek, weight: donation.weight, count: 1)
+        let weight = donation.weight
+        count += 1
+        total.add(weight)
+        hours[donation.hourOfWeek, default: WeightSum()].add(weight)
     }
 
-    /// Takes back what `donation` added (its deletion covered it). Taking back the last one
-    /// leaves exact zeros.
+    /// Takes back what `donation` added (a deletion covered it).
     public mutating func remove(_ donation: HabitDonation) {
-        add(hour: donation.hourOfWeek, weight: -donation.weight, count: -1)
+        let weight = donation.weight
+        count -= 1
+        guard count > 0 else { self = HabitSums(); return }
+        total.subtract(weight)
+        let hour = donation.hourOfWeek
+        hours[hour]?.subtract(weight)
+        if hours[hour]?.isZero == true { hours[hour] = nil }
     }
 
-    /// Adds another device's or group's sums (or takes them back with `sign` −1).
-    public mutating func add(_ other: HabitSums, sign: Int = 1) {
+    /// Adds another part's sums, or takes them back (`subtracting`) when they were added before.
+    public mutating func add(_ other: HabitSums, subtracting: Bool = false) {
         guard other.count > 0 else { return }
-        count += sign * other.count
-        guard count > 0 else { self = HabitSums(); return }
-        if hours.isEmpty { hours = Array(repeating: 0, count: HabitClock.hoursPerWeek) }
-        total += Double(sign) * other.total
-        for hour in 0..<HabitClock.hoursPerWeek { hours[hour] += Double(sign) * other.hours[hour] }
+        if subtracting {
+            count -= other.count
+            guard count > 0 else { self = HabitSums(); return }
+            total.subtract(other.total)
+            for (hour, sum) in other.hours {
+                hours[hour]?.subtract(sum)
+                if hours[hour]?.isZero == true { hours[hour] = nil }
+            }
+        } else {
+            count += other.count
+            total.add(other.total)
+            for (hour, sum) in other.hours { hours[hour, default: WeightSum()].add(sum) }
+        }
     }
 
-    private mutating func add(hour: Int, weight: Double, count change: Int) {
-        count += change
-        guard count > 0 else { self = HabitSums(); return }
-        if hours.isEmpty { hours = Array(repeating: 0, count: HabitClock.hoursPerWeek) }
-        total += weight
-        hours[hour] += weight
-    }
-
-    /// Whether two sums are equal up to the rounding of their additions (relative 1e-9 of the
-    /// larger total): what "the same state" means for sums folded in different orders.
-    public func isClose(to other: HabitSums) -> Bool {
-        guard count == other.count else { return false }
-        guard count > 0 else { return true }
-        let tolerance = 1e-9 * max(abs(total), abs(other.total))
-        guard abs(total - other.total) <= tolerance else { return false }
-        return zip(hours, other.hours).allSatisfy { abs($0 - $1) <= tolerance }
+    /// The sums as decayed donations as of the moment `scale` was made for: per hour, and in all.
+    public func decayed(_ scale: (exponent: Int, divisor: Double)) -> (hours: [Double], total: Double) {
+        var values = [Double](repeating: 0, count: HabitClock.hoursPerWeek)
+        for (hour, sum) in hours { values[hour] = sum.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor }
+        return (values, total.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor)
     }
 }

@@ -1,12 +1,15 @@
 import Foundation
 
-/// What the service knows of when one shortcut is used: its decayed sums per device.
+/// What the service knows of when one shortcut (or one donation group of it) is used: its
+/// sums per device. Exact, like `HabitSums`.
 public struct ShortcutHabits: Sendable, Hashable {
-    public var byDevice: [UUID: HabitSums]
+    public private(set) var byDevice: [UUID: HabitSums]
 
     public init(byDevice: [UUID: HabitSums] = [:]) {
         self.byDevice = byDevice.filter { !$0.value.isEmpty }
     }
+
+    public var isEmpty: Bool { byDevice.isEmpty }
 
     public mutating func add(_ donation: HabitDonation) {
         byDevice[donation.deviceId, default: HabitSums()].add(donation)
@@ -17,26 +20,11 @@ public struct ShortcutHabits: Sendable, Hashable {
         if byDevice[donation.deviceId]?.isEmpty == true { byDevice[donation.deviceId] = nil }
     }
 
-    /// Adds (or with `sign` −1 takes back) another part's sums, device by device.
-    public mutating func add(_ other: ShortcutHabits, sign: Int = 1) {
+    /// Adds another part's sums device by device, or takes them back (`subtracting`).
+    public mutating func add(_ other: ShortcutHabits, subtracting: Bool = false) {
         for (device, sums) in other.byDevice {
-            byDevice[device, default: HabitSums()].add(sums, sign: sign)
+            byDevice[device, default: HabitSums()].add(sums, subtracting: subtracting)
             if byDevice[device]?.isEmpty == true { byDevice[device] = nil }
         }
-    }
-
-    public var isEmpty: Bool { byDevice.isEmpty }
-
-    /// Every device's sums together.
-    public var combined: HabitSums {
-        var all = HabitSums()
-        for device in byDevice.keys.sorted(by: { $0.isOrdered(before: $1) }) { all.add(byDevice[device]!) }
-        return all
-    }
-
-    /// Equal up to the rounding of sums (`HabitSums.isClose`).
-    public func isClose(to other: ShortcutHabits) -> Bool {
-        guard Set(byDevice.keys) == Set(other.byDevice.keys) else { return false }
-        return byDevice.allSatisfy { device, sums in other.byDevice[device].map(sums.isClose) ?? false }
     }
 }

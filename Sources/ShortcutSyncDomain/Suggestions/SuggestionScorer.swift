@@ -23,7 +23,7 @@ public struct SuggestionScorer: Sendable {
     public func rank(_ candidates: [ShortcutID: ShortcutHabits], at moment: SuggestionMoment, limit: Int) -> [ScoredSuggestion] {
         guard limit > 0, !candidates.isEmpty else { return [] }
         let hour = moment.hourOfWeek
-        let scale = 1 / HabitClock.weight(wallMillis: moment.atMillis)
+        let scale = HabitClock.scale(atMillis: moment.atMillis)
         var own: [ShortcutID: SuggestionParts] = [:]
         var pattern: [ShortcutID: Double] = [:]
         var patternTotal = 0.0
@@ -55,9 +55,9 @@ public struct SuggestionScorer: Sendable {
     }
 
     /// One device's part of a shortcut's score at `hour`, scaled to decayed donations.
-    func parts(of sums: HabitSums, hour: Int, scale: Double) -> SuggestionParts {
+    func parts(of sums: HabitSums, hour: Int, scale: (exponent: Int, divisor: Double)) -> SuggestionParts {
         guard !sums.isEmpty else { return SuggestionParts() }
-        let hours = sums.hours
+        let (hours, total) = sums.decayed(scale)
         func near(_ hour: Int) -> Double {
             let (one, two) = model.neighbourHours
             return hours[hour]
@@ -71,9 +71,9 @@ public struct SuggestionScorer: Sendable {
         for other in others { sameHour += near(other * 24 + hourOfDay) }
         sameHour /= Double(max(others.count, 1))
         return SuggestionParts(
-            thisHour: near(hour) * scale,
-            sameHourOtherDays: model.sameHourOtherDays * sameHour * scale,
+            thisHour: near(hour),
+            sameHourOtherDays: model.sameHourOtherDays * sameHour,
             otherDevices: 0,
-            overall: model.overall * sums.total / Double(HabitClock.hoursPerWeek) * scale)
+            overall: model.overall * total / Double(HabitClock.hoursPerWeek))
     }
 }
