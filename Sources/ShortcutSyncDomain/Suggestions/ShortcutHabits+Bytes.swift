@@ -1,0 +1,82 @@
+import Foundation
+
+extension ShortcutHabits {
+    /// The sums as bytes, for one column: deterministic (devices in uuid order, hours ascending),
+    /// so equal sums are equal bytes and `verify` can compare rows byte for byte. Format 1:
+    /// per device its 16 bytes, its count (UInt32), its total, its number of hours (UInt8) and
+    /// each hour (UInt8) with its sum; a sum is its number of limbs (UInt8) and each limb
+    /// (UInt64), all little-endian. Empty sums are no bytes at all (the column is NULL).
+    public var bytes: [UInt8]? {
+        guard !isEmpty else { return nil }
+        var bytes: [UInt8] = [1]
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        func append(_ sum: WeightSum) {
+            bytes.append(UInt8(sum.limbs.count))
+            for limb in sum.limbs { append(limb) }
+        }
+        for device in byDevice.keys.sorted(by: { $0.isOrdered(before: $1) }) {
+            let sums = byDevice[device]!
+            withUnsafeBytes(of: device.uuid) { bytes.append(contentsOf: $0) }
+            append(UInt32(clamping: sums.count))
+            append(sums.total)
+            bytes.append(UInt8(sums.hours.count))
+            for hour in sums.hours.keys.sorted() {
+                bytes.append(UInt8(hour))
+                append(sums.hours[hour]!)
+            }
+        }
+        return bytes
+    }
+
+    /// The sums `bytes` gave; nil if these are not such bytes.
+    public init?(bytes: some Collection<UInt8>) {
+        var reader = ByteReader(bytes: Array(bytes))
+        guard reader.byte() == 1 else { return nil }
+        var byDevice: [UUID: HabitSums] = [:]
+        while !reader.atEnd {
+            guard let id = reader.take(16), let count = reader.uint32(), let total = reader.sum(), let hourCount = reader.byte() else { return nil }
+            var hours: [Int: WeightSum] = [:]
+            for _ in 0..<hourCount {
+                guard let hour = reader.byte(), hour < 168, let sum = reader.sum() else { return nil }
+                hours[Int(hour)] = sum
+            }
+            let device = UUID(uuid: (id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12], id[13], id[14], id[15]))
+            byDevice[device] = HabitSums(count: Int(count), total: total, hours: hours)
+        }
+        self.init(byDevice: byDevice)
+    }
+}
+
+/// Reads the stored form of `ShortcutHabits`, never past its end.
+private struct ByteReader {
+    var bytes: [UInt8]
+    var offset = 0
+
+    var atEnd: Bool { offset >= bytes.count }
+
+    mutating func take(_ count: Int) -> [UInt8]? {
+        guard count >= 0, bytes.count - offset >= count else { return nil }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    mutating func byte() -> UInt8? { take(1)?.first }
+
+    mutating func uint32() -> UInt32? {
+        take(4).map { $0.reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+    }
+
+    mutating func uint64() -> UInt64? {
+        take(8).map { $0.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+    }
+
+    mutating func sum() -> WeightSum? {
+        guard let count = byte() else { return nil }
+        var limbs: [UInt64] = []
+        for _ in 0..<count {
+            guard let limb = uint64() else { return nil }
+            limbs.append(limb)
+        }
+        return WeightSum(limbs: limbs)
+    }
+}
