@@ -7,7 +7,8 @@ public struct SuggestionParts: Sendable, Hashable, Codable {
     public var thisHour: Double
     /// This device's donations at this hour on the other days of the same kind.
     public var sameHourOtherDays: Double
-    /// The account's pattern at this moment (all devices), for a device that knows little yet.
+    /// The account's pattern at this moment (every device's donations, this one's too, as a share
+    /// among the candidates): what a device that knows little yet starts from.
     public var otherDevices: Double
     /// How often this device uses the shortcut at all, lately.
     public var overall: Double

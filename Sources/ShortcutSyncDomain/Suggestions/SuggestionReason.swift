@@ -5,17 +5,19 @@ import Foundation
 public enum SuggestionReason {
     static let days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
-    public static func text(for parts: SuggestionParts, hourOfWeek hour: Int, deviceLabel: String) -> String {
-        let own = parts.thisHour + parts.sameHourOtherDays
+    /// `patternIsThisDevices`: the account's pattern for the shortcut is mostly this device's
+    /// own donations, so the pattern part speaks of this device too.
+    public static func text(for parts: SuggestionParts, hourOfWeek hour: Int, deviceLabel: String, patternIsThisDevices: Bool = false) -> String {
+        let own = parts.thisHour + parts.sameHourOtherDays + (patternIsThisDevices ? parts.otherDevices : 0)
         if parts.overall > own && parts.overall > parts.otherDevices {
             return "often used lately on this \(deviceLabel)"
         }
         let day = min(max(hour / 24, 0), 6)
         let time = partOfDay(hour % 24)
-        if parts.otherDevices > own {
+        if !patternIsThisDevices && parts.otherDevices > own {
             return "often at this time on your other devices"
         }
-        let when = parts.sameHourOtherDays > parts.thisHour
+        let when = parts.sameHourOtherDays > parts.thisHour && parts.sameHourOtherDays > 0
             ? (day >= 5 ? "on weekend \(time)s" : "on weekday \(time)s")
             : "on \(days[day]) \(time)s"
         return "often \(when) on this \(deviceLabel)"

@@ -24,24 +24,34 @@ public struct SuggestionScorer: Sendable {
         guard limit > 0, !candidates.isEmpty else { return [] }
         let hour = moment.hourOfWeek
         let scale = HabitClock.scale(atMillis: moment.atMillis)
+        // Sorted, so that the floating-point sums below are made in one order: equal sums give
+        // equal scores, bit for bit.
+        let shortcuts = candidates.keys.sorted()
         var own: [ShortcutID: SuggestionParts] = [:]
-        var pattern: [ShortcutID: Double] = [:]
+        var pattern: [ShortcutID: (all: Double, own: Double)] = [:]
         var patternTotal = 0.0
-        for (shortcut, habits) in candidates {
-            var all = 0.0
-            for (device, sums) in habits.byDevice {
-                let parts = self.parts(of: sums, hour: hour, scale: scale)
+        for shortcut in shortcuts {
+            let habits = candidates[shortcut]!
+            var all = 0.0, mine = 0.0
+            for device in habits.byDevice.keys.sorted(by: { $0.isOrdered(before: $1) }) {
+                let parts = self.parts(of: habits.byDevice[device]!, hour: hour, scale: scale)
                 all += parts.score
-                if device == moment.deviceId { own[shortcut] = parts }
+                if device == moment.deviceId {
+                    own[shortcut] = parts
+                    mine = parts.score
+                }
             }
-            pattern[shortcut] = all
+            pattern[shortcut] = (all, mine)
             patternTotal += all
         }
         var scored: [ScoredSuggestion] = []
+        var mostlyOwn: Set<ShortcutID> = []
         scored.reserveCapacity(candidates.count)
-        for shortcut in candidates.keys {
+        for shortcut in shortcuts {
             var parts = own[shortcut] ?? SuggestionParts()
-            parts.otherDevices = patternTotal > 0 ? model.otherDevices * (pattern[shortcut] ?? 0) / patternTotal : 0
+            let (all, mine) = pattern[shortcut] ?? (0, 0)
+            parts.otherDevices = patternTotal > 0 ? model.otherDevices * all / patternTotal : 0
+            if mine * 2 >= all { mostlyOwn.insert(shortcut) }
             let score = parts.score
             guard score.isFinite, score > 0 else { continue }
             scored.append(ScoredSuggestion(shortcut: shortcut, score: score, parts: parts, reason: ""))
@@ -49,7 +59,8 @@ public struct SuggestionScorer: Sendable {
         let best = scored.sorted { $0.score != $1.score ? $0.score > $1.score : $0.shortcut < $1.shortcut }.prefix(limit)
         return best.map { suggestion in
             var suggestion = suggestion
-            suggestion.reason = SuggestionReason.text(for: suggestion.parts, hourOfWeek: hour, deviceLabel: moment.deviceLabel)
+            suggestion.reason = SuggestionReason.text(for: suggestion.parts, hourOfWeek: hour, deviceLabel: moment.deviceLabel,
+                                                      patternIsThisDevices: mostlyOwn.contains(suggestion.shortcut))
             return suggestion
         }
     }
