@@ -10,14 +10,16 @@ public enum AllBenchmarks {
         public var push: PushBenchmark.Results
         public var sustained: SustainedBenchmark.Result
         public var runaway: RunawayBenchmark.Result
+        public var suggestions: SuggestionBenchmark.Result
 
         public init(machine: BenchMachine, rebuild: [RebuildBenchmark.Result], push: PushBenchmark.Results,
-                    sustained: SustainedBenchmark.Result, runaway: RunawayBenchmark.Result) {
+                    sustained: SustainedBenchmark.Result, runaway: RunawayBenchmark.Result, suggestions: SuggestionBenchmark.Result) {
             self.machine = machine
             self.rebuild = rebuild
             self.push = push
             self.sustained = sustained
             self.runaway = runaway
+            self.suggestions = suggestions
         }
     }
 
@@ -71,6 +73,6 @@ extension AllBenchmarks.Results {
                 + String(format: "%.0f MB (%.0f MiB)", Double(bytes) / 1_000_000, Double(bytes) / 1_048_576)
                 + " | — | — | ≤ 150 MB | \(verdict(bytes <= 150_000_000)) |")
         }
-        return lines.joined(separator: "\n") + "\n\n" + sustained.table + "\n\n" + runaway.table
+        return lines.joined(separator: "\n") + "\n\n" + sustained.table + "\n\n" + runaway.table + "\n\n" + suggestions.table
     }
 }

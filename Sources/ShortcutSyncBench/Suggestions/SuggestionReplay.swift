@@ -25,13 +25,16 @@ public struct SuggestionReplay: Sendable {
         happenings = population.happenings(seed: seed)
     }
 
+    /// Replays the happenings of `people` (nil: everyone's) in time order. People are independent,
+    /// so each may be replayed apart (side by side) and the boards merged.
     public func run(
+        people: Set<Int>? = nil,
         ask: (SyntheticPopulation.Happening) async throws -> [ShortcutID],
         tell: (SyntheticPopulation.Happening) async throws -> Void
     ) async throws -> SuggestionScoreboard {
         var board = SuggestionScoreboard()
         var states = [PersonState](repeating: PersonState(), count: population.people.count)
-        for happening in happenings {
+        for happening in happenings where people?.contains(happening.person) ?? true {
             let person = population.people[happening.person]
             switch happening.kind {
             case .deletion:

@@ -33,6 +33,21 @@ public struct SuggestionScoreboard: Sendable, Codable {
 
     public init() {}
 
+    /// Adds another board's tallies (of other people) to this one's.
+    public mutating func merge(_ other: SuggestionScoreboard) {
+        func add(_ into: inout [Method: Tally], _ from: [Method: Tally]) {
+            for (method, tally) in from {
+                into[method, default: Tally()].scored += tally.scored
+                into[method, default: Tally()].hitsAt1 += tally.hitsAt1
+                into[method, default: Tally()].hitsAt4 += tally.hitsAt4
+                into[method, default: Tally()].reciprocalRanks += tally.reciprocalRanks
+            }
+        }
+        add(&all, other.all)
+        add(&firstWeek, other.firstWeek)
+        add(&mainDevice, other.mainDevice)
+    }
+
     /// Records where `method` ranked the shortcut that was then donated (nil: not in its top 5).
     mutating func record(_ method: Method, rank: Int?, firstWeek isFirstWeek: Bool, mainDevice isMain: Bool) {
         all[method, default: Tally()].record(rank: rank)

@@ -12,7 +12,7 @@ struct AllBenchCommand: AsyncParsableCommand {
         discussion: """
             The rebuild part (`bench rebuild`) fills and folds 1,000 accounts × 1,000 events and 10 accounts × 100,000, \
             and the same shapes at 100,000 events for the memory growth from 100k to 1M events. \
-            Then `bench push`, `bench sustained` and `bench runaway` with their defaults. A full run takes about 15 minutes on 2 cores.
+            Then `bench push`, `bench sustained`, `bench runaway` and `bench suggestions` with their defaults. A full run takes about 15 minutes on 2 cores.
             """)
 
     @OptionGroup var load: PushLoadOptions
@@ -40,7 +40,11 @@ struct AllBenchCommand: AsyncParsableCommand {
                                                              logger: logger, report: { print($0) }, interruptible: cancellingOnSignal)
             let runaway = try await RunawayBenchmark.run(server: location.url, load: smoke ? .smoke : RunawayBenchmark.Load(),
                                                          logger: logger, report: { print($0) }, interruptible: cancellingOnSignal)
-            return AllBenchmarks.Results(machine: machine, rebuild: rebuild, push: push, sustained: sustained, runaway: runaway)
+            let suggestions = try await cancellingOnSignal {
+                try await SuggestionBenchmark.run(server: location.url, load: smoke ? .smoke : SuggestionBenchmark.Load(), logger: logger) { print($0) }
+            }
+            return AllBenchmarks.Results(machine: machine, rebuild: rebuild, push: push, sustained: sustained, runaway: runaway,
+                                         suggestions: suggestions)
         }
         try BenchOutput.print(results.table, results, json: json)
     }

@@ -4,5 +4,6 @@ import ArgumentParser
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure the service beside raw PostgreSQL (DESIGN §8).",
-        subcommands: [AllBenchCommand.self, RebuildBenchCommand.self, PushBenchCommand.self, SustainedBenchCommand.self, RunawayBenchCommand.self])
+        subcommands: [AllBenchCommand.self, RebuildBenchCommand.self, PushBenchCommand.self, SustainedBenchCommand.self, RunawayBenchCommand.self,
+                      SuggestionsBenchCommand.self])
 }
