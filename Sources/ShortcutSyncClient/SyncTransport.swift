@@ -15,4 +15,14 @@ public protocol SyncTransport: Sendable {
     /// the account version it names (0 when it names none that can be read); finishes when the
     /// connection ends.
     func pokes() async throws -> AsyncThrowingStream<Int64, any Error>
+    /// The device's suggestions at `at` (the service's clock when nil), at most `limit`, for a
+    /// device `utcOffsetMinutes` from UTC (`GET /v1/suggestions`).
+    func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer
+}
+
+extension SyncTransport {
+    /// A transport that does not ask for suggestions says so, as a service without them would.
+    public func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer {
+        throw SyncTransportError.refused(status: 404, detail: "this transport does not ask for suggestions")
+    }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// Why a shortcut is suggested, in a few words, from the largest part of its score:
 /// "often on Friday evenings on this iPhone", "on weekday mornings on your other devices".
 public enum SuggestionReason {
-    static let days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    public static let days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
     /// `patternIsThisDevices`: the account's pattern for the shortcut is mostly this device's
     /// own donations, so the pattern part speaks of this device too.

@@ -65,15 +65,19 @@ public struct SuggestionScorer: Sendable {
         }
     }
 
-    /// One device's part of a shortcut's score at `hour`, scaled to decayed donations.
+    /// One device's part of a shortcut's score at `hour`, scaled to decayed donations. It reads
+    /// only the hours it needs (about 25 of the 168), each converted from its exact sum once.
     func parts(of sums: HabitSums, hour: Int, scale: (exponent: Int, divisor: Double)) -> SuggestionParts {
         guard !sums.isEmpty else { return SuggestionParts() }
-        let (hours, total) = sums.decayed(scale)
+        func value(_ hour: Int) -> Double {
+            guard let sum = sums.hours[hour] else { return 0 }
+            return sum.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor
+        }
         func near(_ hour: Int) -> Double {
             let (one, two) = model.neighbourHours
-            return hours[hour]
-                + one * (hours[(hour + 1) % 168] + hours[(hour + 167) % 168])
-                + two * (hours[(hour + 2) % 168] + hours[(hour + 166) % 168])
+            return value(hour)
+                + one * (value((hour + 1) % 168) + value((hour + 167) % 168))
+                + two * (value((hour + 2) % 168) + value((hour + 166) % 168))
         }
         let day = hour / 24, hourOfDay = hour % 24
         let weekend = day >= 5
@@ -81,6 +85,7 @@ public struct SuggestionScorer: Sendable {
         var sameHour = 0.0
         for other in others { sameHour += near(other * 24 + hourOfDay) }
         sameHour /= Double(max(others.count, 1))
+        let total = sums.total.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor
         return SuggestionParts(
             thisHour: near(hour),
             sameHourOtherDays: model.sameHourOtherDays * sameHour,
