@@ -36,7 +36,8 @@ extension ProjectionStore {
                 for try await (bundleId, identifier, habits, title) in rows.decode((String, String, ByteBuffer, String?).self) {
                     let shortcut = ShortcutID(bundleId: bundleId, identifier: identifier)
                     // A shortcut's groups add up: its sums are theirs together.
-                    inputs.candidates[shortcut, default: ShortcutHabits()].add(try ShortcutHabits(stored: habits))
+                    let sums = try ShortcutHabits(stored: habits)
+                    if inputs.candidates[shortcut] == nil { inputs.candidates[shortcut] = sums } else { inputs.candidates[shortcut]?.add(sums) }
                     inputs.titles[shortcut] = title ?? identifier
                 }
                 return inputs

@@ -47,10 +47,15 @@ extension ShortcutHabits {
     }
 }
 
-/// Reads the stored form of `ShortcutHabits`, never past its end.
+/// Reads the stored form of `ShortcutHabits`, never past its end, without copying as it goes
+/// (a suggestions request reads one per donation group of the account).
 private struct ByteReader {
-    var bytes: [UInt8]
+    let bytes: [UInt8]
     var offset = 0
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
 
     var atEnd: Bool { offset >= bytes.count }
 
@@ -60,19 +65,29 @@ private struct ByteReader {
         return Array(bytes[offset..<offset + count])
     }
 
-    mutating func byte() -> UInt8? { take(1)?.first }
-
-    mutating func uint32() -> UInt32? {
-        take(4).map { $0.reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+    mutating func byte() -> UInt8? {
+        guard offset < bytes.count else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
     }
 
-    mutating func uint64() -> UInt64? {
-        take(8).map { $0.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+    /// A little-endian integer of `width` bytes.
+    private mutating func integer(width: Int) -> UInt64? {
+        guard bytes.count - offset >= width else { return nil }
+        var value: UInt64 = 0
+        for index in stride(from: offset + width - 1, through: offset, by: -1) { value = value << 8 | UInt64(bytes[index]) }
+        offset += width
+        return value
     }
+
+    mutating func uint32() -> UInt32? { integer(width: 4).map { UInt32(truncatingIfNeeded: $0) } }
+
+    mutating func uint64() -> UInt64? { integer(width: 8) }
 
     mutating func sum() -> WeightSum? {
         guard let count = byte() else { return nil }
         var limbs: [UInt64] = []
+        limbs.reserveCapacity(Int(count))
         for _ in 0..<count {
             guard let limb = uint64() else { return nil }
             limbs.append(limb)

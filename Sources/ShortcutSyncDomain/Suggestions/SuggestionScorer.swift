@@ -25,71 +25,75 @@ public struct SuggestionScorer: Sendable {
         let hour = moment.hourOfWeek
         let scale = HabitClock.scale(atMillis: moment.atMillis)
         // Sorted, so that the floating-point sums below are made in one order: equal sums give
-        // equal scores, bit for bit.
-        let shortcuts = candidates.keys.sorted()
-        var own: [ShortcutID: SuggestionParts] = [:]
-        var pattern: [ShortcutID: (all: Double, own: Double)] = [:]
+        // equal scores, bit for bit. Arrays by position from here on (no hashing per shortcut).
+        let entries = candidates.sorted { $0.key < $1.key }
+        var own = [SuggestionParts](repeating: SuggestionParts(), count: entries.count)
+        var patterns = [(all: Double, own: Double)](repeating: (0, 0), count: entries.count)
         var patternTotal = 0.0
-        for shortcut in shortcuts {
-            let habits = candidates[shortcut]!
+        for (index, entry) in entries.enumerated() {
             var all = 0.0, mine = 0.0
-            for device in habits.byDevice.keys.sorted(by: { $0.isOrdered(before: $1) }) {
-                let parts = self.parts(of: habits.byDevice[device]!, hour: hour, scale: scale)
+            let devices = entry.value.byDevice
+            let order = devices.count == 1 ? Array(devices.keys) : devices.keys.sorted { $0.isOrdered(before: $1) }
+            for device in order {
+                let parts = self.parts(of: devices[device]!, hour: hour, scale: scale)
                 all += parts.score
                 if device == moment.deviceId {
-                    own[shortcut] = parts
+                    own[index] = parts
                     mine = parts.score
                 }
             }
-            pattern[shortcut] = (all, mine)
+            patterns[index] = (all, mine)
             patternTotal += all
         }
-        var scored: [ScoredSuggestion] = []
-        var mostlyOwn: Set<ShortcutID> = []
-        scored.reserveCapacity(candidates.count)
-        for shortcut in shortcuts {
-            var parts = own[shortcut] ?? SuggestionParts()
-            let (all, mine) = pattern[shortcut] ?? (0, 0)
-            parts.otherDevices = patternTotal > 0 ? model.otherDevices * all / patternTotal : 0
-            if mine * 2 >= all { mostlyOwn.insert(shortcut) }
+        var scored: [(index: Int, parts: SuggestionParts, score: Double)] = []
+        scored.reserveCapacity(entries.count)
+        for index in entries.indices {
+            var parts = own[index]
+            parts.otherDevices = patternTotal > 0 ? model.otherDevices * patterns[index].all / patternTotal : 0
             let score = parts.score
             guard score.isFinite, score > 0 else { continue }
-            scored.append(ScoredSuggestion(shortcut: shortcut, score: score, parts: parts, reason: ""))
+            scored.append((index, parts, score))
         }
-        let best = scored.sorted { $0.score != $1.score ? $0.score > $1.score : $0.shortcut < $1.shortcut }.prefix(limit)
-        return best.map { suggestion in
-            var suggestion = suggestion
-            suggestion.reason = SuggestionReason.text(for: suggestion.parts, hourOfWeek: hour, deviceLabel: moment.deviceLabel,
-                                                      patternIsThisDevices: mostlyOwn.contains(suggestion.shortcut))
-            return suggestion
+        // Entries are in shortcut order, so an index breaks ties as the shortcut would.
+        let best = scored.sorted { $0.score != $1.score ? $0.score > $1.score : $0.index < $1.index }.prefix(limit)
+        return best.map { chosen in
+            let (all, mine) = patterns[chosen.index]
+            let reason = SuggestionReason.text(for: chosen.parts, hourOfWeek: hour, deviceLabel: moment.deviceLabel,
+                                               patternIsThisDevices: mine * 2 >= all)
+            return ScoredSuggestion(shortcut: entries[chosen.index].key, score: chosen.score, parts: chosen.parts, reason: reason)
         }
     }
 
-    /// One device's part of a shortcut's score at `hour`, scaled to decayed donations. It reads
-    /// only the hours it needs (about 25 of the 168), each converted from its exact sum once.
+    /// One device's part of a shortcut's score at `hour`, scaled to decayed donations. It walks
+    /// the hours the device used the shortcut in (few, mostly), not the 25 hours the parts look
+    /// at: each hour counts for the hour asked about when it is within two of it, and for the
+    /// same hour of another day of the same kind when it is within two of that.
     func parts(of sums: HabitSums, hour: Int, scale: (exponent: Int, divisor: Double)) -> SuggestionParts {
         guard !sums.isEmpty else { return SuggestionParts() }
-        func value(_ hour: Int) -> Double {
-            guard let sum = sums.hours[hour] else { return 0 }
-            return sum.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor
-        }
-        func near(_ hour: Int) -> Double {
-            let (one, two) = model.neighbourHours
-            return value(hour)
-                + one * (value((hour + 1) % 168) + value((hour + 167) % 168))
-                + two * (value((hour + 2) % 168) + value((hour + 166) % 168))
-        }
+        let (one, two) = model.neighbourHours
+        let weights = [1, one, two]
         let day = hour / 24, hourOfDay = hour % 24
         let weekend = day >= 5
-        let others = (weekend ? 5..<7 : 0..<5).filter { $0 != day }
-        var sameHour = 0.0
-        for other in others { sameHour += near(other * 24 + hourOfDay) }
-        sameHour /= Double(max(others.count, 1))
-        let total = sums.total.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor
+        var thisHour = 0.0, sameHour = 0.0
+        for (other, sum) in sums.hours {
+            // Distance to the hour asked about, around the week.
+            let apart = min((other - hour + 168) % 168, (hour - other + 168) % 168)
+            // The slot `other` is near on its own day: other day's hourOfDay, within two hours.
+            let shifted = (other - hourOfDay + 2 + 168) % 168
+            let slotDay = shifted / 24, slotApart = abs(shifted % 24 - 2)
+            let nearSlot = shifted % 24 <= 4 && slotDay != day && (slotDay >= 5) == weekend
+            guard apart <= 2 || nearSlot else { continue }
+            let value = sum.doubleValue(timesTwoToThe: scale.exponent)
+            if apart <= 2 { thisHour += weights[apart] * value }
+            if nearSlot { sameHour += weights[slotApart] * value }
+        }
+        sameHour /= weekend ? 1 : 4
+        let factor = 1 / scale.divisor
+        let total = sums.total.doubleValue(timesTwoToThe: scale.exponent)
         return SuggestionParts(
-            thisHour: near(hour),
-            sameHourOtherDays: model.sameHourOtherDays * sameHour,
+            thisHour: thisHour * factor,
+            sameHourOtherDays: model.sameHourOtherDays * sameHour * factor,
             otherDevices: 0,
-            overall: model.overall * total / Double(HabitClock.hoursPerWeek))
+            overall: model.overall * total / Double(HabitClock.hoursPerWeek) * factor)
     }
 }
