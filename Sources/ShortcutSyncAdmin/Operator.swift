@@ -80,10 +80,11 @@ public struct Operator: Sendable {
         let moment = SuggestionMoment(deviceId: device, atMillis: millis, utcOffsetMinutes: offset,
                                       deviceLabel: SuggestionMoment.label(platform: inputs.platform ?? ""))
         let ranked = SuggestionScorer().rank(inputs.candidates, at: moment, limit: limit)
+        let titles = try await ProjectionStore(client: client, logger: logger).suggestionTitles(account: account, shortcuts: ranked.map(\.shortcut))
         return SuggestionsReport(accountId: account, deviceId: device, at: at, utcOffsetMinutes: offset, hourOfWeek: moment.hourOfWeek,
                                  version: inputs.version, suggestions: ranked.map {
             .init(bundleId: $0.shortcut.bundleId, identifier: $0.shortcut.identifier,
-                  title: inputs.titles[$0.shortcut] ?? $0.shortcut.identifier, score: $0.score, parts: $0.parts, reason: $0.reason)
+                  title: titles[$0.shortcut] ?? $0.shortcut.identifier, score: $0.score, parts: $0.parts, reason: $0.reason)
         })
     }
 

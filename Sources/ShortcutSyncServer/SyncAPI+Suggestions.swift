@@ -32,10 +32,11 @@ extension SyncAPI {
             utcOffsetMinutes: input.query.utcOffsetMinutes.map(Int.init) ?? inputs.latestUTCOffsetMinutes ?? 0,
             deviceLabel: SuggestionMoment.label(platform: inputs.platform ?? ""))
         let ranked = SuggestionScorer().rank(inputs.candidates, at: moment, limit: limit)
+        let titles = try await projections.suggestionTitles(account: account, shortcuts: ranked.map(\.shortcut))
         ServerMetrics.suggestions.increment()
         return .ok(.init(body: .json(.init(version: inputs.version, at: at, suggestions: ranked.map { suggestion in
             .init(bundleId: suggestion.shortcut.bundleId, identifier: suggestion.shortcut.identifier,
-                  title: inputs.titles[suggestion.shortcut] ?? suggestion.shortcut.identifier,
+                  title: titles[suggestion.shortcut] ?? suggestion.shortcut.identifier,
                   score: suggestion.score, reason: suggestion.reason)
         }))))
     }

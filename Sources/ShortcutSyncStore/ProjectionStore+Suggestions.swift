@@ -25,23 +25,41 @@ extension ProjectionStore {
                     inputs.platform = platform
                     inputs.latestUTCOffsetMinutes = offset.map(Int.init)
                 }
+                // A group has a row while one of its donations is uncovered: its shortcut is in the
+                // view. Titles are read afterwards for the few answered (`suggestionTitles`).
                 let rows = try await connection.guardedQuery("""
-                    SELECT g.bundle_id, g.identifier, g.habits, s.view->>'title'
+                    SELECT g.bundle_id, g.identifier, g.habits
                     FROM projection_donation_groups g
-                    JOIN projection_shortcuts s ON s.account_id = \(account) AND s.bundle_id = g.bundle_id AND s.identifier = g.identifier
                     LEFT JOIN projection_devices d ON d.account_id = \(account) AND d.device_id = \(device)
-                    WHERE g.account_id = \(account) AND g.habits IS NOT NULL AND s.view IS NOT NULL
+                    WHERE g.account_id = \(account) AND g.habits IS NOT NULL
                       AND (d.installed IS NULL OR g.bundle_id = ANY(d.installed))
                     """, logger: logger)
-                for try await (bundleId, identifier, habits, title) in rows.decode((String, String, ByteBuffer, String?).self) {
+                for try await (bundleId, identifier, habits) in rows.decode((String, String, ByteBuffer).self) {
                     let shortcut = ShortcutID(bundleId: bundleId, identifier: identifier)
                     // A shortcut's groups add up: its sums are theirs together.
                     let sums = try ShortcutHabits(stored: habits)
                     if inputs.candidates[shortcut] == nil { inputs.candidates[shortcut] = sums } else { inputs.candidates[shortcut]?.add(sums) }
-                    inputs.titles[shortcut] = title ?? identifier
                 }
                 return inputs
             }
         }
+    }
+
+    /// The titles of `shortcuts` (their latest donation's), one statement naming the account;
+    /// a shortcut that left the view meanwhile has none.
+    public func suggestionTitles(account: UUID, shortcuts: [ShortcutID]) async throws -> [ShortcutID: String] {
+        guard !shortcuts.isEmpty else { return [:] }
+        let rows = try await client.query("""
+            SELECT s.bundle_id, s.identifier, s.view->>'title'
+            FROM projection_shortcuts s
+            JOIN unnest(\(shortcuts.map(\.bundleId))::text[], \(shortcuts.map(\.identifier))::text[]) AS k(b, i)
+              ON s.bundle_id = k.b AND s.identifier = k.i
+            WHERE s.account_id = \(account) AND s.view IS NOT NULL
+            """, logger: logger)
+        var titles: [ShortcutID: String] = [:]
+        for try await (bundleId, identifier, title) in rows.decode((String, String, String?).self) {
+            titles[ShortcutID(bundleId: bundleId, identifier: identifier)] = title
+        }
+        return titles
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import ShortcutSyncDomain
 
 /// What the suggestions of one device are computed from: the sums of the shortcuts of its view
-/// (its installed apps' only, once it reported them), their titles, and the device.
+/// (its installed apps' only, once it reported them), and the device.
 public struct SuggestionInputs: Sendable {
     /// The account version the rows include (0: nothing folded yet).
     public var version: Int64
@@ -11,14 +11,12 @@ public struct SuggestionInputs: Sendable {
     /// The offset of the device's latest donation, the default for the local hour asked about.
     public var latestUTCOffsetMinutes: Int?
     public var candidates: [ShortcutID: ShortcutHabits]
-    public var titles: [ShortcutID: String]
 
     public init(version: Int64 = 0, platform: String? = nil, latestUTCOffsetMinutes: Int? = nil,
-                candidates: [ShortcutID: ShortcutHabits] = [:], titles: [ShortcutID: String] = [:]) {
+                candidates: [ShortcutID: ShortcutHabits] = [:]) {
         self.version = version
         self.platform = platform
         self.latestUTCOffsetMinutes = latestUTCOffsetMinutes
         self.candidates = candidates
-        self.titles = titles
     }
 }
