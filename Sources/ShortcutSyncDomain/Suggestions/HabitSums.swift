@@ -25,6 +25,15 @@ public struct HabitSums: Sendable, Hashable {
         self.hours = hours.filter { (0..<HabitClock.hoursPerWeek).contains($0.key) && !$0.value.isZero }
     }
 
+    /// Sums read back from their own stored form (`ShortcutHabits.bytes`), which holds hours
+    /// 0…167 with non-zero sums only (the reader checks the hours): kept as they are.
+    init(stored count: Int, total: WeightSum, hours: [Int: WeightSum]) {
+        self.count = max(count, 0)
+        guard self.count > 0 else { return }
+        self.total = total
+        self.hours = hours
+    }
+
     public var isEmpty: Bool { count == 0 }
 
     public mutating func add(_ donation: HabitDonation) {

@@ -34,16 +34,17 @@ extension ShortcutHabits {
         guard reader.byte() == 1 else { return nil }
         var byDevice: [UUID: HabitSums] = [:]
         while !reader.atEnd {
-            guard let id = reader.take(16), let count = reader.uint32(), let total = reader.sum(), let hourCount = reader.byte() else { return nil }
+            guard let device = reader.uuid(), let count = reader.uint32(), let total = reader.sum(), let hourCount = reader.byte() else { return nil }
             var hours: [Int: WeightSum] = [:]
+            hours.reserveCapacity(Int(hourCount))
             for _ in 0..<hourCount {
-                guard let hour = reader.byte(), hour < 168, let sum = reader.sum() else { return nil }
+                guard let hour = reader.byte(), hour < 168, let sum = reader.sum(), !sum.isZero else { return nil }
                 hours[Int(hour)] = sum
             }
-            let device = UUID(uuid: (id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12], id[13], id[14], id[15]))
-            byDevice[device] = HabitSums(count: Int(count), total: total, hours: hours)
+            guard count > 0 else { return nil }
+            byDevice[device] = HabitSums(stored: Int(count), total: total, hours: hours)
         }
-        self.init(byDevice: byDevice)
+        self.init(nonEmpty: byDevice)
     }
 }
 
@@ -63,6 +64,14 @@ private struct ByteReader {
         guard count >= 0, bytes.count - offset >= count else { return nil }
         defer { offset += count }
         return Array(bytes[offset..<offset + count])
+    }
+
+    mutating func uuid() -> UUID? {
+        guard bytes.count - offset >= 16 else { return nil }
+        let b = bytes, o = offset
+        offset += 16
+        return UUID(uuid: (b[o], b[o + 1], b[o + 2], b[o + 3], b[o + 4], b[o + 5], b[o + 6], b[o + 7],
+                           b[o + 8], b[o + 9], b[o + 10], b[o + 11], b[o + 12], b[o + 13], b[o + 14], b[o + 15]))
     }
 
     mutating func byte() -> UInt8? {

@@ -9,6 +9,11 @@ public struct ShortcutHabits: Sendable, Hashable {
         self.byDevice = byDevice.filter { !$0.value.isEmpty }
     }
 
+    /// Sums known to hold no empty device (read back from their bytes): kept as they are.
+    init(nonEmpty byDevice: [UUID: HabitSums]) {
+        self.byDevice = byDevice
+    }
+
     public var isEmpty: Bool { byDevice.isEmpty }
 
     public mutating func add(_ donation: HabitDonation) {
