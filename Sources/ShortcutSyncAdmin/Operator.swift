@@ -68,6 +68,27 @@ public struct Operator: Sendable {
         }
     }
 
+    /// What the service would suggest on `device` at `at` (its latest donation's offset from UTC
+    /// unless `utcOffsetMinutes` is given), at most `limit`, each score with its parts: the same
+    /// inputs and scorer as `GET /v1/suggestions`.
+    public func suggestions(device: UUID, at: Date, utcOffsetMinutes: Int?, limit: Int) async throws -> SuggestionsReport {
+        guard let account = try await store.account(ofDevice: device) else {
+            throw AdminUsageError("there is no device \(device.lowercased); `shortcut-sync admin devices --account A` lists an account's devices")
+        }
+        let inputs = try await ProjectionStore(client: client, logger: logger).suggestionInputs(account: account, device: device)
+        let millis = Int64((at.timeIntervalSince1970 * 1000).rounded())
+        let offset = utcOffsetMinutes ?? inputs.latestUTCOffsetMinutes ?? 0
+        let moment = SuggestionMoment(deviceId: device, atMillis: millis, utcOffsetMinutes: offset,
+                                      deviceLabel: SuggestionMoment.label(platform: inputs.platform ?? ""))
+        let ranked = SuggestionScorer().rank(inputs.candidates, at: moment, limit: limit)
+        let titles = try await ProjectionStore(client: client, logger: logger).suggestionTitles(account: account, shortcuts: ranked.map(\.shortcut))
+        return SuggestionsReport(accountId: account, deviceId: device, at: at, utcOffsetMinutes: offset, hourOfWeek: moment.hourOfWeek,
+                                 version: inputs.version, suggestions: ranked.map {
+            .init(bundleId: $0.shortcut.bundleId, identifier: $0.shortcut.identifier,
+                  title: titles[$0.shortcut] ?? $0.shortcut.identifier, score: $0.score, parts: $0.parts, reason: $0.reason)
+        })
+    }
+
     /// At most `limit` of the filter's events in the account's version order; the page says
     /// whether more follow, and from which version (`--after`) to ask for them.
     public func events(_ filter: EventFilter, limit: Int) async throws -> EventsReport {

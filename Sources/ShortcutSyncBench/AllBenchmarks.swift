@@ -11,15 +11,18 @@ public enum AllBenchmarks {
         public var sustained: SustainedBenchmark.Result
         public var runaway: RunawayBenchmark.Result
         public var wake: WakeBenchmark.Result
+        public var suggestions: SuggestionBenchmark.Result
 
         public init(machine: BenchMachine, rebuild: [RebuildBenchmark.Result], push: PushBenchmark.Results,
-                    sustained: SustainedBenchmark.Result, runaway: RunawayBenchmark.Result, wake: WakeBenchmark.Result) {
+                    sustained: SustainedBenchmark.Result, runaway: RunawayBenchmark.Result, wake: WakeBenchmark.Result,
+                    suggestions: SuggestionBenchmark.Result) {
             self.machine = machine
             self.rebuild = rebuild
             self.push = push
             self.sustained = sustained
             self.runaway = runaway
             self.wake = wake
+            self.suggestions = suggestions
         }
     }
 
@@ -66,5 +69,6 @@ extension AllBenchmarks.Results {
         }
         lines += push.latency.rows(verdict: verdict)
         return lines.joined(separator: "\n") + "\n\n" + sustained.table + "\n\n" + runaway.table + "\n\n" + wake.table
+            + "\n\n" + suggestions.table
     }
 }

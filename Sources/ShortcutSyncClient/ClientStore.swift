@@ -60,6 +60,15 @@ final class ClientStore: Sendable {
         }
     }
 
+    /// The last suggestions the service answered, for offline use.
+    func lastSuggestions() throws -> SuggestionsAnswer? {
+        try database.read { try Self.load(SuggestionsAnswer.self, "suggestions", $0) }
+    }
+
+    func saveSuggestions(_ answer: SuggestionsAnswer) throws {
+        try database.write { try Self.save(answer, "suggestions", $0) }
+    }
+
     func state() throws -> State {
         try database.read { try Self.state($0) }
     }

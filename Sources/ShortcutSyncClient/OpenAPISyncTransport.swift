@@ -35,6 +35,15 @@ public struct OpenAPISyncTransport: SyncTransport {
         }
     }
 
+    public func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer {
+        switch try await client.suggestions(query: .init(limit: Int32(clamping: limit), at: at, utcOffsetMinutes: Int32(clamping: utcOffsetMinutes))) {
+        case .ok(let ok):
+            return SuggestionsAnswer(try ok.body.json)
+        case .default(let status, let problem):
+            throw Self.error(status: status, detail: (try? problem.body.applicationProblemJson).map(Self.detail) ?? "")
+        }
+    }
+
     public func pokes() async throws -> AsyncThrowingStream<Int64, any Error> {
         let body: HTTPBody
         switch try await client.stream() {

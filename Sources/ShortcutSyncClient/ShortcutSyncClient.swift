@@ -27,6 +27,11 @@ public actor ShortcutSyncClient {
         public var pushBatchSize = 500
         /// The device's clock, in epoch milliseconds.
         public var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        /// The device's offset from UTC at a moment (epoch milliseconds), in minutes: each
+        /// donation carries it, so the service learns the person's local hours (DESIGN §2).
+        public var utcOffsetMinutes: @Sendable (Int64) -> Int = { millis in
+            TimeZone.current.secondsFromGMT(for: Date(timeIntervalSince1970: Double(millis) / 1000)) / 60
+        }
 
         public init(bundleId: String, storagePath: String) {
             self.bundleId = bundleId
@@ -60,12 +65,44 @@ public actor ShortcutSyncClient {
 
     /// Donates an intent interaction (`INInteraction.donate`).
     public func donate(_ interaction: IntentDonation) throws {
-        try record(.donation(interaction.donation(bundleId: configuration.bundleId)))
+        try record(.donation(localized(interaction.donation(bundleId: configuration.bundleId))))
     }
 
     /// Donates a user activity eligible for prediction (`NSUserActivity.becomeCurrent`).
     public func donate(_ activity: UserActivityDonation) throws {
-        try record(.donation(activity.donation(bundleId: configuration.bundleId)))
+        try record(.donation(localized(activity.donation(bundleId: configuration.bundleId))))
+    }
+
+    /// The donation with the device's offset from UTC now (held to −720…840 minutes).
+    private func localized(_ donation: Donation) -> Donation {
+        var donation = donation
+        let offset = configuration.utcOffsetMinutes(configuration.now())
+        donation.utcOffsetMinutes = min(max(offset, Limits.utcOffsetMinutes.lowerBound), Limits.utcOffsetMinutes.upperBound)
+        return donation
+    }
+
+    // MARK: Suggestions
+
+    /// What the service suggests on this device at `at` (now when nil), at most `limit` (1…20),
+    /// learned from the person's donations on all of their devices. The answer is kept on the
+    /// device: when the service cannot be reached, the last one kept comes back, marked `offline`
+    /// (nil if there is none). A refusal (a bad `limit`, a signed-out device) is thrown.
+    public func suggestions(at: Date? = nil, limit: Int = 4) async throws -> SuggestionsAnswer? {
+        let millis = at.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        let offset = configuration.utcOffsetMinutes(millis ?? configuration.now())
+        do {
+            let answer = try await transport.suggestions(
+                at: millis, limit: limit,
+                utcOffsetMinutes: min(max(offset, Limits.utcOffsetMinutes.lowerBound), Limits.utcOffsetMinutes.upperBound))
+            try store.saveSuggestions(answer)
+            return answer
+        } catch {
+            if case .refused = SyncTransportError.unwrapping(error) { throw error }
+            logger.info("suggestions could not be asked for; answering with the last ones kept", metadata: ["error": "\(error)"])
+            guard var kept = try store.lastSuggestions() else { return nil }
+            kept.offline = true
+            return kept
+        }
     }
 
     /// `INInteraction.delete(with:)`: the app's donations with these identifiers.

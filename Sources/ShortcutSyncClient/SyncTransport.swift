@@ -20,6 +20,9 @@ public protocol SyncTransport: Sendable {
     func registerPushToken(_ token: String, topic: String, environment: String) async throws
     /// Forgets it (`DELETE /v1/device/push-token`).
     func deletePushToken() async throws
+    /// The device's suggestions at `at` (the service's clock when nil), at most `limit`, for a
+    /// device `utcOffsetMinutes` from UTC (`GET /v1/suggestions`).
+    func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer
 }
 
 extension SyncTransport {
@@ -30,5 +33,10 @@ extension SyncTransport {
 
     public func deletePushToken() async throws {
         throw SyncTransportError.refused(status: 501, detail: "this transport does not register push tokens")
+    }
+
+    /// A transport that does not ask for suggestions says so, as a service without them would.
+    public func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer {
+        throw SyncTransportError.refused(status: 404, detail: "this transport does not ask for suggestions")
     }
 }

@@ -21,6 +21,9 @@ public struct Donation: Sendable, Hashable, Codable {
     public var eligibleForSearch: Bool
     public var eligibleForPrediction: Bool
     public var parameters: [String: JSONValue]
+    /// The device's offset from UTC when the person did it (−720…840 minutes); nil counts as 0.
+    /// It places the donation in the person's local week for suggestions (DESIGN §3).
+    public var utcOffsetMinutes: Int?
 
     public init(
         bundleId: String, identifier: String, kind: DonationKind,
@@ -28,7 +31,7 @@ public struct Donation: Sendable, Hashable, Codable {
         title: String, subtitle: String? = nil, groupIdentifier: String? = nil,
         suggestedInvocationPhrase: String? = nil, keywords: [String] = [],
         eligibleForSearch: Bool = false, eligibleForPrediction: Bool = true,
-        parameters: [String: JSONValue] = [:]
+        parameters: [String: JSONValue] = [:], utcOffsetMinutes: Int? = nil
     ) {
         self.bundleId = bundleId
         self.identifier = identifier
@@ -43,11 +46,12 @@ public struct Donation: Sendable, Hashable, Codable {
         self.eligibleForSearch = eligibleForSearch
         self.eligibleForPrediction = eligibleForPrediction
         self.parameters = parameters
+        self.utcOffsetMinutes = utcOffsetMinutes
     }
 
     enum CodingKeys: String, CodingKey {
         case bundleId, identifier, kind, activityType, intentType, title, subtitle, groupIdentifier
-        case suggestedInvocationPhrase, keywords, eligibleForSearch, eligibleForPrediction, parameters
+        case suggestedInvocationPhrase, keywords, eligibleForSearch, eligibleForPrediction, parameters, utcOffsetMinutes
     }
 
     public init(from decoder: any Decoder) throws {
@@ -65,5 +69,6 @@ public struct Donation: Sendable, Hashable, Codable {
         eligibleForSearch = try c.decodeIfPresent(Bool.self, forKey: .eligibleForSearch) ?? false
         eligibleForPrediction = try c.decodeIfPresent(Bool.self, forKey: .eligibleForPrediction) ?? true
         parameters = try c.decodeIfPresent([String: JSONValue].self, forKey: .parameters) ?? [:]
+        utcOffsetMinutes = try c.decodeIfPresent(Int.self, forKey: .utcOffsetMinutes)
     }
 }

@@ -56,6 +56,9 @@ public struct EventValidator: Sendable {
             } else if BlankText.containsNull(.object(donation.parameters)) {
                 check.fail("/parameters", "must not contain U+0000 in any key or string")
             }
+            if let offset = donation.utcOffsetMinutes, !Limits.utcOffsetMinutes.contains(offset) {
+                check.fail("/utcOffsetMinutes", "is \(offset); an offset from UTC is −720 to 840 minutes")
+            }
         case .deletion(let deletion):
             check.bundleId(deletion.bundleId)
             switch deletion.selector {

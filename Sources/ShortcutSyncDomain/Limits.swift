@@ -18,6 +18,8 @@ public enum Limits {
     public static let maxParametersBytes = 16 * 1024
     public static let maxEventsPerPush = 500
     public static let maxPushBytes = 1024 * 1024
+    /// A donation's offset from UTC in minutes: UTC−12:00 to UTC+14:00.
+    public static let utcOffsetMinutes: ClosedRange<Int> = -720...840
     public static let maxClockSkewMillis: Int64 = 5 * 60 * 1000
     /// A device's seqs (DESIGN §5): 2^53 is the largest integer every JSON reader keeps exactly,
     /// and leaves room for any arithmetic on a batch's seqs without overflow.

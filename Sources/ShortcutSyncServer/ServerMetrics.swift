@@ -25,4 +25,5 @@ public enum ServerMetrics {
     static let openStreams = Gauge(label: "shortcut_sync_open_streams")
     static let waitingPulls = Gauge(label: "shortcut_sync_waiting_pulls")
     static let pulls = Counter(label: "shortcut_sync_pulls_total")
+    static let suggestions = Counter(label: "shortcut_sync_suggestions_total")
 }

@@ -80,7 +80,8 @@ struct FoldLogCoding: Sendable {
         body->>'bundleId', body->>'identifier', body->>'groupIdentifier', (body->>'voiceShortcutId')::uuid,
         body->>'phrase', body->>'title',
         CASE type WHEN 'deletion' THEN CASE WHEN body ? 'identifiers' THEN ARRAY(SELECT jsonb_array_elements_text(body->'identifiers')) END
-                  WHEN 'appsReported' THEN ARRAY(SELECT jsonb_array_elements_text(body->'installed')) END
+                  WHEN 'appsReported' THEN ARRAY(SELECT jsonb_array_elements_text(body->'installed')) END,
+        (body->>'utcOffsetMinutes')::int4, coalesce((body->>'eligibleForPrediction')::bool, true)
         """
 
     /// Every row of `rows`, read to the end.
@@ -101,12 +102,15 @@ struct FoldLogCoding: Sendable {
         let bundleId = try cells.next(String?.self), identifier = try cells.next(String?.self), group = try cells.next(String?.self)
         let voiceId = try cells.next(UUID?.self), phrase = try cells.next(String?.self), title = try cells.next(String?.self)
         let list = try cells.next([String]?.self)
+        let offset = try cells.next(Int32?.self), eligible = try cells.next(Bool.self)
         let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
         guard let change = Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group,
                                        voiceId: voiceId, phrase: phrase, title: title, list: list) else {
             throw StoreError.corruptRow("event \(version) of account \(account) (type \(type)) lacks a field its type needs")
         }
-        return FoldLogEntry(accountId: account, event: FoldEvent(key: key, version: version, change: change))
+        // A donation eligible for prediction teaches the suggestions (DESIGN §3).
+        let habit = type == 0 && eligible ? HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0)) : nil
+        return FoldLogEntry(accountId: account, event: FoldEvent(key: key, version: version, change: change, habit: habit))
     }
 
     private static func change(

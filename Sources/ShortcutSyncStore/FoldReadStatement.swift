@@ -80,27 +80,27 @@ extension FoldSQL {
         )
         SELECT 0 AS part, NULL::text AS s1, NULL::text AS s2, NULL::text AS s3, NULL::text AS s4, NULL::text AS s5,
                NULL::bytea AS k1, NULL::bytea AS k2, a.version AS n1, a.max_hlc_wall AS n2, a.max_hlc_counter AS n3,
-               NULL::uuid AS u1, NULL::uuid AS u2, NULL::bool AS f1, NULL::bool AS f2, NULL::text[] AS installed
+               NULL::uuid AS u1, NULL::uuid AS u2, NULL::bool AS f1, NULL::bool AS f2, NULL::text[] AS installed, NULL::bytea AS k3
         FROM projection_accounts a WHERE a.account_id = $1
         UNION ALL
         SELECT 1, g.bundle_id, g.identifier, g.group_id, NULL, NULL, g.latest_key, g.covered_below, g.donations, g.latest_version, NULL,
-               NULL, NULL, NULL, NULL, NULL
+               NULL, NULL, NULL, NULL, NULL, g.habits
         FROM wanted_groups w JOIN projection_donation_groups g ON g.account_id = $1 AND g.bundle_id = w.b AND g.identifier = w.i
         UNION ALL
-        SELECT 2, m.bundle_id, m.scope, m.value, NULL, NULL, m.key, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        SELECT 2, m.bundle_id, m.scope, m.value, NULL, NULL, m.key, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
         FROM unnest($7::text[], $8::text[], $9::text[]) AS k(b, s, v)
         JOIN projection_deletion_marks m ON m.account_id = $1 AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v
         UNION ALL
         SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key, v.phrase_key,
-               NULL, NULL, NULL, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL
+               NULL, NULL, NULL, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL, NULL
         FROM wanted_voices w JOIN projection_voice_shortcuts v ON v.account_id = $1 AND v.voice_shortcut_id = w.id
         UNION ALL
-        SELECT 4, NULL, NULL, NULL, NULL, NULL, d.reported_key, NULL, NULL, NULL, NULL, d.device_id, NULL, NULL, NULL, d.installed
+        SELECT 4, NULL, NULL, NULL, NULL, NULL, d.reported_key, NULL, NULL, NULL, NULL, d.device_id, NULL, NULL, NULL, d.installed, NULL
         FROM unnest($13::uuid[]) AS k(d) JOIN projection_devices d ON d.account_id = $1 AND d.device_id = k.d
         UNION ALL
         SELECT 5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.version, h.folded_version,
                (SELECT coalesce(max(e.seq), 0) FROM events e WHERE e.account_id = $1 AND e.device_id = $14),
-               NULL, NULL, NULL, NULL, NULL
+               NULL, NULL, NULL, NULL, NULL, NULL
         FROM account_heads h WHERE h.account_id = $1
         """
 }
@@ -151,6 +151,7 @@ extension FoldReadStatement {
         let u1 = try cells.next(UUID?.self), u2 = try cells.next(UUID?.self)
         let f1 = try cells.next(Bool?.self), f2 = try cells.next(Bool?.self)
         let installed = try cells.next([String]?.self)
+        let k3 = try cells.next(ByteBuffer?.self)
         func required<T>(_ value: T?, _ column: String) throws -> T {
             guard let value else { throw StoreError.corruptRow("a stored fold row (part \(part)) has no \(column)") }
             return value
@@ -165,7 +166,8 @@ extension FoldReadStatement {
             return .group(DonationGroupRow(id: id, count: Int(try required(n1, "donations")),
                                            latest: try EventKey(stored: try required(k1, "latest_key")),
                                            latestVersion: try required(n2, "latest_version"),
-                                           coveredBelow: try k2.map(EventKey.init(stored:))))
+                                           coveredBelow: try k2.map(EventKey.init(stored:)),
+                                           habits: try k3.map(ShortcutHabits.init(stored:)) ?? ShortcutHabits()))
         case 2:
             let scope = try StoredScopes.scope(bundleId: try required(s1, "bundle_id"), scope: try required(s2, "scope"),
                                                value: try required(s3, "value"))

@@ -20,7 +20,8 @@ extension ProjectionRowStore {
             for case let (id, row?) in result.groups {
                 groups.row([.text(account.uuidString), .text(id.shortcut.bundleId), .text(id.shortcut.identifier), .text(id.group),
                             .int(Int64(row.count)), .bytes(row.latest.sortableBytes), .int(row.latestVersion),
-                            row.coveredBelow.map { .bytes($0.sortableBytes) } ?? .null])
+                            row.coveredBelow.map { .bytes($0.sortableBytes) } ?? .null,
+                            row.habits.bytes.map { .bytes($0) } ?? .null])
             }
             for (scope, key) in result.marks {
                 let columns = StoredScopes.columns(of: scope)
@@ -52,7 +53,8 @@ extension ProjectionRowStore {
             }
             try await copy(accounts, into: "projection_accounts", ["account_id", "version", "max_hlc_wall", "max_hlc_counter"], on: connection)
             try await copy(groups, into: "projection_donation_groups",
-                           ["account_id", "bundle_id", "identifier", "group_id", "donations", "latest_key", "latest_version", "covered_below"], on: connection)
+                           ["account_id", "bundle_id", "identifier", "group_id", "donations", "latest_key", "latest_version", "covered_below", "habits"],
+                           on: connection)
             try await copy(marks, into: "projection_deletion_marks", ["account_id", "bundle_id", "scope", "value", "key"], on: connection)
             try await copy(voices, into: "projection_voice_shortcuts",
                            ["account_id", "voice_shortcut_id", "view", "version", "deleted", "target_key", "target_bundle_id", "target_identifier",

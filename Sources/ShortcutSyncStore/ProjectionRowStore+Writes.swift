@@ -42,12 +42,13 @@ extension FoldSQL {
             USING go, unnest($5::text[], $6::text[], $7::text[]) AS k(b, i, g)
             WHERE g.account_id = $1 AND g.bundle_id = k.b AND g.identifier = k.i AND g.group_id = k.g
         ), kept_groups AS (
-            INSERT INTO projection_donation_groups (account_id, bundle_id, identifier, group_id, donations, latest_key, latest_version, covered_below)
-            SELECT $1, b, i, g, n, l, p, nullif(c, ''::bytea)
-            FROM go, unnest($8::text[], $9::text[], $10::text[], $11::int8[], $12::bytea[], $13::int8[], $14::bytea[]) AS k(b, i, g, n, l, p, c)
+            INSERT INTO projection_donation_groups (account_id, bundle_id, identifier, group_id, donations, latest_key, latest_version, covered_below, habits)
+            SELECT $1, b, i, g, n, l, p, nullif(c, ''::bytea), nullif(h, ''::bytea)
+            FROM go, unnest($8::text[], $9::text[], $10::text[], $11::int8[], $12::bytea[], $13::int8[], $14::bytea[], $43::bytea[])
+                 AS k(b, i, g, n, l, p, c, h)
             ON CONFLICT (account_id, bundle_id, identifier, group_id) DO UPDATE SET
                 donations = excluded.donations, latest_key = excluded.latest_key,
-                latest_version = excluded.latest_version, covered_below = excluded.covered_below
+                latest_version = excluded.latest_version, covered_below = excluded.covered_below, habits = excluded.habits
         ), marks AS (
             INSERT INTO projection_deletion_marks (account_id, bundle_id, scope, value, key)
             SELECT $1, b, s, v, key
@@ -106,7 +107,7 @@ extension FoldWriteStatement {
 
     func decodeRow(_ row: PostgresRow) throws {}
 
-    /// The statement's values after the account (`$2`…`$42`), in order. `unstored`: the events
+    /// The statement's values after the account (`$2`…`$43`), in order. `unstored`: the events
     /// appended by the same statement (`AppendFoldedStatement`), which cannot read them back from
     /// the events table: a shortcut whose latest donation is one of them takes its attributes
     /// from here.
@@ -117,7 +118,7 @@ extension FoldWriteStatement {
 
         var gone = (bundles: [String](), identifiers: [String](), groups: [String]())
         var kept = (bundles: [String](), identifiers: [String](), groups: [String](),
-                    counts: [Int64](), latest: [ByteBuffer](), versions: [Int64](), covered: [ByteBuffer]())
+                    counts: [Int64](), latest: [ByteBuffer](), versions: [Int64](), covered: [ByteBuffer](), habits: [ByteBuffer]())
         // In key order, as every writer of these rows: fewer lock waits between writers.
         for (id, row) in result.groups.sorted(by: { $0.key < $1.key }) {
             if let row {
@@ -125,6 +126,7 @@ extension FoldWriteStatement {
                 kept.identifiers.append(id.shortcut.identifier); kept.groups.append(id.group)
                 kept.counts.append(Int64(row.count)); kept.latest.append(row.latest.stored)
                 kept.versions.append(row.latestVersion); kept.covered.append(row.coveredBelow?.stored ?? ByteBuffer())
+                kept.habits.append(row.habits.bytes.map { ByteBuffer(bytes: $0) } ?? ByteBuffer())
             } else {
                 gone.bundles.append(id.shortcut.bundleId)
                 gone.identifiers.append(id.shortcut.identifier); gone.groups.append(id.group)
@@ -175,6 +177,8 @@ extension FoldWriteStatement {
         }
         bindings.append(devices.ids); bindings.append(devices.installed); bindings.append(devices.keys); bindings.append(devices.raises)
         bindings.append(shortcuts.bodies); bindings.append(shortcuts.walls); bindings.append(shortcuts.counters)
+        // $43: the donation groups' suggestion sums, last so the other parameters keep their numbers.
+        bindings.append(kept.habits)
     }
 }
 

@@ -97,30 +97,25 @@ public struct ProjectionRowStore: Sendable {
         var fold = AccountBatchFold(before: stored, normalizedPhrases: needs.normalizedPhrases)
         for event in batch.events { fold.apply(event) }
         let covered = try await countCovered(account: account, foldedVersion: batch.foldedVersion, fold.recounts, on: connection)
-        return try fold.finish(covered: covered)
+        return try fold.finish(covered: covered.counts, coveredHabits: covered.habits)
     }
 
     // MARK: Counting covered donations
 
     /// For each recount, how many donations of its group with keys in its range the account's
-    /// log holds up to `foldedVersion` (those folded before the batch). One statement, naming
-    /// the account.
+    /// log holds up to `foldedVersion` (those folded before the batch), and the suggestion sums
+    /// of those that taught any (eligible for prediction), to be taken back. One statement,
+    /// naming the account; it reads each covered donation once, and a donation is covered once
+    /// (coverage only rises), so this stays O(1) amortised per event.
     public func countCovered(
         account: UUID, foldedVersion: Int64, _ recounts: [AccountBatchFold.Recount], on connection: PostgresConnection
-    ) async throws -> [DonationGroupID: Int] {
-        guard !recounts.isEmpty else { return [:] }
+    ) async throws -> (counts: [DonationGroupID: Int], habits: [DonationGroupID: ShortcutHabits]) {
+        guard !recounts.isEmpty else { return ([:], [:]) }
         let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
         let froms = recounts.map { $0.from ?? lowest }, tos = recounts.map(\.to)
         let result = try await connection.guardedQuery("""
-            SELECT r.n, (
-                SELECT count(*) FROM events e
-                WHERE e.account_id = \(account) AND e.type = 'donation'
-                  AND (e.body->>'bundleId') = r.b AND (e.body->>'identifier') = r.i
-                  AND e.hlc_wall BETWEEN r.fw AND r.tw
-                  AND coalesce(e.body->>'groupIdentifier', '') = r.g
-                  AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) >= (r.fw, r.fc, r.fd, r.fs)
-                  AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) < (r.tw, r.tc, r.td, r.ts)
-                  AND e.version <= \(foldedVersion))
+            SELECT r.n, e.device_id, e.hlc_wall, (e.body->>'utcOffsetMinutes')::int4,
+                   coalesce((e.body->>'eligibleForPrediction')::bool, true)
             FROM unnest(\(recounts.map(\.group.shortcut.bundleId))::text[],
                         \(recounts.map(\.group.shortcut.identifier))::text[], \(recounts.map(\.group.group))::text[],
                         \(froms.map(\.hlc.wallMillis))::int8[], \(froms.map { Int64($0.hlc.counter) })::int8[],
@@ -128,12 +123,24 @@ public struct ProjectionRowStore: Sendable {
                         \(tos.map(\.hlc.wallMillis))::int8[], \(tos.map { Int64($0.hlc.counter) })::int8[],
                         \(tos.map(\.deviceId))::uuid[], \(tos.map(\.seq))::int8[])
                  WITH ORDINALITY AS r(b, i, g, fw, fc, fd, fs, tw, tc, td, ts, n)
+            JOIN events e ON e.account_id = \(account) AND e.type = 'donation'
+                  AND (e.body->>'bundleId') = r.b AND (e.body->>'identifier') = r.i
+                  AND e.hlc_wall BETWEEN r.fw AND r.tw
+                  AND coalesce(e.body->>'groupIdentifier', '') = r.g
+                  AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) >= (r.fw, r.fc, r.fd, r.fs)
+                  AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) < (r.tw, r.tc, r.td, r.ts)
+                  AND e.version <= \(foldedVersion)
             """, logger: logger)
         var counts: [DonationGroupID: Int] = [:]
-        for try await (ordinal, count) in result.decode((Int64, Int64).self) {
-            counts[recounts[Int(ordinal) - 1].group] = Int(count)
+        var habits: [DonationGroupID: ShortcutHabits] = [:]
+        for recount in recounts { counts[recount.group] = 0 }
+        for try await (ordinal, device, wall, offset, eligible) in result.decode((Int64, UUID, Int64, Int32?, Bool).self) {
+            let group = recounts[Int(ordinal) - 1].group
+            counts[group, default: 0] += 1
+            guard eligible else { continue }
+            habits[group, default: ShortcutHabits()].add(HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0)))
         }
-        return counts
+        return (counts, habits)
     }
 }
 
@@ -188,6 +195,16 @@ extension EventKey {
             throw StoreError.corruptRow("a stored event key has \(buffer.readableBytes) bytes, not \(EventKey.sortableByteCount)")
         }
         self = key
+    }
+}
+
+extension ShortcutHabits {
+    /// The sums as their stored column (`bytes`).
+    init(stored buffer: ByteBuffer) throws {
+        guard let habits = ShortcutHabits(bytes: buffer.readableBytesView) else {
+            throw StoreError.corruptRow("stored suggestion sums of \(buffer.readableBytes) bytes cannot be read")
+        }
+        self = habits
     }
 }
 

@@ -103,11 +103,11 @@ extension ProjectionStore {
             (.donationGroup, """
                 SELECT coalesce(l.account_id, r.account_id),
                        concat_ws('/', coalesce(l.bundle_id, r.bundle_id), coalesce(l.identifier, r.identifier), coalesce(l.group_id, r.group_id)),
-                       CASE WHEN l.account_id IS NOT NULL THEN concat('donations ', l.donations, ' latest ', l.latest_version, ' ', encode(l.latest_key, 'hex'), ' covered below ', encode(l.covered_below, 'hex')) END,
-                       CASE WHEN r.account_id IS NOT NULL THEN concat('donations ', r.donations, ' latest ', r.latest_version, ' ', encode(r.latest_key, 'hex'), ' covered below ', encode(r.covered_below, 'hex')) END
+                       CASE WHEN l.account_id IS NOT NULL THEN concat('donations ', l.donations, ' latest ', l.latest_version, ' ', encode(l.latest_key, 'hex'), ' covered below ', encode(l.covered_below, 'hex'), ' habits ', md5(l.habits)) END,
+                       CASE WHEN r.account_id IS NOT NULL THEN concat('donations ', r.donations, ' latest ', r.latest_version, ' ', encode(r.latest_key, 'hex'), ' covered below ', encode(r.covered_below, 'hex'), ' habits ', md5(r.habits)) END
                 FROM projection_donation_groups l FULL JOIN rebuild.projection_donation_groups r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.identifier = r.identifier AND l.group_id = r.group_id
-                WHERE ((l.donations, l.latest_key, l.latest_version, l.covered_below) IS DISTINCT FROM (r.donations, r.latest_key, r.latest_version, r.covered_below))
+                WHERE ((l.donations, l.latest_key, l.latest_version, l.covered_below, l.habits) IS DISTINCT FROM (r.donations, r.latest_key, r.latest_version, r.covered_below, r.habits))
                   AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),

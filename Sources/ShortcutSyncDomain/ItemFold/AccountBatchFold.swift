@@ -17,6 +17,8 @@ public struct AccountBatchFold: Sendable {
         var key: EventKey
         /// Its account version: the event whose attributes the shortcut shows when it is the latest.
         var version: Int64
+        /// What it teaches the suggestions (not part of its identity).
+        var habit: HabitDonation? = nil
         // Keys are unique in the log: the key alone identifies the donation.
         static func < (lhs: BatchDonation, rhs: BatchDonation) -> Bool { lhs.key < rhs.key }
         static func == (lhs: BatchDonation, rhs: BatchDonation) -> Bool { lhs.key == rhs.key }
@@ -75,7 +77,7 @@ public struct AccountBatchFold: Sendable {
             }
             if let threshold, key < threshold { return }
             donations[shortcut.bundleId, default: [:]][shortcut.identifier, default: [:]][group, default: []]
-                .insertKeepingOrder(BatchDonation(key: key, version: event.version))
+                .insertKeepingOrder(BatchDonation(key: key, version: event.version, habit: event.habit))
         case .deletion(let deletion):
             thresholds.removeAll(keepingCapacity: true)
             for scope in DeletionScope.raised(by: deletion) {
@@ -164,8 +166,9 @@ public struct AccountBatchFold: Sendable {
     }
 
     /// The rows to write back and the changes of the account's view, given how many donations
-    /// each of `recounts` covers.
-    public func finish(covered: [DonationGroupID: Int] = [:]) throws -> AccountBatchResult {
+    /// each of `recounts` covers and what those donations taught the suggestions
+    /// (`coveredHabits`: the sums of the covered eligible ones, taken back from the group's).
+    public func finish(covered: [DonationGroupID: Int] = [:], coveredHabits: [DonationGroupID: ShortcutHabits] = [:]) throws -> AccountBatchResult {
         var result = AccountBatchResult(version: before.version, maxHLC: maxHLC, lastVersion: lastVersion)
 
         // Donation groups.
@@ -177,10 +180,12 @@ public struct AccountBatchFold: Sendable {
             let threshold = threshold(of: id)
             var count = 0
             var latest: BatchDonation?
+            var habits = ShortcutHabits()
             if let row, row.count > 0 {
                 let surviving: Int
                 if threshold == row.coveredBelow {
                     surviving = row.count
+                    habits = row.habits
                 } else if let threshold, row.latest < threshold {
                     surviving = 0
                 } else {
@@ -188,18 +193,23 @@ public struct AccountBatchFold: Sendable {
                         throw FoldError.recountMissing(id, answer: covered[id], count: row.count)
                     }
                     surviving = row.count - gone
+                    habits = row.habits
+                    if let taught = coveredHabits[id] { habits.add(taught, subtracting: true) }
                 }
                 if surviving > 0 {
                     count = surviving
                     latest = BatchDonation(key: row.latest, version: row.latestVersion)
+                } else {
+                    habits = ShortcutHabits()
                 }
             }
             let kept = donations[id.shortcut.bundleId]?[id.shortcut.identifier]?[id.group] ?? []
             let uncovered = threshold.map { kept[kept.insertionIndex(of: BatchDonation(key: $0, version: 0))...] } ?? kept[...]
             count += uncovered.count
+            for donation in uncovered { if let habit = donation.habit { habits.add(habit) } }
             if let last = uncovered.last, latest.map({ last.key > $0.key }) ?? true { latest = last }
             let new = latest.map {
-                DonationGroupRow(id: id, count: count, latest: $0.key, latestVersion: $0.version, coveredBelow: threshold)
+                DonationGroupRow(id: id, count: count, latest: $0.key, latestVersion: $0.version, coveredBelow: threshold, habits: habits)
             }
             if let new { after[id] = new }
             if new != row, new != nil || row != nil { result.groups[id] = .some(new) }

@@ -32,12 +32,18 @@ public struct DonationGroupRow: Sendable, Hashable {
     /// The greatest key of the deletions selecting this group, when the row was written: every
     /// donation below it is covered, every counted one is at or above it.
     public var coveredBelow: EventKey?
+    /// The suggestion sums of its uncovered eligible donations, per device (DESIGN §3): sums,
+    /// so a row holds them whatever the group's history, and a deletion takes back exactly
+    /// what the donations it covers added.
+    public var habits: ShortcutHabits
 
-    public init(id: DonationGroupID, count: Int, latest: EventKey, latestVersion: Int64, coveredBelow: EventKey?) {
+    public init(id: DonationGroupID, count: Int, latest: EventKey, latestVersion: Int64, coveredBelow: EventKey?,
+                habits: ShortcutHabits = ShortcutHabits()) {
         self.id = id
         self.count = count
         self.latest = latest
         self.latestVersion = latestVersion
         self.coveredBelow = coveredBelow
+        self.habits = habits
     }
 }

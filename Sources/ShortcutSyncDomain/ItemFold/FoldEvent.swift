@@ -19,11 +19,15 @@ public struct FoldEvent: Sendable, Hashable {
     /// The event's version: its place in its account's log.
     public var version: Int64
     public var change: Change
+    /// What a donation teaches the suggestions; nil for other events and for donations not
+    /// `eligibleForPrediction` (they teach nothing).
+    public var habit: HabitDonation?
 
-    public init(key: EventKey, version: Int64, change: Change) {
+    public init(key: EventKey, version: Int64, change: Change, habit: HabitDonation? = nil) {
         self.key = key
         self.version = version
         self.change = change
+        self.habit = habit
     }
 
     public init(_ accepted: AcceptedEvent, version: Int64) {
@@ -33,6 +37,10 @@ public struct FoldEvent: Sendable, Hashable {
         case .donation(let donation):
             change = .donation(ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier),
                                group: donation.groupIdentifier ?? "")
+            if donation.eligibleForPrediction {
+                habit = HabitDonation(deviceId: accepted.deviceId, wallMillis: accepted.event.hlc.wallMillis,
+                                      utcOffsetMinutes: donation.utcOffsetMinutes ?? 0)
+            }
         case .deletion(let deletion):
             change = .deletion(deletion)
         case .voiceShortcutAdded(let added):

@@ -23,6 +23,10 @@ extension EventBody {
             json.field("eligibleForPrediction", donation.eligibleForPrediction)
             json.key("parameters")
             json.value(.object(donation.parameters))
+            if let offset = donation.utcOffsetMinutes {
+                json.key("utcOffsetMinutes")
+                json.value(.number(Double(offset)))
+            }
         case .deletion(let deletion):
             json.field("bundleId", deletion.bundleId)
             switch deletion.selector {

@@ -60,7 +60,8 @@ public enum PushJSON {
                 keywords: try fields.optional("keywords", strings) ?? [],
                 eligibleForSearch: try fields.optional("eligibleForSearch", bool) ?? false,
                 eligibleForPrediction: try fields.optional("eligibleForPrediction", bool) ?? true,
-                parameters: try fields.optional("parameters", parameters) ?? [:]))
+                parameters: try fields.optional("parameters", parameters) ?? [:],
+                utcOffsetMinutes: try fields.optional("utcOffsetMinutes") { node, path throws(DecodingError) in try integer(node, path: path, as: Int.self) }))
         case .deletion:
             let bundleId = try fields.required("bundleId", string)
             let identifiers = try fields.optional("identifiers", strings)

@@ -15,7 +15,7 @@ struct AdminCommand: AsyncParsableCommand {
         abstract: "Operators' queries, replay, rebuild, verify, export/import and erasure.",
         discussion: "Exit status: 0 ok, 1 a check failed, 2 usage, 3 database unreachable. --json prints JSON for scripts.",
         subcommands: [
-            AccountsCommand.self, DevicesCommand.self, ShortcutsCommand.self, VoiceShortcutsCommand.self, EventsCommand.self,
+            AccountsCommand.self, DevicesCommand.self, ShortcutsCommand.self, SuggestionsCommand.self, VoiceShortcutsCommand.self, EventsCommand.self,
             HistoryCommand.self, ProjectionsCommand.self, VerifyCommand.self, ExportCommand.self, ImportCommand.self, EraseCommand.self,
         ]
     )

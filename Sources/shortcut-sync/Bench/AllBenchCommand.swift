@@ -12,7 +12,7 @@ struct AllBenchCommand: AsyncParsableCommand {
         discussion: """
             The rebuild part (`bench rebuild`) fills and folds 1,000 accounts × 1,000 events and 10 accounts × 100,000, \
             and the same shapes at 100,000 events for the memory growth from 100k to 1M events. \
-            Then `bench push`, `bench sustained`, `bench runaway` and `bench wake` with their defaults. A full run takes about 15 minutes on 2 cores.
+            Then `bench push`, `bench sustained`, `bench runaway`, `bench wake` and `bench suggestions` with their defaults. A full run takes about 15 minutes on 2 cores.
             """)
 
     @OptionGroup var load: PushLoadOptions
@@ -43,7 +43,11 @@ struct AllBenchCommand: AsyncParsableCommand {
             let wake = try await cancellingOnSignal {
                 try await WakeBenchmark.run(server: location.url, load: smoke ? .smoke : WakeBenchmark.Load(), logger: logger) { print($0) }
             }
-            return AllBenchmarks.Results(machine: machine, rebuild: rebuild, push: push, sustained: sustained, runaway: runaway, wake: wake)
+            let suggestions = try await cancellingOnSignal {
+                try await SuggestionBenchmark.run(server: location.url, load: smoke ? .smoke : SuggestionBenchmark.Load(), logger: logger) { print($0) }
+            }
+            return AllBenchmarks.Results(machine: machine, rebuild: rebuild, push: push, sustained: sustained, runaway: runaway,
+                                         wake: wake, suggestions: suggestions)
         }
         try BenchOutput.print(results.table, results, json: json)
     }

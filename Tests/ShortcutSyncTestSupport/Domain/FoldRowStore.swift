@@ -23,11 +23,16 @@ public struct FoldRowStore: Sendable {
         var fold = AccountBatchFold(before: read(FoldNeeds(events: batch)))
         for event in batch { fold.apply(event) }
         var covered: [DonationGroupID: Int] = [:]
+        var coveredHabits: [DonationGroupID: ShortcutHabits] = [:]
         for recount in fold.recounts {
-            covered[recount.group] = count(recount)
+            let donations = self.covered(recount)
+            covered[recount.group] = donations.count
+            var habits = ShortcutHabits()
+            for habit in donations.compactMap(\.habit) { habits.add(habit) }
+            coveredHabits[recount.group] = habits
             recounts += 1
         }
-        let result = try fold.finish(covered: covered)
+        let result = try fold.finish(covered: covered, coveredHabits: coveredHabits)
         rows.store(result)
         folded += batch
         for (id, projection) in result.shortcuts { shortcuts[id] = projection }
@@ -58,12 +63,12 @@ public struct FoldRowStore: Sendable {
     }
 
     /// Donations folded before the batch that the recount's range holds, as the log answers.
-    private func count(_ recount: AccountBatchFold.Recount) -> Int {
+    private func covered(_ recount: AccountBatchFold.Recount) -> [FoldEvent] {
         folded.filter { event in
             guard case .donation(let shortcut, let group) = event.change,
                   DonationGroupID(shortcut: shortcut, group: group) == recount.group else { return false }
             return recount.from.map { event.key >= $0 } ?? true && event.key < recount.to
-        }.count
+        }
     }
 }
 

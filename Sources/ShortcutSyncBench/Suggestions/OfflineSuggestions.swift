@@ -1,0 +1,41 @@
+import Foundation
+import ShortcutSyncDomain
+
+/// The scoring without the service: the same domain sums and scorer, kept in memory per person,
+/// so that the model can be tried against the baselines and the oracle in seconds.
+public struct OfflineSuggestions: Sendable {
+    public var scorer: SuggestionScorer
+    var habits: [Int: [ShortcutID: ShortcutHabits]] = [:]
+
+    public init(model: SuggestionModel = SuggestionModel()) {
+        scorer = SuggestionScorer(model: model)
+    }
+
+    public func ask(_ happening: SyntheticPopulation.Happening, in population: SyntheticPopulation) -> [ShortcutID] {
+        let person = population.people[happening.person]
+        let moment = SuggestionMoment(deviceId: person.devices[happening.device].id, atMillis: happening.wallMillis,
+                                      utcOffsetMinutes: happening.utcOffsetMinutes)
+        return scorer.rank(habits[happening.person] ?? [:], at: moment, limit: 5).map(\.shortcut)
+    }
+
+    public mutating func tell(_ happening: SyntheticPopulation.Happening, in population: SyntheticPopulation) {
+        let person = population.people[happening.person]
+        let shortcut = person.shortcuts[happening.shortcut].id
+        switch happening.kind {
+        case .deletion:
+            habits[happening.person]?[shortcut] = nil
+        case .donation:
+            habits[happening.person, default: [:]][shortcut, default: ShortcutHabits()].add(HabitDonation(
+                deviceId: person.devices[happening.device].id, wallMillis: happening.wallMillis,
+                utcOffsetMinutes: happening.utcOffsetMinutes))
+        }
+    }
+
+    /// The whole replay, offline.
+    public static func evaluate(_ replay: SuggestionReplay, model: SuggestionModel = SuggestionModel()) async throws -> SuggestionScoreboard {
+        var offline = OfflineSuggestions(model: model)
+        return try await replay.run(
+            ask: { offline.ask($0, in: replay.population) },
+            tell: { offline.tell($0, in: replay.population) })
+    }
+}

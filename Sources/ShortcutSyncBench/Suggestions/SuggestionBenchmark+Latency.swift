@@ -1,0 +1,59 @@
+import Foundation
+import Histogram
+import ShortcutSyncDomain
+import ShortcutSyncStore
+
+extension SuggestionBenchmark {
+    /// One account with `latencyShortcuts` shortcuts, each donated three times over a few weeks
+    /// at different hours by two devices; then `latencyRequests` suggestions requests one after
+    /// another at moments spread over a week: their p50 and p99 in milliseconds.
+    func measureLatency(report: @escaping @Sendable (String) -> Void) async throws -> (p50: Double, p99: Double) {
+        let account = try await post("/v1/accounts", token: adminToken, body: nil)
+        let accountToken = try Self.string(account, "accountToken")
+        var devices: [String] = []
+        for platform in ["iOS", "iPadOS"] {
+            devices.append(try Self.string(try await post("/v1/devices", token: accountToken, body: #"{"name":"many","platform":"\#(platform)"}"#),
+                                           "deviceToken"))
+        }
+        let start: Int64 = 1_767_571_200_000
+        var rng = SplitMix(seed: load.seed)
+        var events: [[Event]] = [[], []]
+        var donations: [(device: Int, wall: Int64, identifier: Int)] = []
+        for identifier in 0..<load.latencyShortcuts {
+            for _ in 0..<3 {
+                donations.append((Int.random(in: 0...1, using: &rng), start + Int64.random(in: 0..<(4 * 7 * 86_400_000), using: &rng), identifier))
+            }
+        }
+        for donation in donations.sorted(by: { $0.wall < $1.wall }) {
+            let seq = Int64(events[donation.device].count + 1)
+            events[donation.device].append(Event(seq: seq, hlc: HLCTimestamp(wallMillis: donation.wall), body: .donation(Donation(
+                bundleId: "com.example.app\(donation.identifier % 20)", identifier: "item-\(donation.identifier)", kind: .userActivity,
+                activityType: "com.example.open", title: "Item \(donation.identifier)", utcOffsetMinutes: 60))))
+        }
+        for (device, list) in events.enumerated() {
+            for batch in stride(from: 0, to: list.count, by: 500) {
+                try await pushBatch(Array(list[batch..<min(list.count, batch + 500)]), token: devices[device])
+            }
+        }
+        report("latency: an account with \(load.latencyShortcuts) shortcuts (\(donations.count) donations on 2 devices)")
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        let after = start + 4 * 7 * 86_400_000
+        for index in 0..<load.latencyRequests {
+            let at = after + Int64(index % 168) * 3_600_000
+            let started = ContinuousClock.now
+            let answer = try await suggestions(token: devices[index % 2], at: at, offset: 60, limit: 4)
+            histogram.record(UInt64((ContinuousClock.now - started).inSeconds * 1_000_000))
+            if answer.isEmpty { throw BenchError("an account with \(load.latencyShortcuts) shortcuts got no suggestion") }
+        }
+        return (Double(histogram.valueAtPercentile(50)) / 1000, Double(histogram.valueAtPercentile(99)) / 1000)
+    }
+
+    /// Pushes `events` (of one device, consecutive seqs) in one push.
+    func pushBatch(_ events: [Event], token: String) async throws {
+        let bodies = events.map { event in
+            #"{"id":"\#(event.id.uuidString)","seq":\#(event.seq),"hlc":{"wallMillis":\#(event.hlc.wallMillis),"counter":\#(event.hlc.counter)},"type":"\#(event.body.type.rawValue)","#
+                + event.body.fieldsJSON.dropFirst()
+        }
+        _ = try await post("/v1/sync/push", token: token, body: #"{"events":["# + bodies.joined(separator: ",") + "]}")
+    }
+}

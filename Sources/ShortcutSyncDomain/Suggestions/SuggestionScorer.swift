@@ -1,0 +1,106 @@
+import Foundation
+
+/// Ranks shortcuts for one moment on one device from their decayed sums (DESIGN §3): a pure
+/// function of the sums (so of the event set) and the moment.
+///
+/// A shortcut's score estimates how likely this device is to use it now, in decayed donations:
+/// - this device's donations at this hour of the week, and a little at the hours next to it;
+/// - the same hour on the other days of the same kind (weekdays or weekend days), averaged:
+///   routines repeat daily as often as weekly, and are learned five times faster that way;
+/// - how often the device uses it at all, spread over the week;
+/// - the account's pattern at this hour on all devices, as a share among the candidates, worth
+///   `otherDevices` donations: a device that knows nothing yet ranks as the person's other
+///   devices would, and its own habits take over as it learns them.
+/// Old donations count less (halved every three weeks). Ties are broken by bundle id and
+/// identifier (in the byte order of their UTF-8).
+public struct SuggestionScorer: Sendable {
+    public var model: SuggestionModel
+
+    public init(model: SuggestionModel = SuggestionModel()) {
+        self.model = model
+    }
+
+    /// The best `limit` of `candidates` at `moment`, best first.
+    public func rank(_ candidates: [ShortcutID: ShortcutHabits], at moment: SuggestionMoment, limit: Int) -> [ScoredSuggestion] {
+        guard limit > 0, !candidates.isEmpty else { return [] }
+        let hour = moment.hourOfWeek
+        let scale = HabitClock.scale(atMillis: moment.atMillis)
+        // Sorted, so that the floating-point sums below are made in one order: equal sums give
+        // equal scores, bit for bit. Arrays by position from here on (no hashing per shortcut).
+        // Byte order of the UTF-8 (bundle id, then identifier): a total order like `<`, and
+        // cheaper to compare than String's.
+        let entries = candidates.sorted { lhs, rhs in
+            lhs.key.bundleId != rhs.key.bundleId
+                ? lhs.key.bundleId.utf8.lexicographicallyPrecedes(rhs.key.bundleId.utf8)
+                : lhs.key.identifier.utf8.lexicographicallyPrecedes(rhs.key.identifier.utf8)
+        }
+        var own = [SuggestionParts](repeating: SuggestionParts(), count: entries.count)
+        var patterns = [(all: Double, own: Double)](repeating: (0, 0), count: entries.count)
+        var patternTotal = 0.0
+        for (index, entry) in entries.enumerated() {
+            var all = 0.0, mine = 0.0
+            let devices = entry.value.byDevice
+            let order = devices.count == 1 ? Array(devices.keys) : devices.keys.sorted { $0.isOrdered(before: $1) }
+            for device in order {
+                let parts = self.parts(of: devices[device]!, hour: hour, scale: scale)
+                all += parts.score
+                if device == moment.deviceId {
+                    own[index] = parts
+                    mine = parts.score
+                }
+            }
+            patterns[index] = (all, mine)
+            patternTotal += all
+        }
+        var scored: [(index: Int, parts: SuggestionParts, score: Double)] = []
+        scored.reserveCapacity(entries.count)
+        for index in entries.indices {
+            var parts = own[index]
+            parts.otherDevices = patternTotal > 0 ? model.otherDevices * patterns[index].all / patternTotal : 0
+            let score = parts.score
+            guard score.isFinite, score > 0 else { continue }
+            scored.append((index, parts, score))
+        }
+        // Entries are in shortcut order, so an index breaks ties as the shortcut would.
+        let best = scored.sorted { $0.score != $1.score ? $0.score > $1.score : $0.index < $1.index }.prefix(limit)
+        return best.map { chosen in
+            let (all, mine) = patterns[chosen.index]
+            let reason = SuggestionReason.text(for: chosen.parts, hourOfWeek: hour, deviceLabel: moment.deviceLabel,
+                                               patternIsThisDevices: mine * 2 >= all)
+            return ScoredSuggestion(shortcut: entries[chosen.index].key, score: chosen.score, parts: chosen.parts, reason: reason)
+        }
+    }
+
+    /// One device's part of a shortcut's score at `hour`, scaled to decayed donations. It walks
+    /// the hours the device used the shortcut in (few, mostly), not the 25 hours the parts look
+    /// at: each hour counts for the hour asked about when it is within two of it, and for the
+    /// same hour of another day of the same kind when it is within two of that.
+    func parts(of sums: HabitSums, hour: Int, scale: (exponent: Int, divisor: Double)) -> SuggestionParts {
+        guard !sums.isEmpty else { return SuggestionParts() }
+        let (one, two) = model.neighbourHours
+        let weights = [1, one, two]
+        let day = hour / 24, hourOfDay = hour % 24
+        let weekend = day >= 5
+        var thisHour = 0.0, sameHour = 0.0
+        for (other, sum) in sums.hours {
+            // Distance to the hour asked about, around the week.
+            let apart = min((other - hour + 168) % 168, (hour - other + 168) % 168)
+            // The slot `other` is near on its own day: other day's hourOfDay, within two hours.
+            let shifted = (other - hourOfDay + 2 + 168) % 168
+            let slotDay = shifted / 24, slotApart = abs(shifted % 24 - 2)
+            let nearSlot = shifted % 24 <= 4 && slotDay != day && (slotDay >= 5) == weekend
+            guard apart <= 2 || nearSlot else { continue }
+            let value = sum.doubleValue(timesTwoToThe: scale.exponent)
+            if apart <= 2 { thisHour += weights[apart] * value }
+            if nearSlot { sameHour += weights[slotApart] * value }
+        }
+        sameHour /= weekend ? 1 : 4
+        let factor = 1 / scale.divisor
+        let total = sums.total.doubleValue(timesTwoToThe: scale.exponent)
+        return SuggestionParts(
+            thisHour: thisHour * factor,
+            sameHourOtherDays: model.sameHourOtherDays * sameHour * factor,
+            otherDevices: 0,
+            overall: model.overall * total / Double(HabitClock.hoursPerWeek) * factor)
+    }
+}

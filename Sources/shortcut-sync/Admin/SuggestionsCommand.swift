@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import ShortcutSyncAdmin
+import ShortcutSyncDomain
+import ShortcutSyncStore
+
+/// `admin suggestions --device D [--at TIME] [--limit K]`: what the service offers the device
+/// then, with each score's parts (DESIGN §7).
+struct SuggestionsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "suggestions",
+        abstract: "What the service suggests on a device at a time, with each score's parts.",
+        discussion: "TIME is ISO 8601 (without an offset, local time); default now. The device's local hour is taken at its latest donation's offset from UTC unless --utc-offset-minutes says otherwise.")
+
+    @OptionGroup var options: AdminOptions
+    @Option(help: "The device's id.") var device: IdentifierArgument
+    @Option(help: "The moment (ISO 8601); default now.") var at: String?
+    @Option(help: "How many suggestions (1 to 20).") var limit: Int = 4
+    @Option(name: .customLong("utc-offset-minutes"), help: "The device's offset from UTC then (−720 to 840).") var utcOffsetMinutes: Int?
+
+    func validate() throws {
+        if let at, ISO8601.parse(at) == nil { throw ValidationError("--at must be an ISO 8601 time, e.g. 2026-11-20T18:30:00Z") }
+        if !(1...20).contains(limit) { throw ValidationError("--limit must be 1 to 20") }
+        if let utcOffsetMinutes, !Limits.utcOffsetMinutes.contains(utcOffsetMinutes) {
+            throw ValidationError("--utc-offset-minutes must be −720 to 840")
+        }
+    }
+
+    func run() async throws {
+        let moment = at.flatMap(ISO8601.parse) ?? Date()
+        try await options.withOperator {
+            try options.print(try await $0.suggestions(device: device.uuid, at: moment, utcOffsetMinutes: utcOffsetMinutes, limit: limit))
+        }
+    }
+}

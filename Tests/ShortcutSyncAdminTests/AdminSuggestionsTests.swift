@@ -1,0 +1,41 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncAdmin
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+/// `admin suggestions`: what the service would offer a device at a time, with each score's parts.
+@Suite struct AdminSuggestionsTests {
+    @Test func aDevicesSuggestionsAreShownWithTheirParts() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var phone = DeviceScript()
+            try await register([phone], client: client)
+            var log = PushLog(client: client)
+            let monday: Int64 = 1_767_571_200_000, hour: Int64 = 3_600_000
+            var events: [AcceptedEvent] = []
+            for week in 0..<3 {
+                let friday = monday + Int64(week) * 7 * 24 * hour + 4 * 24 * hour
+                events.append(phone.donate("atm", bundle: "com.example.bank", at: friday + 18 * hour))
+                events.append(phone.donate("coffee", bundle: "com.example.life", at: friday + 20 * hour))
+            }
+            try await log.push(phone, events)
+            let admin = Operator(client: client, logger: TestDatabase.shared.logger)
+            let fourthFriday: Int64 = monday + 3 * 7 * 24 * hour + 4 * 24 * hour
+            let at = Date(timeIntervalSince1970: Double(fourthFriday + 18 * hour + 60_000) / 1000)
+            let report = try await admin.suggestions(device: phone.deviceId, at: at, utcOffsetMinutes: nil, limit: 4)
+            #expect(report.suggestions.map(\.identifier) == ["atm", "coffee"])
+            let first = try #require(report.suggestions.first)
+            #expect(first.parts.thisHour > 0)
+            #expect(abs(first.score - first.parts.score) < 1e-9)
+            #expect(report.hourOfWeek == 4 * 24 + 18)
+            #expect(report.text.contains("com.example.bank/atm"))
+            #expect(report.text.contains("THIS HOUR"))
+            await #expect(throws: (any Error).self) {
+                try await admin.suggestions(device: UUID(), at: at, utcOffsetMinutes: nil, limit: 4)
+            }
+        }
+    }
+}
