@@ -67,8 +67,6 @@ public func buildApplication(
 
     let router = Router(context: SyncRequestContext.self)
     router.middlewares.add(MetricsMiddleware())
-    // Every wait on the database ends within moments of its going (DESIGN §8).
-    router.middlewares.add(DatabaseReachMiddleware(reach: hub.reach))
     let problems = ProblemMiddleware(logger: logger)
     // The token before the body: a caller without one never gets a byte of its upload read.
     router.middlewares.add(AuthenticationMiddleware(accounts: accounts, tokens: hub.tokens, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
@@ -86,7 +84,8 @@ public func buildApplication(
     let (wakerMigrated, wakerMigrationsApplied) = AsyncStream<Void>.makeStream()
     services.append(AfterMigrations(service: waker, migrated: wakerMigrated))
     var app = Application(
-        router: router,
+        // Every wait on the database ends within moments of its going (DESIGN §8).
+        responder: DatabaseReachResponder(inner: router.buildResponder(), reach: hub.reach),
         // A connection idle for the timeout is closed (streams send a comment every 15 s, and a
         // response being written is never idle); no more than the cap are open at once.
         server: .http1(configuration: .init(idleTimeout: .init(configuration.idleTimeout))),

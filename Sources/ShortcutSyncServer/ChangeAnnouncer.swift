@@ -42,7 +42,7 @@ public final class ChangeAnnouncer: Service, Sendable {
     }
 
     /// Sends what was gathered, every `interval` while there is something, until shutdown; what is
-    /// still gathered then is sent before it returns.
+    /// still gathered then is sent before it returns, if that takes no more than `finalFlush`.
     public func run() async throws {
         await cancelWhenGracefulShutdown {
             for await _ in self.wakeups {
@@ -50,8 +50,18 @@ public final class ChangeAnnouncer: Service, Sendable {
                 await self.send()
             }
         }
-        await send()
+        // The last pokes are hints too: they may not hold up the shutdown (a database that is
+        // coming back may not serve for a while).
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.send() }
+            group.addTask { try? await Task.sleep(for: Self.finalFlush) }
+            await group.next()
+            group.cancelAll()
+        }
     }
+
+    /// How long the last pokes may take at shutdown.
+    static let finalFlush: Duration = .seconds(2)
 
     private func send() async {
         let versions = pending.withLock { all in
@@ -60,10 +70,17 @@ public final class ChangeAnnouncer: Service, Sendable {
         }
         guard !versions.isEmpty else { return }
         let payloads = ProjectionNotification.payloads(sender: processID, versions: versions)
+        let (client, logger) = (client, logger)
         do {
-            try await client.query(
-                "SELECT pg_notify(\(ProjectionNotification.channel), payload) FROM unnest(\(payloads)::text[]) AS payload",
-                logger: logger)
+            // Never waits on a database that is away (`DatabaseReach`), nor on a connection that
+            // died under it (`guardedQuery`); cancelled, it ends.
+            try await hub.reach.whileReachable {
+                try await client.withConnection { connection in
+                    try await connection.guardedQuery(
+                        "SELECT pg_notify(\(ProjectionNotification.channel), payload) FROM unnest(\(payloads)::text[]) AS payload",
+                        logger: logger)
+                }
+            }
         } catch {
             // A poke is a hint: the other servers' streams learn of the change with their next
             // one, or by pulling when their LISTEN connection comes back.

@@ -193,20 +193,12 @@ public final class NotificationHub: Service, Sendable {
         }
     }
 
-    /// Asks the pool for a query until it serves one, each attempt given a second (the lease is
-    /// cancelled after it), until cancelled. Notifications wait meanwhile: none can be delivered
-    /// to requests the database cannot serve.
+    /// Asks the pool for a query until it serves one, until cancelled. Notifications wait
+    /// meanwhile: none can be delivered to requests the database cannot serve. The probe waits
+    /// for a pooled connection (the pool connects with its own backoff) and ends when cancelled.
     private func waitUntilThePoolServes() async {
-        let poolServes = poolServes
         while !Task.isCancelled {
-            let served = await withTaskGroup(of: Bool.self) { group in
-                group.addTask { (try? await poolServes()) != nil }
-                group.addTask { (try? await Task.sleep(for: .seconds(1))).map { false } ?? false }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
-            }
-            if served { return }
+            if (try? await poolServes()) != nil { return }
             try? await Task.sleep(for: .milliseconds(100))
         }
     }

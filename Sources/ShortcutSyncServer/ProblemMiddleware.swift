@@ -10,7 +10,7 @@ import ShortcutSyncStore
 /// JSON at all) or 422 (JSON of the wrong shape) with a pointer to the field at fault; one the
 /// OpenAPI runtime refused for another reason keeps the status the runtime gave it (415 for a
 /// body that is not JSON, 400 for a missing parameter). A database that is down, restarting or
-/// overloaded is a 503 with `Retry-After` (while it is known to be away, `DatabaseReachMiddleware`
+/// overloaded is a 503 with `Retry-After` (while it is known to be away, `DatabaseReachResponder`
 /// answers so before any operation runs). Anything else is a 500 that is logged and
 /// not explained to the caller. Only 500s are logged as errors: the caller's mistakes are not.
 struct ProblemMiddleware: ServerMiddleware {

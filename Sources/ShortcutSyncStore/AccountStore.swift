@@ -48,19 +48,30 @@ public struct AccountStore: Sendable {
     }
 
     /// Returns once the pool has run a statement: the database serves again.
+    ///
+    /// Run by the hub while the database comes back, so every wait in it ends when its task is
+    /// cancelled (a lease) or its connection closes (`guardedQuery`): an unguarded query on a
+    /// connection that died under it can wait forever, and would hold up the service's shutdown.
     public func ping() async throws {
-        try await client.query("SELECT 1", logger: logger)
+        let logger = logger
+        try await client.withConnection { connection in
+            try await connection.guardedQuery("SELECT 1", logger: logger)
+        }
     }
 
     /// Of the given devices, those still signed in. A cross-account statement (DESIGN §6): a
     /// server asks it for all its open streams at once when its LISTEN connection is back.
     public func signedIn(among devices: [(account: UUID, device: UUID)]) async throws -> Set<UUID> {
-        let rows = try await client.query("""
-            SELECT d.device_id FROM unnest(\(devices.map(\.account))::uuid[], \(devices.map(\.device))::uuid[]) AS s(account_id, device_id)
-            JOIN devices d ON d.account_id = s.account_id AND d.device_id = s.device_id
-            WHERE d.token_hash IS NOT NULL
-            """, logger: logger)
-        return Set(try await rows.decode(UUID.self).collectAll())
+        // Guarded, as `ping`: the hub asks this as LISTEN comes back after an outage.
+        let logger = logger
+        return try await client.withConnection { connection in
+            let rows = try await connection.guardedQuery("""
+                SELECT d.device_id FROM unnest(\(devices.map(\.account))::uuid[], \(devices.map(\.device))::uuid[]) AS s(account_id, device_id)
+                JOIN devices d ON d.account_id = s.account_id AND d.device_id = s.device_id
+                WHERE d.token_hash IS NOT NULL
+                """, logger: logger)
+            return Set(try await rows.decode(UUID.self).collectAll())
+        }
     }
 
     /// Whether `device` of `account` is still signed in (its token not revoked, its account not erased).
