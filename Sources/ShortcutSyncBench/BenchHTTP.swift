@@ -42,3 +42,23 @@ func pullPages(service: URL, token: String, cursor: String?, http: HTTPClient) a
         guard json["more"] as? Bool == true else { return (donations, cursor) }
     }
 }
+
+/// Runs `body` with an HTTP client to the service that may hold `connections` connections at
+/// once (streams each hold one), shut down afterwards whatever `body` did. Connections wait up
+/// to 120 s for their turn: ten thousand streams opening at once take longer than the default 10 s.
+func withBenchHTTPClient<Result: Sendable>(
+    connections: Int, _ body: (HTTPClient) async throws -> Result
+) async throws -> Result {
+    var configuration = HTTPClient.Configuration()
+    configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
+    configuration.timeout.connect = .seconds(120)
+    let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    let outcome: Swift.Result<Result, any Error>
+    do {
+        outcome = .success(try await body(http))
+    } catch {
+        outcome = .failure(error)
+    }
+    try await http.shutdown()
+    return try outcome.get()
+}

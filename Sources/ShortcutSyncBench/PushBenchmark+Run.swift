@@ -55,31 +55,21 @@ extension PushBenchmark {
         report("service: pid \(service.servicePID) on \(service.url.absoluteString), database \(url.database)"
             + (service.workerPID.map { ", worker: pid \($0)" } ?? ""))
 
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: load.streams + 1024)
-        // Ten thousand streams opening at once queue for their connections longer than the default 10 s.
-        configuration.timeout.connect = .seconds(120)
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         var benchmark = PushBenchmark(service: service.url, adminToken: service.adminToken, database: url,
                                       servicePID: service.servicePID, workerPID: service.workerPID,
                                       duration: load.duration, logger: logger)
         benchmark.report = { report("  \($0)") }
         let measure = benchmark
-        let results: Swift.Result<Results, any Error>
-        do {
-            results = .success(try await interruptible {
+        return try await withBenchHTTPClient(connections: load.streams + 1024) { http in
+            try await interruptible {
                 var throughput: [Throughput] = []
                 for scenario in scenarios {
                     throughput.append(try await measure.throughput(scenario, http: http))
                 }
                 let latency = try await measure.endToEnd(streams: load.streams, samples: load.samples, http: http)
                 return Results(throughput: throughput, latency: latency)
-            })
-        } catch {
-            results = .failure(error)
+            }
         }
-        try await http.shutdown()
-        return try results.get()
     }
 }
 

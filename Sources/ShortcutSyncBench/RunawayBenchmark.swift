@@ -61,23 +61,14 @@ public struct RunawayBenchmark: Sendable {
             defer { service.stop() }
             try await service.waitUntilReady()
             report("service: pid \(service.servicePID) on \(service.url.absoluteString), with a person's push budgets")
-            var configuration = HTTPClient.Configuration()
-            configuration.connectionPool = .init(idleTimeout: .seconds(60),
-                                                 concurrentHTTP1ConnectionsPerHostSoftLimit: load.calmAccounts + load.runawayDevices + 64)
-            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             let benchmark = RunawayBenchmark(
                 load: load,
                 sustained: SustainedBenchmark(service: service.url, adminToken: service.adminToken, load: .init(), logger: logger),
                 registrar: PushBenchmark(service: service.url, adminToken: service.adminToken, database: url,
                                          servicePID: service.servicePID, duration: load.duration, logger: logger))
-            let outcome: Swift.Result<Result, any Error>
-            do {
-                outcome = .success(try await interruptible { try await benchmark.measure(http: http, report: report) })
-            } catch {
-                outcome = .failure(error)
+            return try await withBenchHTTPClient(connections: load.calmAccounts + load.runawayDevices + 64) { http in
+                try await interruptible { try await benchmark.measure(http: http, report: report) }
             }
-            try await http.shutdown()
-            return try outcome.get()
         }
     }
 

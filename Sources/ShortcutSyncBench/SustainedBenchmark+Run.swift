@@ -31,24 +31,15 @@ extension SustainedBenchmark {
         try await service.waitUntilReady()
         report("service: pid \(service.servicePID) on \(service.url.absoluteString), database \(url.database)")
 
-        var configuration = HTTPClient.Configuration()
-        // Every device holds a connection: the readers' streams, the pushers' pushes, and the setup's.
-        let connections = 2 * (load.accounts + load.sampleAccounts) + 64
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         var benchmark = SustainedBenchmark(service: service.url, adminToken: service.adminToken, load: load, logger: logger)
         benchmark.report = { report("  \($0)") }
         let registrar = PushBenchmark(service: service.url, adminToken: service.adminToken, database: url,
                                       servicePID: service.servicePID, duration: load.duration, logger: logger)
         let measure = benchmark
-        let result: Swift.Result<Result, any Error>
-        do {
-            result = .success(try await interruptible { try await measure.measure(registrar: registrar, http: http) })
-        } catch {
-            result = .failure(error)
+        // Every device holds a connection: the readers' streams, the pushers' pushes, and the setup's.
+        return try await withBenchHTTPClient(connections: 2 * (load.accounts + load.sampleAccounts) + 64) { http in
+            try await interruptible { try await measure.measure(registrar: registrar, http: http) }
         }
-        try await http.shutdown()
-        return try result.get()
     }
 
     /// Sets the accounts up, opens every reader's stream, runs both phases and checks the views.

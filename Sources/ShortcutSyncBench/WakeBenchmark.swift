@@ -81,16 +81,10 @@ public struct WakeBenchmark: Sendable {
 
     private static func measure(service: BenchService, standIn: APNsStandIn, load: Load,
                                 report: @escaping @Sendable (String) -> Void) async throws -> Result {
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let outcome: Swift.Result<Result, any Error>
-        do {
-            outcome = .success(try await measure(client: WakeBenchClient(service: service.url, http: http), service: service,
-                                                 standIn: standIn, load: load, report: report))
-        } catch {
-            outcome = .failure(error)
+        try await withBenchHTTPClient(connections: load.accounts * 2 + 64) { http in
+            try await measure(client: WakeBenchClient(service: service.url, http: http), service: service,
+                              standIn: standIn, load: load, report: report)
         }
-        try await http.shutdown()
-        return try outcome.get()
     }
 
     private static func measure(client: WakeBenchClient, service: BenchService, standIn: APNsStandIn, load: Load,

@@ -55,10 +55,6 @@ public final class NotificationHub: Service, Sendable {
         self.keepAliveInterval = keepAliveInterval
     }
 
-    /// False from a failed attempt to connect to the database until a connection is made again
-    /// and the pool serves: requests that need it are answered 503 at once meanwhile.
-    public var isDatabaseReachable: Bool { reach.isReachable }
-
     /// How many device streams are open.
     public var streamCount: Int { count(streams: true) }
 

@@ -44,8 +44,9 @@ struct ProblemMiddleware: ServerMiddleware {
         case let decoding as DecodingError:
             logger.debug("request body refused", metadata: metadata)
             return decoding.isSyntaxError ? .malformed("the body is not valid JSON") : .invalid([decoding.fieldError])
-        case is DatabaseAway, is CancellationError where Task.isCancelled:
-            // The database went while the request waited on it (`DatabaseReach.whileReachable`).
+        case is CancellationError where Task.isCancelled:
+            // The database went while the request waited on it: `DatabaseReach.whileReachable`
+            // cancelled it.
             return .unavailable()
         case _ where DatabaseAvailability.isUnavailable(cause):
             logger.log(level: .warning, "the database could not serve a request", error: cause, metadata: ["operation": "\(operationID)"])

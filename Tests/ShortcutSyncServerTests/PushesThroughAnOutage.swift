@@ -10,7 +10,6 @@ struct PushesThroughAnOutage: Sendable {
 
     var acknowledged = 0
     var refused = 0
-    var slowest = Duration.zero
     /// Every answer: when its request was sent, how long it took, its status.
     var answers: [(sent: ContinuousClock.Instant, took: Duration, status: Int)] = []
     var acknowledgedAfterOutage = false
@@ -37,7 +36,6 @@ struct PushesThroughAnOutage: Sendable {
         while ContinuousClock.now < deadline && !isDone(outcome) {
             let started = ContinuousClock.now
             let answer = try await push(batch)
-            outcome.slowest = max(outcome.slowest, ContinuousClock.now - started)
             outcome.answers.append((started, ContinuousClock.now - started, answer.status))
             switch answer.status {
             case 200:

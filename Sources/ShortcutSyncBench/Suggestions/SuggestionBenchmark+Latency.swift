@@ -16,7 +16,7 @@ extension SuggestionBenchmark {
                                            "deviceToken"))
         }
         let start: Int64 = 1_767_571_200_000
-        var rng = SplitMix(seed: load.seed)
+        var rng = SplitMix64(state: load.seed)
         var events: [[Event]] = [[], []]
         var donations: [(device: Int, wall: Int64, identifier: Int)] = []
         for identifier in 0..<load.latencyShortcuts {

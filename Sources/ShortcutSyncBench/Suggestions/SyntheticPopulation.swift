@@ -100,7 +100,7 @@ public struct SyntheticPopulation: Sendable {
 
     /// `people` people over `weeks` weeks from Monday 2026-01-05 00:00 UTC.
     public init(people count: Int, weeks: Int, shortcutsPerPerson: ClosedRange<Int> = 12...30, seed: UInt64) {
-        var rng = SplitMix(seed: seed)
+        var rng = SplitMix64(state: seed)
         let start: Int64 = 1_767_571_200_000
         let end = start + Int64(weeks) * Self.week
         var people: [Person] = []
@@ -110,14 +110,14 @@ public struct SyntheticPopulation: Sendable {
         self.people = people
     }
 
-    static func person(_ index: Int, start: Int64, end: Int64, shortcuts range: ClosedRange<Int>, rng: inout SplitMix) -> Person {
+    static func person(_ index: Int, start: Int64, end: Int64, shortcuts range: ClosedRange<Int>, rng: inout SplitMix64) -> Person {
         let deviceCount = Int.random(in: 2...4, using: &rng)
         let span = end - start
         let devices = (0..<deviceCount).map { d in
             // The first device is there from the start; half of the others join late.
             let late = d > 0 && Bool.random(using: &rng)
             let joined = late ? start + Int64(Double(span) * Double.random(in: 0.3...0.8, using: &rng)) : start
-            return Device(id: rng.uuid(), platform: platforms[d], joinedAt: joined)
+            return Device(id: rng.nextUUID(), platform: platforms[d], joinedAt: joined)
         }
         let homeOffset = [-480, -300, 0, 60, 330, 540].randomElement(using: &rng)!
         var trips: [Trip] = []
@@ -133,7 +133,7 @@ public struct SyntheticPopulation: Sendable {
         return Person(index: index, devices: devices, shortcuts: shortcuts, homeOffsetMinutes: homeOffset, trips: trips)
     }
 
-    static func shortcut(_ index: Int, person: Int, devices: Int, start: Int64, end: Int64, rng: inout SplitMix) -> Shortcut {
+    static func shortcut(_ index: Int, person: Int, devices: Int, start: Int64, end: Int64, rng: inout SplitMix64) -> Shortcut {
         let id = ShortcutID(bundleId: "com.example.app\(index % 7)", identifier: "p\(person)-s\(index)")
         var phases: [Phase] = []
         var deletions: [Int64] = []
@@ -159,7 +159,7 @@ public struct SyntheticPopulation: Sendable {
         return Shortcut(id: id, title: "Shortcut \(index)", phases: phases, deletions: deletions)
     }
 
-    static func routines(devices: Int, rng: inout SplitMix) -> [Routine] {
+    static func routines(devices: Int, rng: inout SplitMix64) -> [Routine] {
         (0..<Int.random(in: 0...2, using: &rng)).map { _ in
             let (days, hour): ([Int], Int) = switch Int.random(in: 0..<6, using: &rng) {
             case 0: (Array(0..<5), Int.random(in: 6...9, using: &rng))          // weekday mornings
@@ -180,7 +180,7 @@ public struct SyntheticPopulation: Sendable {
 
     /// Everything that happens, in time order (ties by person, device, shortcut), from `seed`.
     public func happenings(seed: UInt64) -> [Happening] {
-        var rng = SplitMix(seed: seed)
+        var rng = SplitMix64(state: seed)
         var all: [Happening] = []
         for person in people {
             var hour = start
@@ -206,27 +206,5 @@ public struct SyntheticPopulation: Sendable {
         }
         all.sort { ($0.wallMillis, $0.person, $0.device, $0.shortcut) < ($1.wallMillis, $1.person, $1.device, $1.shortcut) }
         return all
-    }
-}
-
-/// SplitMix64, so a seed reproduces a population.
-struct SplitMix: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func uuid() -> UUID {
-        let (high, low) = (next(), next())
-        var bytes = (0..<8).map { UInt8(truncatingIfNeeded: high >> (8 * $0)) } + (0..<8).map { UInt8(truncatingIfNeeded: low >> (8 * $0)) }
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 }
