@@ -64,6 +64,8 @@ public final class EmbeddedPostgres: Service, Sendable {
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         let home = clusterHome(asRoot: asRoot)
         try prepareHome(home, owner: owner)
+        // Clusters that an ended process left running under this data directory (a killed run's).
+        Self.stopOrphans(under: dataDirectory, keeping: home, logger: logger)
         let password = try storedPassword()
         let cluster = home.appendingPathComponent("cluster")
         if !FileManager.default.fileExists(atPath: cluster.appendingPathComponent("PG_VERSION").path) {

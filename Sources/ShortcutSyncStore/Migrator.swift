@@ -60,7 +60,7 @@ public struct Migrator: Sendable {
             .decode(Int.self).collectAll())
         var applied: [Int] = []
         for migration in migrations where !done.contains(migration.version) {
-            logger.info("applying migration", metadata: ["migration": "\(migration.name)"])
+            logger.debug("applying migration", metadata: ["migration": "\(migration.name)"])
             try await connection.inTransaction(logger: logger) { connection in
                 for statement in SQLScript.statements(in: migration.sql) {
                     try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
@@ -70,6 +70,14 @@ public struct Migrator: Sendable {
                     logger: logger)
             }
             applied.append(migration.version)
+        }
+        // One line for what was applied; each migration's own is at debug level.
+        if let first = applied.first, let last = applied.last {
+            logger.info("schema migrated", metadata: [
+                "applied": "\(applied.count)", "from": "\(first)", "to": "\(last)",
+            ])
+        } else {
+            logger.debug("schema is current", metadata: ["version": "\(migrations.last?.version ?? 0)"])
         }
         return applied
     }

@@ -105,25 +105,33 @@ public struct NotificationSource: Sendable {
         }
     }
 
-    /// Connects and listens until cancelled, again after every failure.
+    /// Connects and listens until cancelled, again after every failure: at once after a
+    /// connection that had lasted (the database may have just gone: the next attempt tells the
+    /// service so, within moments), else after a pause that grows with the failures in a row.
     private func listen(into continuation: Events.Continuation) async {
-        var failures = 0
+        var attempts = 0
+        var failuresInARow = 0
         while !Task.isCancelled {
-            let resumed = failures > 0
-            var connected = false
+            let resumed = attempts > 0
+            attempts += 1
+            var connectedAt: ContinuousClock.Instant?
             do {
                 try await connections.withConnection(logger) { connection in
-                    connected = true
+                    connectedAt = .now
                     continuation.yield(.connected)
                     try await listen(on: connection, resumed: resumed, into: continuation)
                 }
             } catch {
-                if !connected { continuation.yield(.unreachable) }
+                if connectedAt == nil { continuation.yield(.unreachable) }
                 if Task.isCancelled { break }
                 logger.log(level: .warning, "the LISTEN connection failed; reconnecting", error: error)
             }
-            failures += 1
-            try? await Task.sleep(for: .milliseconds(min(2000, 100 * failures)))
+            if let connectedAt, ContinuousClock.now - connectedAt > .seconds(1) {
+                failuresInARow = 0
+                continue
+            }
+            failuresInARow += 1
+            try? await Task.sleep(for: .milliseconds(min(2000, 100 * failuresInARow)))
         }
     }
 

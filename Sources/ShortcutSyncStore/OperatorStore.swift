@@ -131,6 +131,9 @@ public struct OperatorStore: Sendable {
                 """, logger: logger)
             report.oldestWaitSeconds = try await rows.decode(Double.self).collectAll().first ?? 0
         }
+        // Cross-account: the accounts a migration marked to refold (partial index account_heads_refold).
+        report.accountsToRefold = try await client.query("SELECT count(*) FROM account_heads WHERE refold_pending", logger: logger)
+            .decode(Int64.self).collectAll().first ?? 0
         report.parked = try await parkedAccounts()
         report.rebuild = try await rebuildState()
         return report

@@ -11,6 +11,9 @@ public struct ProjectionStatusReport: Sendable, Hashable {
     public var maintenance: MaintenanceStatus
     /// How long the oldest unfolded event of an account behind has waited, in seconds (0 when none waits).
     public var oldestWaitSeconds: Double = 0
+    /// Accounts that a migration marked to fold again from their first event, not refolded yet
+    /// (the maintenance tasks take them after the accounts behind).
+    public var accountsToRefold: Int64 = 0
     /// Some of the parked accounts, the longest parked first.
     public var parked: [ParkedAccount] = []
     /// What the rebuild tables hold; nil when they are empty.

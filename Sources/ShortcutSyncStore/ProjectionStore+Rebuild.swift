@@ -38,11 +38,12 @@ extension ProjectionStore {
     }
 
     /// How many accounts with events the live projections hold current (folded to their head),
-    /// and how many are behind, read on `connection`: what `verify` compares, and what it cannot.
+    /// and how many are behind (or wait for a migration's refold), read on `connection`: what `verify` compares, and what it cannot.
     public func accountsCurrent(on connection: PostgresConnection) async throws -> (current: Int64, behind: Int64) {
         // Cross-account: an operators' count over every head.
         let rows = try await connection.guardedQuery("""
-            SELECT count(*) FILTER (WHERE folded_version = version), count(*) FILTER (WHERE folded_version < version)
+            SELECT count(*) FILTER (WHERE folded_version = version AND NOT refold_pending),
+                   count(*) FILTER (WHERE folded_version < version OR refold_pending)
             FROM account_heads WHERE version > 0
             """, logger: logger)
         return try await rows.decode((Int64, Int64).self).collectAll().first.map { ($0.0, $0.1) } ?? (0, 0)
@@ -132,11 +133,12 @@ extension ProjectionStore {
         return differences
     }
 
-    /// The accounts whose live projections are behind their head, read on `connection`.
+    /// The accounts whose live projections are behind their head, or wait for the refold that a
+    /// migration asked for (their rows lack what the fold now derives), read on `connection`.
     private func accountsBehind(on connection: PostgresConnection) async throws -> Set<UUID> {
         // Cross-account: the accounts behind, through the partial index account_heads_behind.
         let rows = try await connection.guardedQuery(
-            "SELECT account_id FROM account_heads WHERE folded_version < version", logger: logger)
+            "SELECT account_id FROM account_heads WHERE folded_version < version OR refold_pending", logger: logger)
         return Set(try await rows.decode(UUID.self).collectAll())
     }
 
@@ -151,11 +153,12 @@ extension ProjectionStore {
             try await connection.guardedQuery("DELETE FROM \(unescaped: table)", logger: logger)
             try await connection.guardedQuery("INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table)", logger: logger)
         }
-        // Cross-account: every head takes the version its promoted rows include.
+        // Cross-account: every head takes the version its promoted rows include; rows folded
+        // from the first event need no refold.
         try await connection.guardedQuery("""
-            UPDATE account_heads h SET folded_version = r.version
+            UPDATE account_heads h SET folded_version = r.version, refold_pending = false
             FROM rebuild.projection_accounts r
-            WHERE r.account_id = h.account_id AND h.folded_version <> r.version
+            WHERE r.account_id = h.account_id AND (h.folded_version <> r.version OR h.refold_pending)
             """, logger: logger)
         // Cross-account: the parked accounts whose events the promoted rows now include.
         try await connection.guardedQuery("""

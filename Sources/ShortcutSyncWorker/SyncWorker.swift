@@ -9,7 +9,8 @@ import Synchronization
 
 /// The maintenance tasks (DESIGN §6): pushes fold their own events, so what is left is folding
 /// the accounts whose folded version is behind their head — after an `admin import`, or a parked
-/// account whose next try is due.
+/// account whose next try is due — and folding again from its first event each account that a
+/// migration marked (`refold_pending`: its rows lack what the fold now derives).
 ///
 /// Any number of tasks, in any number of processes, run side by side; none is special. Each takes
 /// one account at a time with `FOR UPDATE SKIP LOCKED` on its head row, folds up to `batchSize` of
@@ -109,11 +110,19 @@ public struct SyncWorker: Service {
         let folded = try await client.withConnection { connection in
             try await connection.inTransaction(logger: logger) { connection -> Int in
                 guard let account = try await rows.takeAccountBehind(on: connection) else { return -1 }
-                let upper = account.foldedVersion + min(account.version - account.foldedVersion, Int64(batchSize))
-                let entries = try await log.readFoldLog(ofAccount: account.accountId, versions: (account.foldedVersion + 1)...upper, on: connection)
+                // A migration's refold reads the whole log and folds it from nothing; else up to batchSize events.
+                let upper = account.refoldPending ? account.version
+                    : account.foldedVersion + min(account.version - account.foldedVersion, Int64(batchSize))
+                let from = account.refoldPending ? 1 : account.foldedVersion + 1
+                let entries = upper < from ? []
+                    : try await log.readFoldLog(ofAccount: account.accountId, versions: from...upper, on: connection)
                 try await connection.inSavepoint("maintenance_fold", logger: logger) { connection in
-                    _ = try await rows.fold(account: account.accountId, batch: AccountBatch(events: entries.map(\.event), foldedVersion: account.foldedVersion),
-                                        on: connection)
+                    if account.refoldPending {
+                        try await rows.refold(account: account.accountId, events: entries.map(\.event), on: connection)
+                    } else {
+                        _ = try await rows.fold(account: account.accountId, batch: AccountBatch(events: entries.map(\.event), foldedVersion: account.foldedVersion),
+                                            on: connection)
+                    }
                 } recover: { error in
                     guard !DatabaseAvailability.isUnavailable(error), !(error is CancellationError) else { throw error }
                     failed = (account, error)
@@ -123,9 +132,12 @@ public struct SyncWorker: Service {
                                         retry: parkedRetry, on: connection)
                     return 0
                 }
-                try await rows.setFolded(account.accountId, version: upper, on: connection)
+                try await rows.setFolded(account.accountId, version: upper, refolded: account.refoldPending, on: connection)
                 try await rows.unpark(account.accountId, on: connection)
-                try await rows.notify(ProjectionNotification(sender: nil, versions: [account.accountId: upper]), on: connection)
+                // A refold of an account already current changes no view: its devices are not poked.
+                if upper > account.foldedVersion {
+                    try await rows.notify(ProjectionNotification(sender: nil, versions: [account.accountId: upper]), on: connection)
+                }
                 return entries.count
             }
         }

@@ -26,13 +26,16 @@ enum CommandFailure {
     }
 
     static func describe(_ error: any Error) -> (line: String, status: Int32) {
+        if let error = error as? PasswordRequired {
+            return ("\(error)", 3)
+        }
         if DatabaseAvailability.isUnavailable(error) {
             return ("cannot reach PostgreSQL (\(reason(error))): \(startTheDatabase)", 3)
         }
         if let psql = error as? PSQLError, let message = psql.serverInfo?[.message], let state = psql.serverInfo?[.sqlState] {
             // Authentication and a missing database are the server's answers at connect time.
             if state == "28P01" || state == "28000" || state == "3D000" {
-                return ("PostgreSQL refused the connection (\(message)): check --database-url (or DATABASE_URL)", 3)
+                return ("PostgreSQL refused the connection (\(message)): check --database-url (or DATABASE_URL), PGPASSWORD and ~/.pgpass", 3)
             }
             return ("PostgreSQL answered: \(firstLine(message))", 1)
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import EmbeddedPostgres
 import Foundation
 import Logging
+import PostgresNIO
 import ShortcutSyncStore
 
 /// The options every command that touches the database shares.
@@ -30,6 +31,13 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
+    /// `--database-url` (or `DATABASE_URL`) if one was given, with its password taken as libpq's
+    /// tools take it when the URL has none (`PGPASSWORD`, `PGPASSFILE` or `~/.pgpass`).
+    func givenURL(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> DatabaseURL? {
+        guard let given = databaseURL ?? environment["DATABASE_URL"], !given.isEmpty else { return nil }
+        return try DatabaseURL(given).withPassword(environment: environment)
+    }
+
     /// Runs `body` with the database: `--database-url` (or `DATABASE_URL`), its database created
     /// if missing, or else the embedded cluster under `--data-dir`, started (or joined) first and,
     /// if this process started it, stopped after `body`, also when `body` throws.
@@ -38,9 +46,12 @@ struct DatabaseOptions: ParsableArguments {
         _ body: (DatabaseLocation) async throws -> Result
     ) async throws -> Result {
         let logger = logger ?? self.logger
-        if let given = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !given.isEmpty {
-            let url = try DatabaseURL(given)
-            try await url.createDatabaseIfMissing(logger: logger)
+        if let url = try givenURL() {
+            do {
+                try await url.createDatabaseIfMissing(logger: logger)
+            } catch let error as PSQLError where error.code == .authMechanismRequiresPassword {
+                throw PasswordRequired(url: url, dataDir: dataDir)
+            }
             return try await body(DatabaseLocation(url: url, embedded: nil))
         }
         let cluster = EmbeddedPostgres(dataDirectory: URL(fileURLWithPath: dataDir), logger: logger)
@@ -55,5 +66,18 @@ struct DatabaseOptions: ParsableArguments {
             await cluster.stop()
             throw error
         }
+    }
+}
+
+/// PostgreSQL asked for a password and none was given: says where one can come from.
+struct PasswordRequired: Error, CustomStringConvertible {
+    var url: DatabaseURL
+    var dataDir: String
+
+    var description: String {
+        "PostgreSQL at \(url.socketDirectory ?? "\(url.host):\(url.port)") asks for user \(url.username)'s password and none was given: "
+            + "put it in PGPASSWORD, in a line of ~/.pgpass (or the file PGPASSFILE names), or in the URL; "
+            + "the embedded PostgreSQL of `serve --data-dir \(dataDir)` keeps it in \(dataDir)/embedded-postgres.password "
+            + "(or pass --data-dir \(dataDir) instead of a URL)"
     }
 }

@@ -62,3 +62,70 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: cluster.clusterDirectory.deletingLastPathComponent().appendingPathComponent("owner.pid").path))
     }
 }
+
+/// A cluster must not outlive its owner: one that a killed process left running is found and
+/// stopped, and one whose owner still runs is left alone.
+@Suite struct OrphanedClusterTests {
+    /// The pid of a process that has ended (and been reaped).
+    static func endedPid() throws -> pid_t {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+
+    /// Starts a cluster under `directory`, then records `owner` as the process that stops it.
+    static func cluster(at directory: URL, ownedBy owner: pid_t) async throws -> (EmbeddedPostgres, pid_t) {
+        let cluster = EmbeddedPostgres(dataDirectory: directory, logger: TestDatabase.shared.logger)
+        _ = try await cluster.start()
+        let postmaster = try #require(Postmaster.running(dataDirectory: directory))
+        let ownerFile = cluster.clusterDirectory.deletingLastPathComponent().appendingPathComponent("owner.pid")
+        try "\(owner)\n".write(to: ownerFile, atomically: true, encoding: .utf8)
+        return (cluster, postmaster)
+    }
+
+    /// A fresh directory that the test support's own sweep of `shortcut-sync-*` directories does
+    /// not look into: this suite's orphans are its own to find.
+    static func directory() -> URL {
+        URL(fileURLWithPath: "/tmp").appendingPathComponent("ssync-orphans-\(UUID().uuidString.prefix(8))")
+    }
+
+    @Test func aClusterWhoseOwnerEndedIsStoppedAndOneWhoseOwnerRunsIsNot() async throws {
+        let parent = Self.directory()
+        let orphaned = parent.appendingPathComponent("a"), owned = parent.appendingPathComponent("b")
+        defer {
+            Postmaster.quit(dataDirectory: orphaned)
+            Postmaster.quit(dataDirectory: owned)
+            try? FileManager.default.removeItem(at: parent)
+        }
+        let (first, orphan) = try await Self.cluster(at: orphaned, ownedBy: try Self.endedPid())
+        let (second, kept) = try await Self.cluster(at: owned, ownedBy: getppid())
+
+        let stopped = EmbeddedPostgres.stopOrphans(under: parent, logger: TestDatabase.shared.logger)
+        #expect(stopped.map(\.lastPathComponent) == ["postgres"])
+        #expect(stopped.first?.deletingLastPathComponent().lastPathComponent == "a")
+        #expect(!EmbeddedPostgres.isRunning(orphan), "the orphan's postmaster has ended")
+        #expect(EmbeddedPostgres.isRunning(kept), "a cluster whose owner runs is left alone")
+        #expect(EmbeddedPostgres.stopOrphans(under: parent, logger: TestDatabase.shared.logger).isEmpty)
+        await first.stop()
+        await second.stop()
+    }
+
+    @Test func startingAClusterStopsTheOrphansUnderItsDataDirectory() async throws {
+        let parent = Self.directory()
+        let nested = parent.appendingPathComponent("bench-run")
+        defer {
+            Postmaster.quit(dataDirectory: nested)
+            Postmaster.quit(dataDirectory: parent)
+            try? FileManager.default.removeItem(at: parent)
+        }
+        let (left, orphan) = try await Self.cluster(at: nested, ownedBy: try Self.endedPid())
+        let outer = EmbeddedPostgres(dataDirectory: parent, logger: TestDatabase.shared.logger)
+        _ = try await outer.start()
+        #expect(!EmbeddedPostgres.isRunning(orphan), "the nested cluster a dead owner left was stopped")
+        #expect(Postmaster.running(dataDirectory: parent) != nil)
+        await outer.stop()
+        await left.stop()
+    }
+}

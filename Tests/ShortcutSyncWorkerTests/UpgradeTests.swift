@@ -74,19 +74,14 @@ private let logger = TestDatabase.shared.logger
             let heads = try await client.query("SELECT count(*), count(*) FILTER (WHERE folded_version = version AND version > 0) FROM account_heads",
                                                logger: logger).decode((Int64, Int64).self).collectAll()
             #expect(heads.first?.0 == 6 && heads.first?.1 == 6)
-            #expect(try await SyncWorker(client: client, logger: logger).foldNext() == false)
+            #expect(try await ProjectionStore(client: client, logger: logger).status().accountsBehind == 0)
             #expect(try await Self.expectEveryViewIsTheWholeSetsFold(client) == 18)
 
             // Pushes fold on from the migrated rows (their latest donations are found by version now).
-            let (account, device) = try await client.query(
-                "SELECT account_id, device_id FROM devices ORDER BY device_id LIMIT 1", logger: logger).decode((UUID, UUID).self).collectAll()[0]
-            let log = PostgresEventStore(client: client, logger: logger)
-            var script = DeviceScript(device, account: account, detail: .full)
-            script.seq = try await log.lastAcceptedSeq(account: account, device: device)
-            let wall = Int64(Date().timeIntervalSince1970 * 1000)
-            let events = [script.donate("item-1", bundle: "com.example.soup", at: wall), script.delete(.groupIdentifier("g1"), bundle: "com.example.bank", at: wall - 3_000_000),
-                          script.donate("item-2", bundle: "com.example.maps", group: "g0", at: wall + 1)]
-            let result = try await log.append(events.map(\.event), account: account, device: device)
+            let result = try await Self.pushFromTheFirstDevice(client) { script, wall in
+                [script.donate("item-1", bundle: "com.example.soup", at: wall), script.delete(.groupIdentifier("g1"), bundle: "com.example.bank", at: wall - 3_000_000),
+                 script.donate("item-2", bundle: "com.example.maps", group: "g0", at: wall + 1)]
+            }
             #expect(result.folded && result.appended == 3)
             _ = try await Self.expectEveryViewIsTheWholeSetsFold(client)
         }
@@ -102,6 +97,60 @@ private let logger = TestDatabase.shared.logger
             while try await worker.foldNext() { folds += 1 }
             #expect(folds >= Int(behind.accountsBehind))
             #expect(try await ProjectionStore(client: client, logger: logger).status().accountsBehind == 0)
+            #expect(try await Self.expectEveryViewIsTheWholeSetsFold(client) == 18)
+        }
+    }
+
+    /// Pushes the events `make` writes (given the device's script and the time now) from the first
+    /// device of the fixture, after the seqs it pushed before.
+    static func pushFromTheFirstDevice(
+        _ client: PostgresClient, _ make: (inout DeviceScript, Int64) -> [AcceptedEvent]
+    ) async throws -> AppendResult {
+        let (account, device) = try await client.query(
+            "SELECT account_id, device_id FROM devices ORDER BY device_id LIMIT 1", logger: logger).decode((UUID, UUID).self).collectAll()[0]
+        let log = PostgresEventStore(client: client, logger: logger)
+        var script = DeviceScript(device, account: account, detail: .full)
+        script.seq = try await log.lastAcceptedSeq(account: account, device: device)
+        let events = make(&script, Int64(Date().timeIntervalSince1970 * 1000))
+        return try await log.append(events.map(\.event), account: account, device: device)
+    }
+
+    /// The suggestion sums of each donation group, by account and group, as stored (nil: none).
+    static func storedSums(_ client: PostgresClient) async throws -> [String: String] {
+        let rows = try await client.query("""
+            SELECT concat_ws('/', account_id, bundle_id, identifier, group_id), encode(habits, 'hex') FROM projection_donation_groups
+            """, logger: logger)
+        return Dictionary(uniqueKeysWithValues: try await rows.decode((String, String?).self).collectAll().map { ($0.0, $0.1 ?? "none") })
+    }
+
+    /// Migration 0011 added what the fold derives (suggestion sums) to rows folded before it: an
+    /// upgrade leaves a database that verifies and suggests from the whole history, with no
+    /// operator's step: the maintenance tasks refold each account while pushes go on, and
+    /// `admin projections status` counts what is left.
+    @Test func anUpgradeRefoldsEveryAccountInTheBackgroundUntilItVerifies() async throws {
+        try await Self.databaseAt0008 { client in
+            try await Migrator(client: client, logger: logger).migrate()
+            let operators = OperatorStore(client: client, logger: logger)
+            #expect(try await operators.projectionStatus().accountsToRefold == 6)
+            let before = try await Self.storedSums(client)
+            #expect(before.values.allSatisfy { $0 == "none" }, "rows folded before 0011 have no sums")
+            let early = try await ProjectionRebuilder(client: client, logger: logger).verify()
+            #expect(early.accountsBehind == 6 && early.differences == [], "before the refold, verify does not compare them")
+
+            // A push before its account is refolded folds on as always; the refold includes it.
+            let pushed = try await Self.pushFromTheFirstDevice(client) { script, wall in [script.donate("item-1", bundle: "com.example.soup", at: wall)] }
+            #expect(pushed.folded && pushed.appended == 1)
+
+            let worker = SyncWorker(client: client, logger: logger, batchSize: 50)
+            var refolds = 0
+            while try await worker.foldNext() { refolds += 1 }
+            #expect(refolds == 6, "each account once")
+            #expect(try await operators.projectionStatus().accountsToRefold == 0)
+            let after = try await Self.storedSums(client)
+            #expect(after.values.contains { $0 != "none" }, "the whole history teaches now")
+            let verification = try await ProjectionRebuilder(client: client, logger: logger).verify()
+            #expect(verification.differences == [], "\(verification.differences.prefix(3))")
+            #expect(verification.accountsBehind == 0)
             #expect(try await Self.expectEveryViewIsTheWholeSetsFold(client) == 18)
         }
     }

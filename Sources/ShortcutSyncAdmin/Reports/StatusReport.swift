@@ -28,6 +28,8 @@ public struct StatusReport: AdminReport {
     /// How long the oldest of them has waited, in seconds (0 when none waits).
     public var oldestWaitSeconds: Double
     public var parkedAccounts: Int64
+    /// Accounts an upgrade's migration marked to fold again from their first event, still to do.
+    public var accountsToRefold: Int64
     /// The first of them, the longest parked first.
     public var parked: [Parked]
     public var rebuild: Rebuild?
@@ -38,6 +40,7 @@ public struct StatusReport: AdminReport {
         eventsBehind = report.maintenance.eventsBehind
         oldestWaitSeconds = report.oldestWaitSeconds
         parkedAccounts = report.maintenance.parkedAccounts
+        accountsToRefold = report.accountsToRefold
         parked = report.parked.map { Parked(accountId: $0.accountId, failedVersion: $0.failedVersion, error: $0.error, attempts: $0.attempts) }
         rebuild = report.rebuild.map { Rebuild(accountsRebuilt: $0.accountsRebuilt, accountsWithEvents: $0.accountsWithEvents, startedAt: $0.startedAt) }
     }
@@ -49,6 +52,10 @@ public struct StatusReport: AdminReport {
             "events behind    \(eventsBehind)",
             "parked accounts  \(parkedAccounts)",
         ]
+        if accountsToRefold > 0 {
+            lines.insert("to refold        \(plural(Int(accountsToRefold), "account")) (an upgrade added what the fold derives; the maintenance tasks refold them)",
+                         at: 3)
+        }
         for account in parked {
             lines.append("                 \(account.accountId.lowercased) at version \(account.failedVersion), \(plural(account.attempts, "attempt")): \(TextTable.shorten(account.error, to: 80))")
         }

@@ -13,7 +13,8 @@ public struct VerifyReport: AdminReport {
 
     /// Accounts whose live rows were compared with a replay of their log.
     public var accountsCompared: Int64
-    /// Accounts whose live rows are behind their head (an import not folded yet, or parked): not compared.
+    /// Accounts whose live rows are behind their head (an import not folded yet, or parked), or wait
+    /// for the refold an upgrade asked for: not compared.
     public var accountsBehind: Int64
     public var consistent: Bool
     public var differences: [Difference]
@@ -29,7 +30,7 @@ public struct VerifyReport: AdminReport {
 
     public var text: String {
         let behind = accountsBehind == 0 ? "" :
-            " (\(plural(Int(accountsBehind), "account")) behind \(accountsBehind == 1 ? "its" : "their") head, not compared: see `admin projections status`)"
+            " (\(plural(Int(accountsBehind), "account")) behind \(accountsBehind == 1 ? "its" : "their") head or waiting for a refold, not compared: see `admin projections status`)"
         guard !consistent else {
             return "The live projections of \(plural(Int(accountsCompared), "account")) equal a replay of their log\(behind).\n"
         }

@@ -42,14 +42,17 @@ struct AdminOptions: ParsableArguments {
     /// Runs `body` with the database, once one connection to it was made: a server that cannot
     /// be reached fails here, in seconds, with exit status 3 (a pool would keep trying).
     private func reach(logger: Logger, _ body: (DatabaseLocation) async throws -> Void) async throws {
-        let url = database.databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"]
-        if let url, !url.isEmpty {
-            let parsed = try DatabaseURL(url)
+        if let parsed = try database.givenURL() {
             do {
                 let connection = try await PostgresConnection.connect(configuration: try parsed.connectionConfiguration(), id: 1, logger: logger)
                 try await connection.close()
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "3D000" {
                 // The server answers; its database does not exist yet, and is created next.
+            } catch let error as PSQLError where error.code == .authMechanismRequiresPassword {
+                throw PasswordRequired(url: parsed, dataDir: database.dataDir)
+            } catch let error as PSQLError where error.code == .server {
+                // The server answered and refused (a wrong password, an unknown user): as every command says it.
+                throw error
             } catch {
                 throw Unreachable(detail: "cannot reach PostgreSQL at \(parsed.host):\(parsed.port) (\(CommandFailure.reason(error)))")
             }

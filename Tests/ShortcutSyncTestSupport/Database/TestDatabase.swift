@@ -59,7 +59,9 @@ public actor TestDatabase {
         } else {
             // A cluster per test process, so two test runs on one machine never meet.
             let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
-            removeClustersOfEndedRuns(in: temporary)
+            for place in Set([temporary.standardizedFileURL.path, "/tmp", "/var/tmp"]) {
+                removeClustersOfEndedRuns(in: URL(fileURLWithPath: place))
+            }
             let directory = temporary.appendingPathComponent("shortcut-sync-tests-\(getpid())")
             let cluster = EmbeddedPostgres(dataDirectory: directory, logger: logger)
             url = try DatabaseURL(try await cluster.start().url(database: "postgres"))
@@ -80,12 +82,18 @@ public actor TestDatabase {
     }
 
     /// Stops and deletes the clusters that earlier test processes left behind: they stop theirs
-    /// at exit, but one that was killed (a timeout, Ctrl-C twice) leaves its server running.
+    /// at exit, but one that was killed (a timeout, Ctrl-C twice, a crash) leaves its server
+    /// running — the shared one, and those of its tests' own data directories (`shortcut-sync-*`
+    /// in the temporary directory), whose owner is a `serve` or test process that has ended.
     private static func removeClustersOfEndedRuns(in directory: URL) {
         let prefix = "shortcut-sync-tests-"
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix(prefix) {
-            guard let pid = Int32(name.dropFirst(prefix.count)), !EmbeddedPostgres.isRunning(pid) else { continue }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix("shortcut-sync-") {
             let folder = directory.appendingPathComponent(name)
+            guard name.hasPrefix(prefix) else {
+                EmbeddedPostgres.stopOrphans(under: folder, logger: TestDatabase.shared.logger)
+                continue
+            }
+            guard let pid = Int32(name.dropFirst(prefix.count)), !EmbeddedPostgres.isRunning(pid) else { continue }
             Postmaster.quit(dataDirectory: folder)
             try? FileManager.default.removeItem(at: folder)
         }

@@ -1,0 +1,78 @@
+import Foundation
+import ShortcutSyncChildProcess
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncStore
+import Testing
+
+/// The database URL that `serve` prints has no password: the operator gives it the ways libpq's
+/// tools take one (`PGPASSWORD`, `PGPASSFILE` or `~/.pgpass`), and without one is told that the
+/// server wants a password and where the embedded cluster keeps it — not that it cannot be reached.
+@Suite struct PasswordTests {
+    /// A new owner-only password file holding `text`, in a new directory that the caller removes.
+    static func passwordFile(_ text: String) throws -> (directory: URL, file: URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-pgpass-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("pgpass")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        return (directory, file)
+    }
+
+    @Test func aPasswordFileLineMatchesByFieldsWithWildcardsAndEscapes() {
+        let file = PasswordFile(text: """
+            # comment
+            db.example:5432:shortcut_sync:app:first
+            *:5433:*:app:sec\\:ond
+            127.0.0.1:*:*:*:third\\\\
+            short:line
+            """)
+        #expect(file.password(host: "db.example", port: 5432, database: "shortcut_sync", username: "app") == "first")
+        #expect(file.password(host: "db.example", port: 5432, database: "other", username: "app") == nil)
+        #expect(file.password(host: "anywhere", port: 5433, database: "x", username: "app") == "sec:ond")
+        #expect(file.password(host: "127.0.0.1", port: 1, database: "x", username: "postgres") == "third\\")
+        #expect(file.password(host: "short", port: 5432, database: "x", username: "line") == nil)
+    }
+
+    @Test func aURLWithoutPasswordTakesPGPASSWORDThenThePasswordFile() throws {
+        let url = try DatabaseURL("postgres://app@db.example:5432/shortcut_sync")
+        let (directory, file) = try Self.passwordFile("db.example:5432:shortcut_sync:app:from-file\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        #expect(url.withPassword(environment: ["PGPASSWORD": "from-env", "PGPASSFILE": file.path]).password == "from-env")
+        #expect(url.withPassword(environment: ["PGPASSFILE": file.path]).password == "from-file")
+        #expect(try DatabaseURL("postgres://app:given@db.example/shortcut_sync").withPassword(environment: ["PGPASSWORD": "x"]).password == "given")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+        #expect(url.withPassword(environment: ["PGPASSFILE": file.path]).password == nil, "a file others may read is ignored, as libpq does")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("home"), withIntermediateDirectories: true)
+        #expect(url.withPassword(environment: ["HOME": directory.appendingPathComponent("home").path]).password == nil)
+    }
+
+    @Test func anOperatorWithoutThePasswordIsToldWhereItIsAndMayGiveItTheLibpqWays() async throws {
+        let url = try await TestDatabase.shared.freshDatabase()
+        let password = try #require(url.password)
+        var printed = url
+        printed.password = nil
+        let database = ["--database-url", printed.urlString]
+        let noPasswordFile = ["PGPASSWORD": String?.none, "PGPASSFILE": "/nonexistent/pgpass"]
+
+        let refused = try await CommandProcess.run(["admin", "accounts", "--data-dir", "/srv/sync"] + database, environment: noPasswordFile)
+        #expect(refused.exitStatus == 3)
+        let line = refused.errorOutput
+        #expect(line.hasPrefix("error: PostgreSQL at \(url.host):\(url.port) asks for user postgres's password and none was given"), "\(line)")
+        #expect(line.contains("PGPASSWORD") && line.contains("~/.pgpass") && line.contains("/srv/sync/embedded-postgres.password"), "\(line)")
+        #expect(!line.contains("cannot reach"))
+
+        let fromEnvironment = try await CommandProcess.run(["admin", "accounts"] + database, environment: ["PGPASSWORD": password])
+        #expect(fromEnvironment.exitStatus == 0, "\(fromEnvironment.errorOutput)")
+
+        let (directory, file) = try Self.passwordFile("\(url.host):\(url.port):*:postgres:\(password)\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fromFile = try await CommandProcess.run(["admin", "accounts"] + database, environment: ["PGPASSWORD": nil, "PGPASSFILE": file.path])
+        #expect(fromFile.exitStatus == 0, "\(fromFile.errorOutput)")
+
+        let wrong = try await CommandProcess.run(["admin", "accounts"] + database, environment: ["PGPASSWORD": "wrong"])
+        #expect(wrong.exitStatus == 3)
+        #expect(wrong.errorOutput.hasPrefix("error: PostgreSQL refused the connection (password authentication failed"), "\(wrong.errorOutput)")
+        #expect(!wrong.errorOutput.contains("wrong\n"))
+    }
+}
