@@ -23,7 +23,11 @@ import Glibc
     /// Waits until the service answers `/readyz` with 200.
     static func waitUntilReady(_ serve: ServeProcess) async throws {
         try await eventually("serve is ready:\n\(serve.output)", timeout: .seconds(120)) {
-            guard serve.isRunning else { return false }
+            // One that ended will never be ready: say so at once, with what it printed.
+            guard serve.isRunning else {
+                Issue.record("serve ended (status \(serve.exitStatus.map(String.init) ?? "?")) before it was ready:\n\(serve.output)")
+                throw CancellationError()
+            }
             let answer = try? await Self.request(.GET, serve.baseURL + "/readyz", timeout: .seconds(2))
             return answer?.status == 200
         }
