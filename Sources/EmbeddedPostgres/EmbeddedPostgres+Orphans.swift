@@ -13,12 +13,21 @@ extension EmbeddedPostgres {
     /// it stopped. A cluster is taken for an orphan only when its `owner.pid` names a process
     /// that has ended and its `postmaster.pid` names a running PostgreSQL server of that very
     /// cluster: nothing else is touched. Each is stopped as `pg_ctl stop -m fast` would.
+    ///
+    /// With `ownedBefore`, only a cluster whose owner recorded itself before that moment is taken:
+    /// a test run sweeps what earlier runs left, never what its own tests are doing.
     @discardableResult
-    public static func stopOrphans(under directory: URL, depth: Int = 3, keeping: URL? = nil, logger: Logger) -> [URL] {
+    public static func stopOrphans(
+        under directory: URL, depth: Int = 3, keeping: URL? = nil, ownedBefore: Date? = nil, logger: Logger
+    ) -> [URL] {
         var stopped: [URL] = []
         for home in clusterHomes(under: directory.standardizedFileURL, depth: depth)
         where home.standardizedFileURL.path != keeping?.standardizedFileURL.path {
             let cluster = home.appendingPathComponent("cluster"), ownerFile = home.appendingPathComponent("owner.pid")
+            if let ownedBefore {
+                let recorded = (try? FileManager.default.attributesOfItem(atPath: ownerFile.path))?[.modificationDate] as? Date
+                guard let recorded, recorded < ownedBefore else { continue }
+            }
             guard isOrphan(cluster: cluster, ownerFile: ownerFile) else { continue }
             logger.notice("stopping an embedded PostgreSQL whose owner has ended", metadata: ["cluster": "\(cluster.path)"])
             stopAtExit(cluster: cluster, ownerFile: ownerFile, socketDirectory: nil)
@@ -37,6 +46,11 @@ extension EmbeddedPostgres {
         // The pid is that cluster's postmaster (not a process that took over a recycled pid).
         return URL(fileURLWithPath: lines[1]).standardizedFileURL.path == cluster.standardizedFileURL.path
             && isPostgres(postmaster)
+    }
+
+    /// When this process started, where /proc tells.
+    public static var processStart: Date? {
+        (try? FileManager.default.attributesOfItem(atPath: "/proc/self"))?[.modificationDate] as? Date
     }
 
     /// Whether `pid`'s program is PostgreSQL's server, where /proc tells.

@@ -102,6 +102,9 @@ import Glibc
         let (first, orphan) = try await Self.cluster(at: orphaned, ownedBy: try Self.endedPid())
         let (second, kept) = try await Self.cluster(at: owned, ownedBy: getppid())
 
+        #expect(EmbeddedPostgres.stopOrphans(under: parent, ownedBefore: .distantPast, logger: TestDatabase.shared.logger).isEmpty,
+                "an owner that recorded itself after the moment given is not swept")
+        #expect(EmbeddedPostgres.isRunning(orphan))
         let stopped = EmbeddedPostgres.stopOrphans(under: parent, logger: TestDatabase.shared.logger)
         #expect(stopped.map(\.lastPathComponent) == ["postgres"])
         #expect(stopped.first?.deletingLastPathComponent().lastPathComponent == "a")

@@ -84,13 +84,15 @@ public actor TestDatabase {
     /// Stops and deletes the clusters that earlier test processes left behind: they stop theirs
     /// at exit, but one that was killed (a timeout, Ctrl-C twice, a crash) leaves its server
     /// running — the shared one, and those of its tests' own data directories (`shortcut-sync-*`
-    /// in the temporary directory), whose owner is a `serve` or test process that has ended.
+    /// in the temporary directory), whose owner is a `serve` or test process that has ended and
+    /// recorded itself before this process began (what this run's tests leave is theirs to stop).
     private static func removeClustersOfEndedRuns(in directory: URL) {
         let prefix = "shortcut-sync-tests-"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix("shortcut-sync-") {
             let folder = directory.appendingPathComponent(name)
             guard name.hasPrefix(prefix) else {
-                EmbeddedPostgres.stopOrphans(under: folder, logger: TestDatabase.shared.logger)
+                EmbeddedPostgres.stopOrphans(under: folder, ownedBefore: EmbeddedPostgres.processStart ?? Date.distantPast,
+                                             logger: TestDatabase.shared.logger)
                 continue
             }
             guard let pid = Int32(name.dropFirst(prefix.count)), !EmbeddedPostgres.isRunning(pid) else { continue }
