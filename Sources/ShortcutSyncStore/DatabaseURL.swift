@@ -36,8 +36,17 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
         database = String(components.path.drop { $0 == "/" }).removingPercentEncoding ?? ""
         if database.isEmpty { database = username }
         socketDirectory = query["host"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-        requireTLS = ["require", "verify-ca", "verify-full"].contains(query["sslmode"] ?? "")
+        // libpq's modes; another is a typo that must not quietly mean "no TLS".
+        let mode = query["sslmode"] ?? "disable"
+        guard Self.sslModes.contains(mode) else {
+            throw ParseError.invalid("unknown sslmode '\(mode)': one of \(Self.sslModes.joined(separator: ", "))")
+        }
+        requireTLS = ["require", "verify-ca", "verify-full"].contains(mode)
     }
+
+    /// The `sslmode` values libpq knows. `allow` and `prefer` connect without TLS here (PostgreSQL
+    /// on loopback or a private network); `require` and the `verify-` modes insist on it.
+    public static let sslModes = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
 
     /// The same server with another database.
     public func with(database: String) -> DatabaseURL {

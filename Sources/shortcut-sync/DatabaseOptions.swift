@@ -35,7 +35,8 @@ struct DatabaseOptions: ParsableArguments {
     /// tools take it when the URL has none (`PGPASSWORD`, `PGPASSFILE` or `~/.pgpass`).
     func givenURL(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> DatabaseURL? {
         guard let given = databaseURL ?? environment["DATABASE_URL"], !given.isEmpty else { return nil }
-        return try DatabaseURL(given).withPassword(environment: environment)
+        let url = try DatabaseURL(given)
+        return url.withPassword(environment: environment)
     }
 
     /// Runs `body` with the database: `--database-url` (or `DATABASE_URL`), its database created

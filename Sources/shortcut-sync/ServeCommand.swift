@@ -18,8 +18,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on.")
     var port: Int = 8080
 
-    @Option(help: "The admin token that may create accounts (better given in env SHORTCUT_SYNC_ADMIN_TOKEN: any user can list a process's arguments). In embedded mode without one, serve makes one, keeps it in <data-dir>/admin-token (owner-only) and prints that file's path.")
-    var adminToken: String?
+    @Option(help: "A file that holds the admin token that may create accounts (or env SHORTCUT_SYNC_ADMIN_TOKEN; never an argument, which any user can list). At least 32 characters. In embedded mode without one, serve makes one, keeps it in <data-dir>/admin-token (owner-only) and prints that file's path.")
+    var adminTokenFile: String?
 
     @Flag(help: "Do not run the maintenance tasks in this process (run `shortcut-sync worker` elsewhere).")
     var noWorker = false
@@ -40,6 +40,8 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var apns: APNsOptions
 
     func validate() throws {
+        // Before anything starts: a token that could be guessed is a usage error.
+        _ = try AdminTokenSource.given(file: adminTokenFile, environment: ProcessInfo.processInfo.environment)
         if !(1...256).contains(workerTasks) { throw ValidationError("--worker-tasks must be 1 to 256") }
         if let problem = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst).problem {
             throw ValidationError(problem)
@@ -57,7 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// this process started it, stops last.
     private func serve(on location: DatabaseLocation, logger: Logger) async throws {
         let environment = ProcessInfo.processInfo.environment
-        let given = (adminToken ?? environment["SHORTCUT_SYNC_ADMIN_TOKEN"]).flatMap { $0.isEmpty ? nil : $0 }
+        let given = try AdminTokenSource.given(file: adminTokenFile, environment: environment)
         // DESIGN §5: a token the service makes is never printed, only the owner-only file that holds it.
         var tokenFile: SecretFile?
         let token: String
@@ -68,7 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
             token = try file.readOrCreate { Tokens.make(.admin) }
             tokenFile = file
         } else {
-            throw ValidationError("an admin token is required with an external database: give --admin-token or SHORTCUT_SYNC_ADMIN_TOKEN")
+            throw ValidationError("an admin token is required with an external database: give SHORTCUT_SYNC_ADMIN_TOKEN or --admin-token-file")
         }
 
         var configuration = ServerConfiguration(

@@ -76,3 +76,33 @@ import Testing
         #expect(!wrong.errorOutput.contains("wrong\n"))
     }
 }
+
+/// What operators give on the command line: the admin token never as an argument, and a token
+/// that could be guessed is refused; an sslmode libpq does not know is refused, not taken for none.
+@Suite struct OperatorSecretsTests {
+    @Test func anUnknownSSLModeIsRefusedAndTheKnownOnesAreTaken() throws {
+        #expect(throws: DatabaseURL.ParseError.self) { try DatabaseURL("postgres://u@h/db?sslmode=requir") }
+        #expect(try DatabaseURL("postgres://u@h/db?sslmode=verify-full").requireTLS)
+        #expect(try !DatabaseURL("postgres://u@h/db?sslmode=prefer").requireTLS)
+        #expect(try !DatabaseURL("postgres://u@h/db").requireTLS)
+    }
+
+    @Test func serveTakesNoAdminTokenArgumentAndRefusesAShortToken() async throws {
+        let argument = try await CommandProcess.run(["serve", "--admin-token", String(repeating: "ab01", count: 10)])
+        defer { argument.forceStop() }
+        #expect(argument.exitStatus == 2)
+        #expect(argument.errorOutput.hasPrefix("error: Unknown option '--admin-token'"), "\(argument.errorOutput)")
+
+        let short = try await CommandProcess.run(["serve", "--port", "1"], environment: ["SHORTCUT_SYNC_ADMIN_TOKEN": "password123"])
+        defer { short.forceStop() }
+        #expect(short.exitStatus == 2)
+        #expect(short.errorOutput.hasPrefix("error: the admin token must carry at least 128 bits"), "\(short.errorOutput)")
+
+        let (directory, file) = try PasswordTests.passwordFile("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let repeated = try await CommandProcess.run(["serve", "--port", "1", "--admin-token-file", file.path])
+        defer { repeated.forceStop() }
+        #expect(repeated.exitStatus == 2)
+        #expect(repeated.errorOutput.contains("at least 128 bits"), "\(repeated.errorOutput)")
+    }
+}
