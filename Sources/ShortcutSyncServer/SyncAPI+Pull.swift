@@ -46,15 +46,26 @@ extension SyncAPI {
     /// what there is). It subscribes to the account's changes before it first looks, so a change
     /// between the look and the wait is not missed; each change (a hint) makes it look again.
     /// It also returns as soon as the device is signed out or its account erased.
+    ///
+    /// A `version` past the account's next one is refused (422): it could only be waited for in
+    /// vain. Each poke says the version the views include, so a waiting pull looks again only
+    /// when a poke says nothing of it (after LISTEN resumed: version 0); keep-alives and pokes of
+    /// earlier versions cost no query, however many pulls wait.
     func waitUntilIncluded(_ version: Int64, account: UUID, device: UUID, timeout: Duration) async throws {
         guard version > 0 else { return }
         let changes = hub.subscribe(account: account, device: device, isStream: false)
+        let head = try await projections.head(account: account)
+        guard version <= head.version + 1 else {
+            throw APIProblem.invalid([FieldError(pointer: "/waitFor", detail: "must be at most \(head.version + 1), the account's next version")])
+        }
+        guard head.folded < version else { return }
         let deadline = ContinuousClock.now + timeout
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [projections] in
-                if try await projections.includes(version: version, account: account) { return }
-                for await _ in changes {
-                    if try await projections.includes(version: version, account: account) { return }
+                for await message in changes {
+                    guard case .changed(let changed) = message else { continue }
+                    if changed >= version { return }
+                    if changed == 0, try await projections.includes(version: version, account: account) { return }
                 }
             }
             group.addTask { try? await Task.sleep(until: deadline) }

@@ -74,6 +74,17 @@ private let logger = TestDatabase.shared.logger
                 var lines = export.output.split(separator: "\n").map(String.init)
                 #expect(lines.count == 4)
 
+                // To a file: owner-only, like the secrets (it holds every event and the token hashes).
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-export-\(UUID()).ndjson")
+                defer { try? FileManager.default.removeItem(at: file) }
+                FileManager.default.createFile(atPath: file.path, contents: Data("old".utf8), attributes: [.posixPermissions: 0o644])
+                let toFile = try await CommandProcess.run(["admin", "export", "--account", phone.account.uuidString, "--output", file.path,
+                                                           "--database-url", sourceURL.urlString])
+                defer { toFile.forceStop() }
+                #expect(toFile.exitStatus == 0, "\(toFile.errorOutput)")
+                #expect(try String(contentsOf: file, encoding: .utf8) == export.output)
+                #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int) == 0o600)
+
                 lines[3] = String(lines[3].dropLast(5))  // cut short
                 let broken = try await CommandProcess.run(["admin", "import", "--database-url", targetURL.urlString],
                                                           standardInput: lines.joined(separator: "\n"))

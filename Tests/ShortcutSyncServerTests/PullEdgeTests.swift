@@ -44,6 +44,27 @@ import Testing
         }
     }
 
+    /// A pull may wait for the account's next version, not past it: one that could only wait in
+    /// vain (up to 2^53) is refused at once, and the next version is waited for as before.
+    @Test func aWaitForPastTheAccountsNextVersionIs422() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            for waitFor in [2, 9_007_199_254_740_991] {
+                let answer = try await server.raw(.GET, "/v1/sync/pull?waitFor=\(waitFor)&timeout=20000", token: phone.token)
+                #expect(answer.status == 422, "waitFor=\(waitFor)")
+                #expect(answer.json.pointers == ["/waitFor"])
+            }
+            async let waiting = server.raw(.GET, "/v1/sync/pull?waitFor=1&timeout=20000", token: phone.token)
+            try await Task.sleep(for: .milliseconds(200))
+            phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
+            #expect(try await phone.push() == 1)
+            let answered = try await waiting
+            #expect(answered.status == 200)
+            #expect((answered.json["shortcuts"] as? [String: Any]).flatMap { $0["upserted"] as? [Any] }?.count == 1)
+        }
+    }
+
     /// A cursor is bound to the account and device it was issued to: another device of the same
     /// account (reading the same unfiltered view), a device of another account, and a cursor
     /// changed by hand all get the whole view with `reset: true`, never a diff.
