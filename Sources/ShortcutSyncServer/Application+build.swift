@@ -67,6 +67,9 @@ public func buildApplication(
 
     let router = Router(context: SyncRequestContext.self)
     router.middlewares.add(MetricsMiddleware())
+    // A path no route has is answered 404 before a token or a byte of its body is read.
+    let routes = RouteTable()
+    router.middlewares.add(UnmatchedRouteMiddleware(table: routes))
     let problems = ProblemMiddleware(logger: logger)
     // The token before the body: a caller without one never gets a byte of its upload read.
     router.middlewares.add(AuthenticationMiddleware(accounts: accounts, tokens: hub.tokens, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
@@ -74,8 +77,7 @@ public func buildApplication(
     let budget = PushBudget(configuration.pushBudget)
     try api.registerHandlers(on: router, middlewares: [problems, PushMiddleware(api: api, budget: budget)])
     try addOpenAPIDocumentRoute(to: router)
-    // Added last, it wraps no route: only the requests none of them takes.
-    router.middlewares.add(UnmatchedRouteMiddleware(routes: router.routes.map { ($0.path.description, $0.method.rawValue) }))
+    routes.set(router.routes.map { ($0.path.description, $0.method.rawValue) })
 
     let (migrated, migrationsApplied) = AsyncStream<Void>.makeStream()
     var services: [any Service] = [client, hub, announcer]

@@ -9,9 +9,12 @@ enum Caller: Sendable, Hashable {
     /// The caller of the request being handled; nil on routes that need no token.
     @TaskLocal static var current: Caller?
 
-    /// The kind of token a route needs, by method and path (DESIGN §5's table); nil when it needs none.
+    /// The kind of token a route needs, by method and path (DESIGN §5's table); nil when it needs
+    /// none. The path is read as the router reads it (`routePath`): `//v1/sync/push/` reaches the
+    /// push, so it needs the push's token, checked before its body as any push's.
     static func required(method: String, path: String) -> Tokens.Kind? {
-        switch (method, path) {
+        let path = routePath(path)
+        return switch (method, path) {
         case ("POST", "/v1/accounts"): .admin
         case ("POST", "/v1/devices"): .account
         case ("DELETE", _) where path.hasPrefix("/v1/devices/"): .account
@@ -20,5 +23,11 @@ enum Caller: Sendable, Hashable {
         // Any other method or path is answered 404 or 405 by the router, with no token needed.
         default: nil
         }
+    }
+
+    /// `path` as the router matches it: its non-empty segments, each after one slash.
+    static func routePath(_ path: String) -> String {
+        guard path.contains("//") || (path.count > 1 && path.hasSuffix("/")) || !path.hasPrefix("/") else { return path }
+        return "/" + path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
     }
 }

@@ -1,38 +1,52 @@
 import Hummingbird
+import Synchronization
 
-/// Answers the requests no route takes, as problem+json: `405` with `Allow` when the path exists
-/// with other methods, `404` when it does not exist at all.
+/// Answers the requests no route takes, as problem+json: `404` when the path exists for no
+/// method — at once, before any middleware reads a token or a byte of the body — and `405` with
+/// `Allow` when the path exists with other methods.
 ///
-/// Hummingbird's router answers both with a bare 404; this middleware sits first on the router
-/// and knows its routes (exact segments and `{parameter}` captures).
+/// Hummingbird's router answers both with a bare 404. This middleware sits first on the router;
+/// the routes it knows (exact segments and `{parameter}` captures) are handed to it once they
+/// are all registered (`RouteTable`).
 struct UnmatchedRouteMiddleware<Context: RequestContext>: RouterMiddleware {
-    /// The route paths, split into segments (nil for a capture), with the methods each answers.
-    private let routes: [(segments: [Substring?], methods: [String])]
-
-    init(routes: [(path: String, method: String)]) {
-        let grouped = Dictionary(grouping: routes, by: \.path)
-        self.routes = grouped.map { path, routes in
-            (Self.segments(path).map { $0.hasPrefix("{") || $0.hasPrefix(":") ? nil : $0 }, routes.map(\.method).sorted())
-        }
-    }
+    let table: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        guard !table.methods(forPath: path).isEmpty else {
+            throw APIProblem.notFound("there is no resource at \(path)")
+        }
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
-            let path = request.uri.path
-            let allowed = methods(forPath: path)
+            let allowed = table.methods(forPath: path)
             let problem = allowed.isEmpty
                 ? APIProblem.notFound("there is no resource at \(path)")
                 : APIProblem.methodNotAllowed(request.method.rawValue, path: path, allowed: allowed)
             throw problem
         }
     }
+}
+
+/// The router's routes, as `UnmatchedRouteMiddleware` matches paths against them: filled once,
+/// after every route is registered and before the server takes a request.
+final class RouteTable: Sendable {
+    /// The route paths, split into segments (nil for a capture), with the methods each answers.
+    private let routes = Mutex<[(segments: [Substring?], methods: [String])]>([])
+
+    func set(_ routes: [(path: String, method: String)]) {
+        let grouped = Dictionary(grouping: routes, by: \.path)
+        self.routes.withLock {
+            $0 = grouped.map { path, routes in
+                (Self.segments(path).map { $0.hasPrefix("{") || $0.hasPrefix(":") ? nil : $0 }, routes.map(\.method).sorted())
+            }
+        }
+    }
 
     /// The methods the routes matching `path` answer; empty when none matches.
     func methods(forPath path: String) -> [String] {
         let requested = Self.segments(path)
-        return routes.filter { route in
+        return routes.withLock { $0 }.filter { route in
             route.segments.count == requested.count
                 && zip(route.segments, requested).allSatisfy { expected, actual in expected.map { $0 == actual } ?? !actual.isEmpty }
         }

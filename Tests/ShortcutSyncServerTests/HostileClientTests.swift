@@ -155,8 +155,11 @@ import Testing
         try await TestServer.with { server in
             let account = try await server.createAccount()
             let port = try #require(server.baseURL.port)
+            // The router ignores empty segments: each spelling of a route's path is that route's.
             for (path, token) in [("/v1/sync/push", "ssd_forged"), ("/v1/sync/push", nil), ("/v1/devices", "ssa_forged"),
-                                  ("/v1/devices", String(account.token.dropLast())), ("/v1/accounts", account.token)] {
+                                  ("/v1/devices", String(account.token.dropLast())), ("/v1/accounts", account.token),
+                                  ("/v1/sync/push/", nil), ("//v1/sync/push", "ssd_forged"), ("/v1//sync//push/", nil),
+                                  ("//v1/accounts/", account.token)] {
                 let connection = try RawConnection(port: port)
                 let authorization = token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
                 try connection.send("POST \(path) HTTP/1.1\r\nHost: localhost\r\n\(authorization)Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
@@ -164,6 +167,24 @@ import Testing
                 // The rest of the megabyte never comes; the answer does.
                 await connection.read(until: { $0.contains("\r\n\r\n") }, timeout: .seconds(5))
                 #expect(connection.status == 401, "\(path) with \(token ?? "no token"): \(connection.text.prefix(80))")
+            }
+        }
+    }
+
+    /// A path that no route has is answered 404 while its upload is still under way: no byte of
+    /// its body is read first, with a token or without.
+    @Test func anUnknownPathIs404BeforeItsBodyIsRead() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let port = try #require(server.baseURL.port)
+            for (path, token) in [("/v1/sync/pushes", device.token), ("/nothing", nil), ("/v1/sync/push/extra", device.token)] {
+                let connection = try RawConnection(port: port)
+                let authorization = token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+                try connection.send("POST \(path) HTTP/1.1\r\nHost: localhost\r\n\(authorization)Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n")
+                try connection.send(Array(repeating: UInt8(ascii: " "), count: 100))
+                await connection.read(until: { $0.contains("\r\n\r\n") }, timeout: .seconds(5))
+                #expect(connection.status == 404, "\(path): \(connection.text.prefix(80))")
             }
         }
     }
