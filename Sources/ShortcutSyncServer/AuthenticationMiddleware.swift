@@ -39,22 +39,33 @@ struct AuthenticationMiddleware: RouterMiddleware {
 
     /// The caller whose token this is, if it is a valid token of `kind`. Only a token of the
     /// right shape is looked up.
+    ///
+    /// What a stranger can make it spend is bounded: a token of the wrong shape costs no lookup, a
+    /// token the database said it does not know costs none again for a while (`TokenCache`), and
+    /// at most `TokenCache.maximumLookups` lookups run at once (beyond: 503 with Retry-After).
     func authenticate(_ token: String?, as kind: Tokens.Kind) async throws -> Caller? {
         guard let token, token.utf8.count <= 1024 else { return nil }
-        // The admin token is the operator's (any text); the others are made here and carry their kind.
-        guard kind == .admin || token.hasPrefix(kind.rawValue + "_") else { return nil }
         switch kind {
         case .admin:
+            // The operator's own (any text of 32 characters or more).
             return Tokens.matches(token, hash: adminTokenHash) ? .admin : nil
         case .account, .device:
+            // Made here: anything not of their exact shape is no token of ours.
+            guard Tokens.hasShape(token, of: kind) else { return nil }
             let hash = Tokens.hash(token)
             if let known = tokens.caller(tokenHash: hash) { return known }
+            if tokens.isKnownUnknown(tokenHash: hash) { return nil }
+            guard tokens.beginLookup() else { throw APIProblem.unavailable("too many token lookups are under way; try again shortly") }
+            defer { tokens.endLookup() }
             let generation = tokens.generation
             let caller = kind == .account
                 ? try await accounts.account(tokenHash: hash).map(Caller.account)
                 : try await accounts.device(tokenHash: hash).map { Caller.device(device: $0.device, account: $0.account) }
-            // Only tokens that work are kept: a wrong one is looked up each time, as before.
-            if let caller { tokens.remember(caller, tokenHash: hash, lookedUpAt: generation) }
+            if let caller {
+                tokens.remember(caller, tokenHash: hash, lookedUpAt: generation)
+            } else {
+                tokens.rememberUnknown(tokenHash: hash)
+            }
             return caller
         }
     }

@@ -16,7 +16,8 @@ extension SyncAPI {
     /// Ready when the database answers and every migration is applied; reports the worker's lag,
     /// and `degraded` (still 200: the service answers, its views are behind) past the threshold.
     /// While the database is known to be away it answers at once, and within moments of its going
-    /// when it was waiting on it (`DatabaseReach`).
+    /// when it was waiting on it (`DatabaseReach`). What it learns from the database is at most a
+    /// second old (`RecentValue`): a stranger polling it costs no query per request.
     func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output {
         var readiness = Components.Schemas.Readiness(ready: false, database: false, migrations: false)
         guard hub.reach.isReachable else {
@@ -24,10 +25,13 @@ extension SyncAPI {
             return .serviceUnavailable(.init(body: .json(readiness)))
         }
         do {
-            let (migrator, projections) = (migrator, projections)
-            let (upToDate, status) = try await hub.reach.whileReachable {
-                let upToDate = try await migrator.isUpToDate()
-                return (upToDate, upToDate ? try await projections.status() : nil)
+            let (migrator, projections, reach) = (migrator, projections, hub.reach)
+            // Anyone may ask: the database is asked at most once a second, however often they do.
+            let (upToDate, status) = try await self.readiness.value {
+                try await reach.whileReachable {
+                    let upToDate = try await migrator.isUpToDate()
+                    return (upToDate, upToDate ? try await projections.status() : nil)
+                }
             }
             readiness.migrations = upToDate
             readiness.database = true

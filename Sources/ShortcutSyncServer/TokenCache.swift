@@ -18,6 +18,11 @@ public final class TokenCache: Sendable {
 
     private struct State {
         var entries: [[UInt8]: Entry] = [:]
+        /// Hashes of tokens the database did not know, and when it said so: a token is made here
+        /// and shown once its row is committed, so one unknown stays unknown. Bounded like `entries`.
+        var unknown: [[UInt8]: ContinuousClock.Instant] = [:]
+        /// Lookups of the database under way (`beginLookup`).
+        var lookups = 0
         /// Moves with every forgetting: a lookup that began before one is not kept, since the
         /// database may have answered it before the sign-out.
         var generation: UInt64 = 0
@@ -59,6 +64,48 @@ public final class TokenCache: Sendable {
             }
             state.entries[tokenHash] = Entry(caller: caller, checkedAt: now)
         }
+    }
+
+    /// Whether the database said lately (within `lifetime`) that it knows no token with this hash.
+    func isKnownUnknown(tokenHash: [UInt8], now: ContinuousClock.Instant = .now) -> Bool {
+        state.withLock { state in
+            guard let at = state.unknown[tokenHash] else { return false }
+            guard now - at < lifetime else {
+                state.unknown[tokenHash] = nil
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Keeps that the database knows no token with this hash. At capacity, the expired go first,
+    /// and all of them if none has expired.
+    func rememberUnknown(tokenHash: [UInt8], now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            if state.unknown.count >= capacity {
+                state.unknown = state.unknown.filter { now - $0.value < lifetime }
+                if state.unknown.count >= capacity { state.unknown.removeAll() }
+            }
+            state.unknown[tokenHash] = now
+        }
+    }
+
+    /// The most lookups of the database under way at once; past it a request with a token not
+    /// in the cache is answered 503 with Retry-After instead of queueing for the pool.
+    static let maximumLookups = 32
+
+    /// Takes a place for a lookup of the database; false when `maximumLookups` are under way.
+    /// Give it back with `endLookup()`.
+    func beginLookup() -> Bool {
+        state.withLock { state in
+            guard state.lookups < Self.maximumLookups else { return false }
+            state.lookups += 1
+            return true
+        }
+    }
+
+    func endLookup() {
+        state.withLock { $0.lookups -= 1 }
     }
 
     /// The device was signed out: its token works no more.

@@ -16,6 +16,17 @@ public enum Tokens {
         return kind.rawValue + "_" + base64URL(bytes)
     }
 
+    /// Whether `token` has the exact shape of one `make(kind)` makes: its kind's prefix, `_`, and
+    /// 43 base64url characters. Anything else is refused without a lookup.
+    public static func hasShape(_ token: String, of kind: Kind) -> Bool {
+        let bytes = Array(token.utf8), prefix = Array((kind.rawValue + "_").utf8)
+        guard bytes.count == prefix.count + 43, bytes.starts(with: prefix) else { return false }
+        return bytes[prefix.count...].allSatisfy { byte in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
     /// The hash under which a token is stored and looked up.
     public static func hash(_ token: String) -> [UInt8] {
         Array(SHA256.hash(data: Data(token.utf8)))

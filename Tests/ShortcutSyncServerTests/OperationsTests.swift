@@ -27,7 +27,12 @@ import Testing
 
             var imported = DeviceScript(account: UUID(), detail: .full)
             try await writeBacklog(["a", "b", "c"].map { imported.donate($0, at: now) }, account: imported.account, client: server.sql)
-            let behind = try await server.raw(.GET, "/readyz", token: nil)
+            // Readiness asks the database at most once a second, whoever asks.
+            var behind = try await server.raw(.GET, "/readyz", token: nil)
+            try await eventually("readiness sees the import", timeout: .seconds(5)) {
+                behind = try await server.raw(.GET, "/readyz", token: nil)
+                return behind.json["eventsBehind"] as? Int != 0
+            }
             #expect(behind.status == 200)
             #expect(behind.json["ready"] as? Bool == true)
             #expect(behind.json["degraded"] as? Bool == true)
@@ -51,7 +56,11 @@ import Testing
         try await TestServer.with(runsWorker: false) { server in
             #expect(try await server.raw(.GET, "/readyz", token: nil).json["parkedAccounts"] as? Int == 0)
             try await server.sql.query("INSERT INTO projection_parked_accounts (account_id, failed_version, error) VALUES (\(UUID()), 1, 'broken')")
-            let parked = try await server.raw(.GET, "/readyz", token: nil)
+            var parked = try await server.raw(.GET, "/readyz", token: nil)
+            try await eventually("readiness sees the parked account", timeout: .seconds(5)) {
+                parked = try await server.raw(.GET, "/readyz", token: nil)
+                return parked.json["parkedAccounts"] as? Int != 0
+            }
             #expect(parked.status == 200)
             #expect(parked.json["degraded"] as? Bool == true)
             #expect(parked.json["parkedAccounts"] as? Int == 1)

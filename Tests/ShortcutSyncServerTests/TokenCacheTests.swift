@@ -53,3 +53,62 @@ import Testing
         }
     }
 }
+
+/// What a stranger without a token can make the service spend: a token of the wrong shape is
+/// never looked up, an unknown one is not looked up again for a while, lookups under way are
+/// bounded, and readiness asks the database at most once a second.
+@Suite struct StrangerCostTests {
+    @Test func onlyATokenOfTheExactShapeIsLookedUp() {
+        let made = Tokens.make(.device)
+        #expect(Tokens.hasShape(made, of: .device))
+        #expect(!Tokens.hasShape(made, of: .account))
+        for forged in ["ssd_", "ssd_forged", made + "A", String(made.dropLast()), String(made.dropLast()) + "=", String(made.dropLast()) + "é",
+                       "ssd_" + String(repeating: "A", count: 1000)] {
+            #expect(!Tokens.hasShape(forged, of: .device), "\(forged.prefix(60))")
+        }
+    }
+
+    @Test func anUnknownTokenIsRememberedForALifetimeAndTheMemoryIsBounded() {
+        let cache = TokenCache(lifetime: .seconds(30), capacity: 3)
+        let start = ContinuousClock.now
+        let hashes = (0..<5).map { [UInt8](repeating: UInt8($0), count: 32) }
+        cache.rememberUnknown(tokenHash: hashes[0], now: start)
+        #expect(cache.isKnownUnknown(tokenHash: hashes[0], now: start + .seconds(29)))
+        #expect(!cache.isKnownUnknown(tokenHash: hashes[0], now: start + .seconds(30)))
+        for hash in hashes { cache.rememberUnknown(tokenHash: hash, now: start) }
+        #expect(hashes.filter { cache.isKnownUnknown(tokenHash: $0, now: start) }.count <= 3)
+        #expect(cache.isKnownUnknown(tokenHash: hashes[4], now: start))
+    }
+
+    @Test func lookupsUnderWayAreBounded() {
+        let cache = TokenCache()
+        for _ in 0..<TokenCache.maximumLookups { #expect(cache.beginLookup()) }
+        #expect(!cache.beginLookup())
+        cache.endLookup()
+        #expect(cache.beginLookup())
+    }
+
+    @Test func aRecentValueIsWorkedOutOncePerIntervalAndAFailureIsNotKept() async throws {
+        let recent = RecentValue<Int>(interval: .seconds(60))
+        let works = Counter()
+        let values = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<20 {
+                group.addTask { try await recent.value { await works.add(); try await Task.sleep(for: .milliseconds(50)); return 7 } }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(values == Array(repeating: 7, count: 20))
+        #expect(await works.value == 1, "twenty callers, one work")
+        #expect(try await recent.value { await works.add(); return 8 } == 7, "within the interval, the last value")
+        #expect(await works.value == 1)
+
+        let failing = RecentValue<Int>(interval: .seconds(60))
+        await #expect(throws: CancellationError.self) { try await failing.value { throw CancellationError() } }
+        #expect(try await failing.value { 9 } == 9, "a failure is not kept")
+    }
+
+    private actor Counter {
+        var value = 0
+        func add() { value += 1 }
+    }
+}
