@@ -67,6 +67,8 @@ public func buildApplication(
 
     let router = Router(context: SyncRequestContext.self)
     router.middlewares.add(MetricsMiddleware())
+    // A request refused before its body was read is answered, then its connection closed.
+    router.middlewares.add(EarlyRefusalMiddleware())
     // A path no route has is answered 404 before a token or a byte of its body is read.
     let routes = RouteTable()
     router.middlewares.add(UnmatchedRouteMiddleware(table: routes))
@@ -79,6 +81,7 @@ public func buildApplication(
     try addOpenAPIDocumentRoute(to: router)
     routes.set(router.routes.map { ($0.path.description, $0.method.rawValue) })
 
+    let perAddress = ConnectionsPerAddress(limit: configuration.maximumConnectionsPerAddress, logger: logger)
     let (migrated, migrationsApplied) = AsyncStream<Void>.makeStream()
     var services: [any Service] = [client, hub, announcer]
     if let worker { services.append(AfterMigrations(service: worker, migrated: migrated)) }
@@ -90,7 +93,9 @@ public func buildApplication(
         responder: DatabaseReachResponder(inner: router.buildResponder(), reach: hub.reach),
         // A connection idle for the timeout is closed (streams send a comment every 15 s, and a
         // response being written is never idle); no more than the cap are open at once.
-        server: .http1(configuration: .init(idleTimeout: .init(configuration.idleTimeout))),
+        // and one client address has at most its own share of them.
+        server: .http1(configuration: .init(
+            additionalChannelHandlers: [perAddress.handler()], idleTimeout: .init(configuration.idleTimeout))),
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "shortcut-sync",
             availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumHTTPConnections, logger: logger)),

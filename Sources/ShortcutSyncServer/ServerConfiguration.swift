@@ -25,6 +25,8 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// The most HTTP connections open at once; further ones wait to be accepted.
     public var maximumHTTPConnections: Int
+    /// The most open connections from one client address (beyond: closed as it opens).
+    public var maximumConnectionsPerAddress: Int = 1_024
     /// Per person (DESIGN §5): the most shortcuts an account may hold, and signed-in devices.
     public var maximumShortcutsPerAccount = Limits.maxShortcutsPerAccount
     public var maximumDevicesPerAccount = Limits.maxDevicesPerAccount

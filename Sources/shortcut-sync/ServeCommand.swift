@@ -36,12 +36,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Events each account may push at once before --push-events-per-second applies.")
     var pushBurst: Int = PushBudgetConfiguration().burst
 
+    @Option(help: "The most open connections from one client address (beyond: closed as it opens). Behind a proxy every connection comes from its address: raise this to the service's whole cap (16384).")
+    var maxConnectionsPerAddress: Int = 1_024
+
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var apns: APNsOptions
 
     func validate() throws {
         // Before anything starts: a token that could be guessed is a usage error.
         _ = try AdminTokenSource.given(file: adminTokenFile, environment: ProcessInfo.processInfo.environment)
+        if !(1...16_384).contains(maxConnectionsPerAddress) { throw ValidationError("--max-connections-per-address must be 1 to 16384") }
         if !(1...256).contains(workerTasks) { throw ValidationError("--worker-tasks must be 1 to 256") }
         if let problem = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst).problem {
             throw ValidationError(problem)
@@ -77,6 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, database: location.url, adminToken: token, runsWorker: !noWorker,
             degradedLag: degradedLag)
         configuration.workerTasks = workerTasks
+        configuration.maximumConnectionsPerAddress = maxConnectionsPerAddress
         configuration.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
         configuration.apns = try apns.configuration()
         configuration.wake = apns.wake

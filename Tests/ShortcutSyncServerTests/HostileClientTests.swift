@@ -189,6 +189,50 @@ import Testing
         }
     }
 
+    /// A request refused before its body is read is answered, then its connection closed: a
+    /// client that declares a huge body and trickles it cannot hold the connection.
+    @Test func anEarlyRefusalClosesItsConnection() async throws {
+        try await TestServer.with { server in
+            let port = try #require(server.baseURL.port)
+            for (path, status) in [("/v1/sync/push", 401), ("/nothing", 404), ("/v1/accounts", 401)] {
+                let connection = try RawConnection(port: port)
+                try connection.send("POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n{")
+                #expect(await connection.waitUntilClosed(timeout: .seconds(5)), "\(path): the connection is closed")
+                #expect(connection.status == status, "\(path): \(connection.text.prefix(80))")
+            }
+            // Without a body, a refusal keeps the connection for the next request.
+            let kept = try RawConnection(port: port)
+            try kept.send("GET /v1/sync/pull HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            #expect(!(await kept.waitUntilClosed(timeout: .milliseconds(500))))
+            #expect(kept.status == 401)
+        }
+    }
+
+    /// One client address holds at most its share of the connections: past it, a new one is
+    /// closed as it opens; once one of its own closes, it may open another.
+    @Test func oneAddressHoldsAtMostItsShareOfTheConnections() async throws {
+        try await TestServer.with(configure: { $0.maximumConnectionsPerAddress = 3 }) { server in
+            let port = try #require(server.baseURL.port)
+            var held = try (0..<3).map { _ in try RawConnection(port: port) }
+            // Each is served (the handler counted it before this answer).
+            for connection in held {
+                try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                await connection.read(until: { $0.contains("\r\n\r\n") }, timeout: .seconds(5))
+                #expect(connection.status == 200)
+            }
+            let fourth = try RawConnection(port: port)
+            #expect(await fourth.waitUntilClosed(timeout: .seconds(5)), "a fourth connection from the address is closed")
+            held.removeLast()
+            try await eventually("a place is free again", timeout: .seconds(5)) {
+                let again = try RawConnection(port: port)
+                try again.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                await again.read(until: { $0.contains("\r\n\r\n") }, timeout: .seconds(1))
+                return again.status == 200
+            }
+            #expect(held.count == 2)
+        }
+    }
+
     /// An upload that stalls is cut off at the body deadline with 408 and its connection closed.
     @Test func aBodyThatDoesNotArriveInTimeIsRefusedAndItsConnectionClosed() async throws {
         try await TestServer.with(configure: { $0.bodyDeadline = .seconds(1) }) { server in
