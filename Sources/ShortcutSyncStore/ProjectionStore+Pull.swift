@@ -22,6 +22,9 @@ public struct PullSnapshot: Sendable {
 extension ProjectionStore {
     /// The most items a pull answers at once (DESIGN §5, "Bounded per person").
     public static let defaultPullPageSize = 1_000
+    /// About the most bytes of views one pull answers: a page of the largest items the limits
+    /// allow would otherwise be tens of megabytes.
+    public static let defaultPullPageBytes = 4 << 20
 
     /// The pull of DESIGN §5 for one device: the account's rows, made visible to the device's
     /// installed apps, at most `pullPageSize` of them. A cursor that is missing, issued to another
@@ -82,19 +85,20 @@ extension ProjectionStore {
             lastAcceptedSeq: lastAcceptedSeq)
     }
 
-    /// At most `pullPageSize` rows after `start`, shortcuts first, in a snapshot at account
+    /// At most `pullPageSize` rows and about `pullPageBytes` of views after `start`, shortcuts first, in a snapshot at account
     /// `version`; `stop` says where the page stopped, nil when no row is left after it.
     private func page(account: UUID, from start: PullPage, version: Int64, on connection: PostgresConnection) async throws
         -> (changes: ViewChanges, stop: PullPage?) {
         var changes = ViewChanges()
         var stop = start
         var budget = pullPageSize
+        var bytes = PageBytes(left: pullPageBytes)
         // One row beyond the budget tells whether more follow.
         let shortcuts = try await shortcutRows(account: account, after: start.shortcuts, removalsAfter: start.removalsAfter,
-                                               limit: budget + 1, on: connection)
+                                               limit: budget + 1, bytes: &bytes, on: connection)
         let shortcutsTaken = shortcuts.prefix(budget)
         changes.append(shortcuts: shortcutsTaken)
-        if shortcuts.count > budget {
+        if shortcuts.count > budget || bytes.full {
             stop.shortcuts = shortcutsTaken.last.map { PullPosition(version: $0.version, key: $0.key) } ?? start.shortcuts
             return (changes, stop)
         }
@@ -102,10 +106,10 @@ extension ProjectionStore {
         budget -= shortcuts.count
 
         let voiceShortcuts = try await voiceShortcutRows(account: account, after: start.voiceShortcuts, removalsAfter: start.removalsAfter,
-                                                         limit: budget + 1, on: connection)
+                                                         limit: budget + 1, bytes: &bytes, on: connection)
         let voiceShortcutsTaken = voiceShortcuts.prefix(budget)
         changes.append(voiceShortcuts: voiceShortcutsTaken)
-        if voiceShortcuts.count > budget {
+        if voiceShortcuts.count > budget || bytes.full {
             stop.voiceShortcuts = voiceShortcutsTaken.last.map { PullPosition(version: $0.version, key: $0.key) } ?? start.voiceShortcuts
             return (changes, stop)
         }
@@ -117,23 +121,26 @@ extension ProjectionStore {
     func allRows(account: UUID, on connection: PostgresConnection) async throws -> ViewChanges {
         let start = PullPage(resetAt: Int64.max)
         var changes = ViewChanges()
+        var bytes = PageBytes(left: nil)
         changes.append(shortcuts: try await shortcutRows(account: account, after: start.shortcuts, removalsAfter: start.removalsAfter,
-                                                         limit: nil, on: connection)[...])
+                                                         limit: nil, bytes: &bytes, on: connection)[...])
         changes.append(voiceShortcuts: try await voiceShortcutRows(account: account, after: start.voiceShortcuts,
-                                                                   removalsAfter: start.removalsAfter, limit: nil, on: connection)[...])
+                                                                   removalsAfter: start.removalsAfter, limit: nil, bytes: &bytes, on: connection)[...])
         return changes
     }
 
     /// Projected shortcut rows after `position` in `(version, bundle_id, identifier)` order,
     /// tombstones only above `removalsAfter`; all when `limit` is nil.
     private func shortcutRows(
-        account: UUID, after position: PullPosition<ShortcutID>, removalsAfter: Int64, limit: Int?, on connection: PostgresConnection
+        account: UUID, after position: PullPosition<ShortcutID>, removalsAfter: Int64, limit: Int?, bytes: inout PageBytes,
+        on connection: PostgresConnection
     ) async throws -> [PulledRow<ShortcutID, ShortcutView>] {
         let query = Self.shortcutRowsQuery(account: account, after: position, removalsAfter: removalsAfter, limit: limit)
         let decoder = JSONDecoder()
         var rows: [PulledRow<ShortcutID, ShortcutView>] = []
         for try await (version, bundleId, identifier, json) in try await connection.guardedQuery(query, logger: logger)
             .decode((Int64, String, String, String?).self) {
+            guard bytes.take((json?.utf8.count ?? 0) + bundleId.utf8.count + identifier.utf8.count) else { break }
             rows.append(PulledRow(version: version, key: ShortcutID(bundleId: bundleId, identifier: identifier),
                                   view: try json.map { try decoder.decodeView(ShortcutView.self, $0) }))
         }
@@ -162,12 +169,14 @@ extension ProjectionStore {
     /// Projected voice shortcut rows after `position` in `(version, voice_shortcut_id)` order,
     /// tombstones only above `removalsAfter`; all when `limit` is nil.
     private func voiceShortcutRows(
-        account: UUID, after position: PullPosition<UUID>, removalsAfter: Int64, limit: Int?, on connection: PostgresConnection
+        account: UUID, after position: PullPosition<UUID>, removalsAfter: Int64, limit: Int?, bytes: inout PageBytes,
+        on connection: PostgresConnection
     ) async throws -> [PulledRow<UUID, VoiceShortcutView>] {
         let query = Self.voiceShortcutRowsQuery(account: account, after: position, removalsAfter: removalsAfter, limit: limit)
         let decoder = JSONDecoder()
         var rows: [PulledRow<UUID, VoiceShortcutView>] = []
         for try await (version, id, json) in try await connection.guardedQuery(query, logger: logger).decode((Int64, UUID, String?).self) {
+            guard bytes.take((json?.utf8.count ?? 0) + 36) else { break }
             rows.append(PulledRow(version: version, key: id, view: try json.map { try decoder.decodeView(VoiceShortcutView.self, $0) }))
         }
         return rows
@@ -190,6 +199,34 @@ extension ProjectionStore {
             ORDER BY version, voice_shortcut_id LIMIT \(limit)
             """
         }
+    }
+}
+
+/// How many bytes of views a pull's page may still take (nil: no bound). A page takes at least
+/// one row, whatever its size, so that every page moves on; past the bound it stops, and the
+/// rows of its query that were not read are not read at all.
+struct PageBytes {
+    var left: Int?
+    /// Whether a row was left out for want of room.
+    private(set) var full = false
+    /// The rows taken so far, of every query of the page.
+    private var taken = 0
+
+    init(left: Int?) {
+        self.left = left
+    }
+
+    /// Takes `count` bytes for a row when there is room, or when the page has no row yet; false
+    /// when the row does not fit.
+    mutating func take(_ count: Int) -> Bool {
+        guard let room = left else { return true }
+        if count > room, taken > 0 {
+            full = true
+            return false
+        }
+        left = room - count
+        taken += 1
+        return true
     }
 }
 

@@ -16,11 +16,16 @@ public struct ProjectionStore: Sendable {
     /// The most items (rows) one pull answers: `defaultPullPageSize` but in tests.
     public let pullPageSize: Int
 
-    public init(client: PostgresClient, logger: Logger, pullPageSize: Int = Self.defaultPullPageSize) {
+    /// About the most bytes of views one pull answers (`defaultPullPageBytes` but in tests).
+    public let pullPageBytes: Int
+
+    public init(client: PostgresClient, logger: Logger, pullPageSize: Int = Self.defaultPullPageSize,
+                pullPageBytes: Int = Self.defaultPullPageBytes) {
         precondition((1...100_000).contains(pullPageSize), "a pull's page size must be 1 to 100,000, not \(pullPageSize)")
         self.client = client
         self.logger = logger
         self.pullPageSize = pullPageSize
+        self.pullPageBytes = pullPageBytes
     }
 
     /// Whether the account's views include its version `version`: true once its folded version

@@ -17,10 +17,13 @@ private let logger = TestDatabase.shared.logger
     /// are folded between the pages of every device's pulls. Whatever the page size, no page holds
     /// more items than it, and the pages applied in order equal the domain's fold of everything
     /// pushed so far.
-    @Test(arguments: zip([1, 2, 3, 4] as [UInt64], [1, 2, 3, 5]))
-    func pagesAppliedInOrderEqualTheFoldWhateverIsFoldedBetweenThem(seed: UInt64, pageSize: Int) async throws {
+    ///
+    /// A page is bounded by bytes too (the last two cases: a few items' worth, so that pages stop
+    /// for want of room far more often than for want of count).
+    @Test(arguments: [(1, 1, Int.max), (2, 2, Int.max), (3, 3, Int.max), (4, 5, Int.max), (5, 1_000, 600), (6, 1_000, 1)] as [(UInt64, Int, Int)])
+    func pagesAppliedInOrderEqualTheFoldWhateverIsFoldedBetweenThem(seed: UInt64, pageSize: Int, pageBytes: Int) async throws {
         try await TestDatabase.withClient { client, _ in
-            let store = ProjectionStore(client: client, logger: logger, pullPageSize: pageSize)
+            let store = ProjectionStore(client: client, logger: logger, pullPageSize: pageSize, pullPageBytes: pageBytes)
             var scenario = Scenario(seed: seed, accounts: 1, devicesPerAccount: 3)
             try await register(scenario.devices, client: client)
             var log = PushLog(client: client)
@@ -42,6 +45,7 @@ private let logger = TestDatabase.shared.logger
                             let items = page.changes.upsertedShortcuts.count + page.changes.removedShortcuts.count
                                 + page.changes.upsertedVoiceShortcuts.count + page.changes.removedVoiceShortcuts.count
                             #expect(items <= pageSize)
+                            if pageBytes == 1 { #expect(items <= 1, "a page over its bytes holds its first row only") }
                             view = page.reset ? DeviceView.empty.applying(page.changes) : view.applying(page.changes)
                             cursor = page.cursor
                             pages += 1
