@@ -208,6 +208,23 @@ public struct Operator: Sendable {
                            devices: counts.devices, accounts: counts.accounts)
     }
 
+    /// Stores `tokenHash` as the account's token (the caller made the token and shows it once):
+    /// the old one stops working on every server at once.
+    public func rotateAccountToken(account: UUID, tokenHash: [UInt8]) async throws {
+        guard try await AccountStore(client: client, logger: logger).rotateToken(account: account, tokenHash: tokenHash) else {
+            throw noAccount(account)
+        }
+    }
+
+    /// Signs the device out, as `DELETE /v1/devices/{id}` does: its token stops working on every
+    /// server at once, its open streams end, its push token goes; its events stay.
+    public func signOut(device: UUID, account: UUID) async throws {
+        try await requireAccount(account)
+        guard try await AccountStore(client: client, logger: logger).revokeDevice(device, account: account) else {
+            throw AdminUsageError("account \(account.lowercased) has no device \(device.lowercased); `shortcut-sync admin devices --account A` lists its devices")
+        }
+    }
+
     func requireAccount(_ account: UUID) async throws {
         guard try await store.accountExists(account) else { throw noAccount(account) }
     }

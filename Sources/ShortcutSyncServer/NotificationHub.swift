@@ -186,6 +186,9 @@ public final class NotificationHub: Service, Sendable {
             endSessions(device: signedOut.deviceId, account: signedOut.accountId)
         case .accountErased(let erased):
             endSessions(account: erased.accountId)
+        case .accountTokenRotated(let rotated):
+            // Its old token works no more: every cached token of the account is looked up again.
+            tokens.forget(account: rotated.accountId)
         }
     }
 

@@ -100,6 +100,20 @@ public struct AccountStore: Sendable {
         return try await !rows.decode((UUID, String).self).collectAll().isEmpty
     }
 
+    /// Gives the account a new token (stored as its hash): the old one stops working, and an
+    /// `AccountTokenRotated` notification (sent when the statement commits) makes every server
+    /// forget it at once. False if there is no such account.
+    public func rotateToken(account: UUID, tokenHash: [UInt8]) async throws -> Bool {
+        let rows = try await client.query("""
+            WITH rotated AS (
+                UPDATE accounts SET token_hash = \(ByteBuffer(bytes: tokenHash)) WHERE account_id = \(account) RETURNING account_id
+            )
+            SELECT account_id, pg_notify(\(AccountTokenRotated.channel), json_build_object('accountId', account_id)::text)::text
+            FROM rotated
+            """, logger: logger)
+        return try await !rows.decode((UUID, String).self).collectAll().isEmpty
+    }
+
     /// The account whose token has this hash.
     public func account(tokenHash: [UInt8]) async throws -> UUID? {
         try await client.query("SELECT account_id FROM accounts WHERE token_hash = \(ByteBuffer(bytes: tokenHash))", logger: logger)

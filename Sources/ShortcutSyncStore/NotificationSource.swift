@@ -4,7 +4,7 @@ import PostgresNIO
 import Synchronization
 
 /// What the database announces with `NOTIFY` — servers' `ProjectionNotification`s,
-/// `DeviceSignedOut`, `AccountErased` — as one sequence of events that outlives connections.
+/// `DeviceSignedOut`, `AccountErased`, `AccountTokenRotated` — as one sequence of events that outlives connections.
 ///
 /// `LISTEN` holds a session: the source listens on one connection, and when it cannot be made,
 /// fails or is ended by the server, makes another (100 ms more of a pause after each failure, 2 s
@@ -24,17 +24,19 @@ public struct NotificationSource: Sendable {
         case projection(ProjectionNotification)
         case deviceSignedOut(DeviceSignedOut)
         case accountErased(AccountErased)
+        case accountTokenRotated(AccountTokenRotated)
     }
 
     /// A channel to listen on, and the notification each of its payloads is.
     public enum Channel: Sendable, Hashable, CaseIterable {
-        case projection, deviceSignedOut, accountErased
+        case projection, deviceSignedOut, accountErased, accountTokenRotated
 
         var name: String {
             switch self {
             case .projection: ProjectionNotification.channel
             case .deviceSignedOut: DeviceSignedOut.channel
             case .accountErased: AccountErased.channel
+            case .accountTokenRotated: AccountTokenRotated.channel
             }
         }
 
@@ -45,6 +47,7 @@ public struct NotificationSource: Sendable {
             case .projection: ProjectionNotification(payload: payload).map(Event.projection)
             case .deviceSignedOut: (try? decoder.decode(DeviceSignedOut.self, from: data)).map(Event.deviceSignedOut)
             case .accountErased: (try? decoder.decode(AccountErased.self, from: data)).map(Event.accountErased)
+            case .accountTokenRotated: (try? decoder.decode(AccountTokenRotated.self, from: data)).map(Event.accountTokenRotated)
             }
         }
     }
