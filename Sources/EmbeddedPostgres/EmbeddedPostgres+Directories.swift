@@ -18,8 +18,16 @@ extension EmbeddedPostgres {
     /// else may write to it.
     func prepareHome(_ home: URL, owner: (uid: uid_t, gid: gid_t)?) throws {
         if home.path.hasPrefix(dataDirectory.path + "/") {
+            // Inside the data directory: made owner-only (one an earlier version made open to
+            // others is closed), then checked as the one outside is — a link, another user's
+            // directory, or one others may write to is refused.
             try FileManager.default.createDirectory(atPath: home.path, withIntermediateDirectories: true)
-            if let owner { chown(home.path, owner.uid, owner.gid) }
+            var info = stat()
+            if lstat(home.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+                if let owner, info.st_uid == geteuid() { lchown(home.path, owner.uid, owner.gid) }
+                chmod(home.path, 0o700)
+            }
+            try Self.checkPrivateDirectory(home.path, owner: owner?.uid ?? geteuid())
             return
         }
         if mkdir(home.path, 0o700) == 0 {

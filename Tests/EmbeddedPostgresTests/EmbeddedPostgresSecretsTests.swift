@@ -130,4 +130,35 @@ import Glibc
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: home).isEmpty, "nothing was put in it")
     }
+
+    /// Inside the data directory, the cluster's home is made owner-only (one an earlier version
+    /// left open to others is closed) and checked as the one in /var/tmp is: a link is refused.
+    @Test func theClusterHomeInsideTheDataDirectoryIsOwnerOnlyAndNoLink() async throws {
+        let dataDirectory = URL(fileURLWithPath: "/tmp").appendingPathComponent("shortcut-sync-home-\(UUID().uuidString.prefix(8))")
+        let elsewhere = URL(fileURLWithPath: "/tmp").appendingPathComponent("shortcut-sync-elsewhere-\(UUID().uuidString.prefix(8))")
+        defer {
+            Postmaster.quit(dataDirectory: dataDirectory)
+            try? FileManager.default.removeItem(at: dataDirectory)
+            try? FileManager.default.removeItem(at: elsewhere)
+        }
+        let cluster = EmbeddedPostgres(dataDirectory: dataDirectory, logger: TestDatabase.shared.logger)
+        let home = cluster.clusterDirectory.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: home, withDestinationURL: elsewhere)
+        await #expect {
+            _ = try await cluster.start()
+        } throws: { error in
+            "\(error)".contains("refusing to use \(home.path)") && "\(error)".contains("not a directory")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty, "nothing was put where the link points")
+
+        try FileManager.default.removeItem(at: home)
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        chmod(home.path, 0o777)
+        _ = try await cluster.start()
+        var info = stat()
+        #expect(lstat(home.path, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        await cluster.stop()
+    }
 }
