@@ -1,4 +1,5 @@
 // swift-tools-version: 6.2
+import Foundation
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -6,12 +7,19 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// `.ci/fuzz` builds (in a build folder of its own) with SHORTCUT_SYNC_FUZZ=1: the domain, whose
+/// readers of client bytes it fuzzes, and the fuzz target are built for libFuzzer with the
+/// address sanitizer; nothing else is.
+let fuzzing = ProcessInfo.processInfo.environment["SHORTCUT_SYNC_FUZZ"] == "1"
+let fuzzed: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"]), .define("FUZZING")] : []
+
 let package = Package(
     name: "shortcut-sync",
     // iOS, watchOS and visionOS are for apps that embed ShortcutSyncClient (not built on this Linux machine).
     platforms: [.macOS(.v15), .iOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "shortcut-sync", targets: ["ShortcutSyncCLI"]),
+        .executable(name: "push-json-fuzz", targets: ["PushJSONFuzz"]),
         .library(name: "ShortcutSyncDomain", targets: ["ShortcutSyncDomain"]),
         .library(name: "ShortcutSyncAPI", targets: ["ShortcutSyncAPI"]),
         .library(name: "ShortcutSyncClient", targets: ["ShortcutSyncClient"]),
@@ -47,7 +55,16 @@ let package = Package(
         // Pure domain: events, clock, phrases, the fold. Foundation only.
         .target(
             name: "ShortcutSyncDomain",
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings + fuzzed
+        ),
+        // The fuzz target of the push body's reader (Fuzz/PushJSONFuzz): libFuzzer's under
+        // `.ci/fuzz`, a replayer of Fuzz/corpus otherwise.
+        .executableTarget(
+            name: "PushJSONFuzz",
+            dependencies: ["ShortcutSyncDomain"],
+            path: "Fuzz/PushJSONFuzz",
+            swiftSettings: swiftSettings + fuzzed,
+            linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
         ),
         // Files that hold secrets (a password, a token): owner-only from the moment they exist. Foundation only.
         .target(

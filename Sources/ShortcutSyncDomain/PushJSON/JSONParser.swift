@@ -75,9 +75,17 @@ struct JSONParser {
             depth -= 1
             return .object(members)
         }
+        // A name given twice is refused: readers disagree on which value counts (JSONDecoder takes
+        // the first, JSONSerialization and PostgreSQL's jsonb the last), so no reading is right.
+        var names = MemberNames()
         while true {
             guard current == UInt8(ascii: "\"") else { throw error("expected a member name") }
+            let start = index
             let key = try string()
+            guard names.insert(key) else {
+                index = start
+                throw error("a member name is given twice")
+            }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
@@ -243,5 +251,21 @@ struct JSONParser {
             index += 1
         }
         return value
+    }
+}
+
+/// The member names of one object so far: a short list while it is short, a set past that, so
+/// that an object of many members costs no more than one of few per member.
+private struct MemberNames {
+    private var few: [String] = []
+    private var many: Set<String>?
+
+    /// Adds `name`; false when the object has it already.
+    mutating func insert(_ name: String) -> Bool {
+        if many != nil { return many!.insert(name).inserted }
+        if few.contains(name) { return false }
+        few.append(name)
+        if few.count > 16 { many = Set(few) }
+        return true
     }
 }
