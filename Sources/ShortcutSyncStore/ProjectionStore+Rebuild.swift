@@ -140,29 +140,50 @@ extension ProjectionStore {
         return Set(try await rows.decode(UUID.self).collectAll())
     }
 
-    /// Replaces the live projections with the rebuilt ones and starts a new epoch (every device's
-    /// next pull answers with its whole view), in the caller's transaction on `connection`, which
-    /// must hold `account_heads` against every writer and have brought the rebuild to every
-    /// account's head: each account's folded version becomes its rebuilt version, and the parked
-    /// accounts the rebuild folded are parked no more.
-    public func copyRebuildToLive(on connection: PostgresConnection) async throws {
-        for table in ProjectionTables.names {
-            // Cross-account: a promotion replaces every live row with the rebuilt ones.
-            try await connection.guardedQuery("DELETE FROM \(unescaped: table)", logger: logger)
-            try await connection.guardedQuery("INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table)", logger: logger)
+    /// The accounts with a head, in no order: those a promotion goes through one by one.
+    public func accountsWithHeads() async throws -> [UUID] {
+        // Cross-account: a promotion's list of every account, read once, without a lock.
+        try await client.query("SELECT account_id FROM account_heads", logger: logger).decode(UUID.self).collectAll()
+    }
+
+    /// Locks the account's head in the caller's transaction (its pushes and its maintenance fold
+    /// wait), and reads how far its rebuilt rows are; nil when it has no head any more (erased).
+    public func lockForPromotion(_ account: UUID, on connection: PostgresConnection) async throws -> RebuildLag? {
+        let rows = try await connection.guardedQuery("""
+            SELECT h.version, coalesce((SELECT r.version FROM rebuild.projection_accounts r WHERE r.account_id = \(account)), 0)
+            FROM account_heads h WHERE h.account_id = \(account)
+            FOR UPDATE OF h
+            """, logger: logger)
+        return try await rows.decode((Int64, Int64).self).collectAll().first.map {
+            RebuildLag(accountId: account, version: $0.0, rebuiltVersion: $0.1)
         }
-        // Cross-account: every head takes the version its promoted rows include.
+    }
+
+    /// Replaces the account's live projection rows with its rebuilt ones, in the caller's
+    /// transaction on `connection`, which holds its head (`lockForPromotion`) and has brought its
+    /// rebuilt rows to the head: its folded version becomes its rebuilt version, and it is parked
+    /// no more if that is its head. Every statement names the account (one shard on Citus).
+    public func copyRebuildToLive(account: UUID, on connection: PostgresConnection) async throws {
+        for table in ProjectionTables.names {
+            try await connection.guardedQuery("DELETE FROM \(unescaped: table) WHERE account_id = \(account)", logger: logger)
+            try await connection.guardedQuery("""
+                INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table) WHERE account_id = \(account)
+                """, logger: logger)
+        }
         try await connection.guardedQuery("""
             UPDATE account_heads h SET folded_version = r.version
             FROM rebuild.projection_accounts r
-            WHERE r.account_id = h.account_id AND h.folded_version <> r.version
+            WHERE h.account_id = \(account) AND r.account_id = \(account) AND h.folded_version <> r.version
             """, logger: logger)
-        // Cross-account: the parked accounts whose events the promoted rows now include.
         try await connection.guardedQuery("""
             DELETE FROM projection_parked_accounts p USING account_heads h
-            WHERE h.account_id = p.account_id AND h.folded_version = h.version
+            WHERE p.account_id = \(account) AND h.account_id = \(account) AND h.folded_version = h.version
             """, logger: logger)
-        try await connection.guardedQuery(
+    }
+
+    /// Starts a new epoch: every device's next pull answers with its whole view.
+    public func startNewEpoch() async throws {
+        try await client.query(
             "UPDATE projection_checkpoint SET epoch = epoch + 1, updated_at = now() WHERE name = 'live'", logger: logger)
     }
 }

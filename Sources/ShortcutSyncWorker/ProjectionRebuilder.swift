@@ -160,18 +160,26 @@ public struct ProjectionRebuilder: Sendable {
     /// pull answers with its whole view. Every account's folded version becomes the version its
     /// rebuilt rows include (its head), so accounts behind and parked ones are current afterwards.
     ///
-    /// One transaction locks `account_heads` in exclusive mode (pushes and maintenance tasks wait
-    /// for it, and it waits for those in flight: share mode would deadlock with a maintenance task
-    /// that holds a head it is about to move), catches the rebuild up to every head and copies it over.
+    /// Account by account, each in a transaction of its own that locks its head (its pushes and
+    /// its maintenance fold wait for that one account, briefly), catches its rebuilt rows up to
+    /// the head and copies them over; the epoch changes once every account is done. No statement
+    /// locks a whole table: on Citus each runs on the account's shard, and nothing stops the
+    /// pushes of every node (a `LOCK TABLE account_heads` would, on every worker). Until the new
+    /// epoch a device may pull some accounts' rebuilt rows as changes above its cursor; with the
+    /// new epoch every device gets its whole view, so nothing it missed meanwhile stays missing.
+    /// An account made during the promotion has no rebuilt rows, and keeps its live ones (the
+    /// fold of all its pushes).
     public func promote() async throws {
-        try await client.withConnection { connection in
-            try await connection.inTransaction(logger: logger) { connection in
-                // Cross-account: a promotion holds every head still while it swaps.
-                try await connection.guardedQuery("LOCK TABLE account_heads IN EXCLUSIVE MODE", logger: logger)
-                try await finalCatchUp(on: connection)
-                try await store.copyRebuildToLive(on: connection)
+        for account in try await store.accountsWithHeads() {
+            try await client.withConnection { connection in
+                try await connection.inTransaction(logger: logger) { connection in
+                    guard let lag = try await store.lockForPromotion(account, on: connection) else { return }  // erased meanwhile
+                    try await catchUp(lag, on: connection) { _ in }
+                    try await store.copyRebuildToLive(account: account, on: connection)
+                }
             }
         }
+        try await store.startNewEpoch()
         logger.info("the rebuilt projections are live now")
     }
 }
