@@ -179,6 +179,8 @@ public struct ProjectionRebuilder: Sendable {
                 }
             }
         }
+        // The rebuilt rows of accounts erased since the rebuild read them (never copied: they have no head).
+        try await client.withConnection { try await store.dropErasedAccounts(on: $0) }
         try await store.startNewEpoch()
         logger.info("the rebuilt projections are live now")
     }

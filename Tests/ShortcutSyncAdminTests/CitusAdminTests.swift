@@ -34,4 +34,8 @@ struct CitusAdminTests {
     @Test func erasureLeavesNoRow() async throws {
         try await AdminMaintenanceTests().erasureLeavesNoRowOfTheAccountAnywhereAndVerifyPasses()
     }
+
+    @Test func aRebuildDoesNotBringAnErasedAccountBack() async throws {
+        try await AdminMaintenanceTests().aRebuildThatReadAnAccountBeforeItsErasureDoesNotBringItBack()
+    }
 }
