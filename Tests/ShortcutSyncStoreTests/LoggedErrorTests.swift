@@ -37,6 +37,25 @@ import Testing
         #expect(logged.contains("duplicate key value violates unique constraint"), "\(logged)")
     }
 
+    /// A statement the server refuses as not supported (Citus's refusals are 0A000 too) is named
+    /// with the refusal, by its text, without its bound values.
+    @Test func aRefusedStatementIsNamedWithoutItsBindValues() async throws {
+        let marker = "refused-marker-\(UUID())"
+        let error = try await TestDatabase.withClient { client, _ in
+            do {
+                try await client.query("SELECT count(*) FROM events WHERE type = \(marker) FOR UPDATE")
+            } catch let error as PSQLError {
+                return error
+            }
+            Issue.record("the statement was not refused")
+            throw CancellationError()
+        }
+        let logged = LoggedError(error).description
+        #expect(logged.contains("0A000"), "\(logged)")
+        #expect(logged.contains("statement: SELECT count(*) FROM events WHERE type = $1 FOR UPDATE"), "\(logged)")
+        #expect(!logged.contains(marker), "\(logged)")
+    }
+
     @Test func aDataExceptionsMessageWhichQuotesTheValueIsLeftOut() async throws {
         let marker = "not-a-uuid-\(UUID())"
         let error: PSQLError? = try await TestDatabase.withClient { client, _ in
