@@ -99,6 +99,9 @@ BEGIN
         ORDER BY n.nspname, c.relname
     LOOP
         PERFORM create_reference_table(name);
+        -- The rows were copied to every node; the coordinator's local copy is invisible from now
+        -- on, and its space is given back.
+        PERFORM truncate_local_data_after_distributing_table(name);
     END LOOP;
     IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'devices_account_id_fkey') THEN
         ALTER TABLE devices ADD CONSTRAINT devices_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts (account_id);
@@ -112,6 +115,8 @@ DECLARE
     name regclass;
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'public.events'::regclass) THEN
+        -- Its local copy stays on the coordinator's disk, invisible: the append-only trigger
+        -- refuses TRUNCATE (an operator may drop it by hand, with the trigger disabled).
         PERFORM create_distributed_table('public.events', 'account_id');
     END IF;
     FOR name IN
@@ -122,6 +127,7 @@ BEGIN
         ORDER BY n.nspname, c.relname
     LOOP
         PERFORM create_distributed_table(name, 'account_id', colocate_with => 'public.events');
+        PERFORM truncate_local_data_after_distributing_table(name);
     END LOOP;
 END;
 $$;
