@@ -33,6 +33,14 @@ struct CitusWorkerTests {
         try await ProjectionRebuilderTests().aPromotionMakesTheAccountsBehindCurrent()
     }
 
+    @Test func anUpgradedDatabaseKeepsEveryView() async throws {
+        try await UpgradeTests().anUpgradedDatabaseKeepsEveryViewAndFoldsOnFromIt()
+    }
+
+    @Test func accountsTheOldWorkerHadNotFoldedAreFolded() async throws {
+        try await UpgradeTests().accountsTheOldWorkerHadNotFoldedAreFoldedAgainByTheMaintenanceTasks()
+    }
+
     /// `migrate` on a coordinator distributes every table: by account_id, all in one colocation
     /// group, the others as reference tables; run again it changes nothing, and a table a later
     /// migration adds is distributed by it too.
