@@ -37,9 +37,14 @@ public final class EmbeddedPostgres: Service, Sendable {
         var stopping: Task<Void, Never>?
     }
 
-    public init(dataDirectory: URL, logger: Logger) {
+    /// Server settings of a cluster this process starts, beside its own (`-c name=value`): for a
+    /// cluster that loads an extension (`shared_preload_libraries`), a Citus node for instance.
+    public let settings: [(name: String, value: String)]
+
+    public init(dataDirectory: URL, logger: Logger, settings: [(name: String, value: String)] = []) {
         self.dataDirectory = dataDirectory.standardizedFileURL
         self.logger = logger
+        self.settings = settings
     }
 
     /// The file that holds the cluster's password (owner-only).
@@ -90,7 +95,8 @@ public final class EmbeddedPostgres: Service, Sendable {
 
         let port = try preferredPort ?? Self.freeLoopbackPort()
         let socketDirectory = try Self.makeSocketDirectory(owner: owner)
-        let options = "-c port=\(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(socketDirectory) -c max_connections=400"
+        let options = (["-c port=\(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(socketDirectory) -c max_connections=400"]
+            + settings.map { "-c \($0.name)=\($0.value)" }).joined(separator: " ")
         do {
             try await tools.run("pg_ctl", ["-D", cluster.path, "-l", home.appendingPathComponent("postgres.log").path,
                                            "-w", "-t", "120", "-o", options, "start"])

@@ -88,3 +88,17 @@ struct PostgresTools: Sendable {
         }
     }
 }
+
+extension EmbeddedPostgres {
+    /// The shared library of a server extension (`citus` → `…/lib/citus.so`) for the PostgreSQL
+    /// whose tools an embedded cluster runs, if it is installed: beside their `bin` directory, as
+    /// Debian's packages and `make install` against their `pg_config` put it (links to the tools
+    /// followed). Nil otherwise.
+    public static func extensionLibrary(_ name: String) -> URL? {
+        guard let tools = try? PostgresTools.find(asPostgres: false) else { return nil }
+        // The installation's own bin directory, not a directory of links to it (/usr/local/bin).
+        let bin = URL(fileURLWithPath: tools.bin + "/initdb").resolvingSymlinksInPath().deletingLastPathComponent()
+        let library = bin.deletingLastPathComponent().appendingPathComponent("lib/\(name).so")
+        return FileManager.default.fileExists(atPath: library.path) ? library : nil
+    }
+}

@@ -33,12 +33,21 @@ extension PushBenchmark {
     /// afterwards) with the service as a child process (stopped afterwards, also when a part
     /// fails). `interruptible` runs the measuring itself, so that the caller can cut it short
     /// (at a signal) and the cleanup still runs; `report` is told what the run is doing.
+    ///
+    /// With `inPlace`, in the database of `server` itself, migrated and kept: for a Citus
+    /// coordinator's database, which a fresh database beside it would not be on the workers
+    /// (it needs the extension and the workers added in it on every node).
     public static func run(
-        server: DatabaseURL, scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
+        server: DatabaseURL, inPlace: Bool = false, scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
-        try await withFreshDatabase(on: server, logger: logger) { url in
+        guard !inPlace else {
+            try await Migrator.migrate(server, logger: logger)
+            return try await run(on: server, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
+                                 report: report, interruptible: interruptible)
+        }
+        return try await withFreshDatabase(on: server, logger: logger) { url in
             try await run(on: url, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
                           report: report, interruptible: interruptible)
         }

@@ -84,10 +84,16 @@ public struct AccountStore: Sendable {
     /// Signs a device out: its token stops working, its push token is dropped (no more wakes), its events stay, and a `DeviceSignedOut`
     /// notification (sent when the statement commits) ends its open streams on every server.
     /// False if the account has no such device.
+    ///
+    /// The first sign-out's time stays: `least(revoked_at, now())` is `now()` while `revoked_at` is
+    /// NULL (least ignores NULLs) and the earlier time after. Not `coalesce(revoked_at, now())`,
+    /// which means the same on one PostgreSQL: Citus refuses a STABLE function inside COALESCE or
+    /// CASE in an UPDATE of a Citus table (it evaluates `now()` once on the coordinator only where
+    /// the function is evaluated unconditionally).
     public func revokeDevice(_ device: UUID, account: UUID) async throws -> Bool {
         let rows = try await client.query("""
             WITH revoked AS (
-                UPDATE devices SET token_hash = NULL, revoked_at = coalesce(revoked_at, now())
+                UPDATE devices SET token_hash = NULL, revoked_at = least(revoked_at, now())
                 WHERE device_id = \(device) AND account_id = \(account)
                 RETURNING device_id, account_id
             ), unregistered AS (

@@ -9,8 +9,10 @@ import PostgresNIO
 /// detail (the key that collided, the failing row). Here a `PSQLError` is its kind, SQLSTATE,
 /// the server's message and the names of the constraint, table and column at fault; the detail,
 /// the hint, the query and the binds are left out, and so is the message of a data exception
-/// (class 22: "invalid input syntax for type uuid: …" quotes the value). An error that wraps one
-/// is its type and that. Any other error is its `description`.
+/// (class 22: "invalid input syntax for type uuid: …" quotes the value). A statement refused as
+/// not supported (0A000, what Citus answers to a form it cannot distribute) is named by its text,
+/// placeholders and all. An error that wraps one is its type and that. Any other error is its
+/// `description`.
 public struct LoggedError: CustomStringConvertible, Sendable {
     public let description: String
 
@@ -48,6 +50,13 @@ public struct LoggedError: CustomStringConvertible, Sendable {
             if let constraint = info[.constraintName] { parts.append("constraint: \(constraint)") }
             if let table = info[.tableName] { parts.append("table: \(table)") }
             if let column = info[.columnName] { parts.append("column: \(column)") }
+            // A statement the server will not run as written (on Citus: a form it cannot
+            // distribute, "could not run distributed query with FOR UPDATE/SHARE commands"): the
+            // statement's text is named, which holds placeholders ($1 …), never the bound values.
+            if info[.sqlState] == "0A000", let sql = error.query?.sql {
+                let text = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+                parts.append("statement: \(text.count > 300 ? text.prefix(300) + "…" : text)")
+            }
         }
         if let underlying = error.underlying {
             parts.append("underlying: \(describe(underlying))")

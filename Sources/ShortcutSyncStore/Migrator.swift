@@ -41,6 +41,7 @@ public struct Migrator: Sendable {
         try await connection.guardedQuery("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
         do {
             let applied = try await apply(migrations, on: connection, logger: logger)
+            try await distributeIfCitus(on: connection, logger: logger)
             try await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
             return applied
         } catch {
@@ -80,6 +81,30 @@ public struct Migrator: Sendable {
             logger.debug("schema is current", metadata: ["version": "\(migrations.last?.version ?? 0)"])
         }
         return applied
+    }
+
+    /// On a Citus coordinator (the database has the citus extension), distributes what the
+    /// migrations made and is not distributed yet: `Schema/citus/distribute.sql`, statement by
+    /// statement outside a transaction as psql would run it, on every migrate (each of its steps
+    /// is skipped once done), so that a table a later migration adds is distributed by the one
+    /// command an operator runs on one node too. Nothing happens on a PostgreSQL without Citus, nor
+    /// before the database has every migration of this build.
+    private static func distributeIfCitus(on connection: PostgresConnection, logger: Logger) async throws {
+        let citus = try await connection.guardedQuery("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')", logger: logger)
+            .decode(Bool.self).collectAll().first ?? false
+        guard citus else { return }
+        // The script is written for this build's schema: a database migrated only part of the
+        // way (an upgrade test's older schema) is distributed once it has every migration.
+        let applied = Set(try await connection.guardedQuery("SELECT version FROM schema_migrations", logger: logger)
+            .decode(Int.self).collectAll())
+        guard try Migration.bundled().allSatisfy({ applied.contains($0.version) }) else {
+            logger.info("the database has Citus but not yet this build's whole schema: its tables are distributed once it has")
+            return
+        }
+        logger.info("the database has Citus: distributing its tables (Schema/citus/distribute.sql)")
+        for statement in SQLScript.statements(in: try Migration.citusDistribution()) {
+            try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
     }
 
     /// The versions the database has applied, or nil when it has never been migrated.

@@ -17,13 +17,19 @@ public struct OperatorStore: Sendable {
 
     /// Every account with its numbers of devices and events, oldest first.
     public func accounts() async throws -> [AccountSummary] {
-        // Cross-account: an operators' listing of every account.
+        // Cross-account: an operators' listing of every account. The counts are grouped in
+        // subqueries of FROM rather than correlated in the target list: Citus cannot join the
+        // reference table `accounts` with correlated subqueries over the distributed `events`
+        // ("complex joins are only supported when all distributed tables are co-located and
+        // joined on their distribution columns"), and plans these per shard, grouped by the
+        // distribution column. Both read every event's index entry once, as before.
         let rows = try await client.query("""
-            SELECT a.account_id, a.created_at,
-                   (SELECT count(*) FROM devices d WHERE d.account_id = a.account_id),
-                   (SELECT count(*) FROM events e WHERE e.account_id = a.account_id),
-                   (SELECT max(recorded_at) FROM events e WHERE e.account_id = a.account_id)
-            FROM accounts a ORDER BY a.created_at, a.account_id
+            SELECT a.account_id, a.created_at, coalesce(d.devices, 0), coalesce(e.events, 0), e.last_at
+            FROM accounts a
+            LEFT JOIN (SELECT account_id, count(*) AS devices FROM devices GROUP BY account_id) d ON d.account_id = a.account_id
+            LEFT JOIN (SELECT account_id, count(*) AS events, max(recorded_at) AS last_at FROM events GROUP BY account_id) e
+                ON e.account_id = a.account_id
+            ORDER BY a.created_at, a.account_id
             """, logger: logger)
         return try await rows.decode((UUID, Date, Int64, Int64, Date?).self).collectAll().map {
             AccountSummary(accountId: $0.0, createdAt: $0.1, devices: Int($0.2), events: $0.3, lastEventAt: $0.4)
@@ -50,18 +56,20 @@ public struct OperatorStore: Sendable {
     }
 
     /// The account's devices with their events, last seq, reported apps and wakes, oldest first.
+    /// Every distributed table is read with the account's id (no LATERAL join on the reference
+    /// table `devices`, which Citus refuses): one shard on Citus.
     public func devices(account: UUID) async throws -> [DeviceSummary] {
         let rows = try await client.query("""
             SELECT d.device_id, d.account_id, d.name, d.platform, d.created_at, d.revoked_at,
-                   e.events, e.last_seq, e.last_at, p.installed,
+                   coalesce(e.events, 0), coalesce(e.last_seq, 0), e.last_at, p.installed,
                    left(t.token, 8), t.environment, t.last_wake_at, coalesce(t.wake_count, 0)
             FROM devices d
-            LEFT JOIN LATERAL (
-                SELECT count(*) AS events, coalesce(max(seq), 0) AS last_seq, max(recorded_at) AS last_at
-                FROM events WHERE account_id = d.account_id AND device_id = d.device_id
-            ) e ON true
-            LEFT JOIN projection_devices p ON p.account_id = d.account_id AND p.device_id = d.device_id
-            LEFT JOIN push_tokens t ON t.account_id = d.account_id AND t.device_id = d.device_id
+            LEFT JOIN (
+                SELECT device_id, count(*) AS events, max(seq) AS last_seq, max(recorded_at) AS last_at
+                FROM events WHERE account_id = \(account) GROUP BY device_id
+            ) e ON e.device_id = d.device_id
+            LEFT JOIN projection_devices p ON p.account_id = \(account) AND p.device_id = d.device_id
+            LEFT JOIN push_tokens t ON t.account_id = \(account) AND t.device_id = d.device_id
             WHERE d.account_id = \(account)
             ORDER BY d.created_at, d.device_id
             """, logger: logger)

@@ -59,7 +59,7 @@ public struct PostgresEventStore: Sendable {
                     try await appendAndFold(pending, account: account, device: device, fold: fold, on: connection)
                 }
             } catch let error as PSQLError where error.isUniqueViolation {
-                if error.constraintName == "events_event_id_key" {
+                if error.names(constraint: "events_event_id_key") {
                     throw try await idReuse(in: events, account: account, device: device)
                 }
                 continue  // a concurrent push of this device won the race: look again

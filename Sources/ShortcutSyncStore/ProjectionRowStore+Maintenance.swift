@@ -17,19 +17,35 @@ extension ProjectionRowStore {
     /// refold (and that is not parked, or whose next try is due), locking its head until the
     /// caller's transaction ends: its pushes wait, and no other task or process takes it
     /// (`SKIP LOCKED`). Nil when there is none. Accounts behind come first: their views lag.
-    public func takeAccountBehind(on connection: PostgresConnection) async throws -> AccountBehind? {
-        // Cross-account: the maintenance queue, through the partial index account_heads_behind.
-        let rows = try await connection.guardedQuery("""
-            SELECT h.account_id, h.version, h.folded_version, h.refold_pending FROM account_heads h
+    ///
+    /// Two statements, so that it runs on Citus as on one PostgreSQL: Citus locks rows
+    /// (`FOR UPDATE`) only in a statement that reaches a single shard. A plain read of up to
+    /// `candidates` accounts (every shard, no lock, those behind first), then, in a random order,
+    /// a lock of one of them by its account id (one shard, `SKIP LOCKED`, the condition checked
+    /// again: it may have been folded or parked since the read). Nil also when every candidate
+    /// read is held by another task: with fewer tasks folding at once than `candidates`, never
+    /// while another account waits.
+    public func takeAccountBehind(on connection: PostgresConnection, candidates: Int = 32) async throws -> AccountBehind? {
+        // Cross-account: the maintenance queue, through the partial indexes account_heads_behind and account_heads_refold.
+        let waiting = try await connection.guardedQuery("""
+            SELECT h.account_id FROM account_heads h
             WHERE (h.folded_version < h.version OR h.refold_pending)
               AND NOT EXISTS (SELECT 1 FROM projection_parked_accounts p WHERE p.account_id = h.account_id AND p.retry_at > now())
             ORDER BY h.folded_version < h.version DESC
-            LIMIT 1
-            FOR UPDATE OF h SKIP LOCKED
-            """, logger: logger)
-        return try await rows.decode((UUID, Int64, Int64, Bool).self).collectAll().first.map {
-            AccountBehind(accountId: $0.0, version: $0.1, foldedVersion: $0.2, refoldPending: $0.3)
+            LIMIT \(candidates)
+            """, logger: logger).decode(UUID.self).collectAll()
+        for account in waiting.shuffled() {
+            let rows = try await connection.guardedQuery("""
+                SELECT h.account_id, h.version, h.folded_version, h.refold_pending FROM account_heads h
+                WHERE h.account_id = \(account) AND (h.folded_version < h.version OR h.refold_pending)
+                  AND NOT EXISTS (SELECT 1 FROM projection_parked_accounts p WHERE p.account_id = \(account) AND p.retry_at > now())
+                FOR UPDATE OF h SKIP LOCKED
+                """, logger: logger)
+            if let taken = try await rows.decode((UUID, Int64, Int64, Bool).self).collectAll().first {
+                return AccountBehind(accountId: taken.0, version: taken.1, foldedVersion: taken.2, refoldPending: taken.3)
+            }
         }
+        return nil
     }
 
     /// Records, in the caller's transaction (which holds the head), how far the account is folded

@@ -20,13 +20,21 @@ extension ProjectionRowStore {
         _ account: UUID, version: Int64, error: String, retry: (first: Duration, longest: Duration) = (.seconds(1), .seconds(300)),
         on connection: PostgresConnection
     ) async throws {
+        // The attempts so far are read first (the caller holds the account's head, so nothing
+        // parks it meanwhile) and the next try's time is computed in VALUES, where `now()` is
+        // taken once: Citus refuses any function but IMMUTABLE ones in the DO UPDATE SET of an
+        // INSERT into a distributed table, so that clause only copies `excluded`.
+        let attempts = try await connection.guardedQuery(
+            "SELECT attempts FROM projection_parked_accounts WHERE account_id = \(account)", logger: logger
+        ).decode(Int.self).collectAll().first ?? 0
         let first = retry.first.inMilliseconds, longest = retry.longest.inMilliseconds
+        let pause = min(Double(first) * pow(2, Double(min(attempts, 30))), Double(longest))
         try await connection.guardedQuery("""
-            INSERT INTO projection_parked_accounts AS p (account_id, failed_version, error, retry_at)
-            VALUES (\(account), \(version), \(error), now() + \(first) * interval '1 millisecond')
+            INSERT INTO projection_parked_accounts AS p (account_id, failed_version, error, attempts, retry_at)
+            VALUES (\(account), \(version), \(error), \(attempts + 1), now() + \(pause) * interval '1 millisecond')
             ON CONFLICT (account_id) DO UPDATE SET
-                attempts = p.attempts + 1, error = excluded.error, failed_version = excluded.failed_version,
-                retry_at = now() + least(\(first) * power(2, least(p.attempts, 30)), \(longest)) * interval '1 millisecond'
+                attempts = excluded.attempts, error = excluded.error, failed_version = excluded.failed_version,
+                retry_at = excluded.retry_at
             """, logger: logger)
     }
 

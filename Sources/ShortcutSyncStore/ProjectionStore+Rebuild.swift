@@ -37,68 +37,53 @@ extension ProjectionStore {
         }
     }
 
-    /// How many accounts with events the live projections hold current (folded to their head),
-    /// and how many are behind (or wait for a migration's refold), read on `connection`: what `verify` compares, and what it cannot.
-    public func accountsCurrent(on connection: PostgresConnection) async throws -> (current: Int64, behind: Int64) {
-        // Cross-account: an operators' count over every head.
-        let rows = try await connection.guardedQuery("""
-            SELECT count(*) FILTER (WHERE folded_version = version AND NOT refold_pending),
-                   count(*) FILTER (WHERE folded_version < version OR refold_pending)
-            FROM account_heads WHERE version > 0
-            """, logger: logger)
-        return try await rows.decode((Int64, Int64).self).collectAll().first.map { ($0.0, $0.1) } ?? (0, 0)
-    }
-
-    /// The rows where live and rebuilt projections disagree, read on `connection` in one snapshot,
-    /// for the accounts whose live projections include their head (those behind, after an import
-    /// or parked, are not compared: their live rows are known to lag). Rows are compared on `(account_id, key, view)` for items
+    /// The account's rows where live and rebuilt projections disagree, read on `connection`, whose
+    /// transaction holds the account's head with both sides at it (`verify`: an account whose live
+    /// rows are behind its head, after an import or parked, is not compared). Rows are compared on `(account_id, key, view)` for items
     /// present in the view only: versions and tombstones depend on where batches happened to
     /// begin and end (a shortcut donated and deleted within one batch leaves no row at all), so
     /// they differ between two correct runs. Accounts are compared on their greatest hlc, devices
     /// on the apps they reported (not on how many times that set changed between batches); the
     /// fold's rows (donation groups, deletion marks) on every column.
-    public func differences(limit: Int, on connection: PostgresConnection) async throws -> [ProjectionDifference] {
-        let behind = Array(try await accountsBehind(on: connection))
-        // Each comparison reads (account, key, live, rebuilt), the sides as text, NULL where absent.
-        // Cross-account: verify compares every live row with its rebuilt twin.
+    public func differences(account: UUID, limit: Int, on connection: PostgresConnection) async throws -> [ProjectionDifference] {
+        // Each comparison reads (account, key, live, rebuilt), the sides as text, NULL where absent;
+        // each side is the account's rows only (one shard on Citus).
         let comparisons: [(ProjectionDifference.Kind, PostgresQuery)] = [
             (.account, """
                 SELECT coalesce(l.account_id, r.account_id), '',
                        CASE WHEN l.account_id IS NULL THEN NULL ELSE concat('hlc ', l.max_hlc_wall, '.', l.max_hlc_counter) END,
                        CASE WHEN r.account_id IS NULL THEN NULL ELSE concat('hlc ', r.max_hlc_wall, '.', r.max_hlc_counter) END
-                FROM projection_accounts l FULL JOIN rebuild.projection_accounts r ON l.account_id = r.account_id
+                FROM (SELECT * FROM projection_accounts WHERE account_id = \(account)) l
+                FULL JOIN (SELECT * FROM rebuild.projection_accounts WHERE account_id = \(account)) r ON l.account_id = r.account_id
                 WHERE (l.account_id IS NULL OR r.account_id IS NULL
                    OR (l.max_hlc_wall, l.max_hlc_counter) IS DISTINCT FROM (r.max_hlc_wall, r.max_hlc_counter))
-                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1 LIMIT \(limit)
                 """),
             (.device, """
                 SELECT coalesce(l.account_id, r.account_id), coalesce(l.device_id, r.device_id)::text,
                        l.installed::text, r.installed::text
-                FROM projection_devices l FULL JOIN rebuild.projection_devices r
+                FROM (SELECT * FROM projection_devices WHERE account_id = \(account)) l
+                FULL JOIN (SELECT * FROM rebuild.projection_devices WHERE account_id = \(account)) r
                   ON l.account_id = r.account_id AND l.device_id = r.device_id
                 WHERE (l.installed IS DISTINCT FROM r.installed)
-                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
             (.shortcut, """
                 SELECT coalesce(l.account_id, r.account_id),
                        coalesce(l.bundle_id, r.bundle_id) || '/' || coalesce(l.identifier, r.identifier), l.view::text, r.view::text
-                FROM (SELECT * FROM projection_shortcuts WHERE view IS NOT NULL) l
-                FULL JOIN (SELECT * FROM rebuild.projection_shortcuts WHERE view IS NOT NULL) r
+                FROM (SELECT * FROM projection_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) l
+                FULL JOIN (SELECT * FROM rebuild.projection_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.identifier = r.identifier
                 WHERE (l.view IS DISTINCT FROM r.view)
-                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
             (.voiceShortcut, """
                 SELECT coalesce(l.account_id, r.account_id),
                        coalesce(l.voice_shortcut_id, r.voice_shortcut_id)::text, l.view::text, r.view::text
-                FROM (SELECT * FROM projection_voice_shortcuts WHERE view IS NOT NULL) l
-                FULL JOIN (SELECT * FROM rebuild.projection_voice_shortcuts WHERE view IS NOT NULL) r
+                FROM (SELECT * FROM projection_voice_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) l
+                FULL JOIN (SELECT * FROM rebuild.projection_voice_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) r
                   ON l.account_id = r.account_id AND l.voice_shortcut_id = r.voice_shortcut_id
                 WHERE (l.view IS DISTINCT FROM r.view)
-                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
             (.donationGroup, """
@@ -106,20 +91,20 @@ extension ProjectionStore {
                        concat_ws('/', coalesce(l.bundle_id, r.bundle_id), coalesce(l.identifier, r.identifier), coalesce(l.group_id, r.group_id)),
                        CASE WHEN l.account_id IS NOT NULL THEN concat('donations ', l.donations, ' latest ', l.latest_version, ' ', encode(l.latest_key, 'hex'), ' covered below ', encode(l.covered_below, 'hex'), ' habits ', md5(l.habits)) END,
                        CASE WHEN r.account_id IS NOT NULL THEN concat('donations ', r.donations, ' latest ', r.latest_version, ' ', encode(r.latest_key, 'hex'), ' covered below ', encode(r.covered_below, 'hex'), ' habits ', md5(r.habits)) END
-                FROM projection_donation_groups l FULL JOIN rebuild.projection_donation_groups r
+                FROM (SELECT * FROM projection_donation_groups WHERE account_id = \(account)) l
+                FULL JOIN (SELECT * FROM rebuild.projection_donation_groups WHERE account_id = \(account)) r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.identifier = r.identifier AND l.group_id = r.group_id
                 WHERE ((l.donations, l.latest_key, l.latest_version, l.covered_below, l.habits) IS DISTINCT FROM (r.donations, r.latest_key, r.latest_version, r.covered_below, r.habits))
-                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
             (.deletionMark, """
                 SELECT coalesce(l.account_id, r.account_id),
                        concat_ws(' ', coalesce(l.bundle_id, r.bundle_id), coalesce(l.scope, r.scope), coalesce(l.value, r.value)),
                        encode(l.key, 'hex'), encode(r.key, 'hex')
-                FROM projection_deletion_marks l FULL JOIN rebuild.projection_deletion_marks r
+                FROM (SELECT * FROM projection_deletion_marks WHERE account_id = \(account)) l
+                FULL JOIN (SELECT * FROM rebuild.projection_deletion_marks WHERE account_id = \(account)) r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.scope = r.scope AND l.value = r.value
                 WHERE (l.key IS DISTINCT FROM r.key)
-                  AND NOT coalesce(l.account_id, r.account_id) = ANY(\(behind)::uuid[])
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
         ]
@@ -133,39 +118,55 @@ extension ProjectionStore {
         return differences
     }
 
-    /// The accounts whose live projections are behind their head, or wait for the refold that a
-    /// migration asked for (their rows lack what the fold now derives), read on `connection`.
-    private func accountsBehind(on connection: PostgresConnection) async throws -> Set<UUID> {
-        // Cross-account: the accounts behind, through the partial index account_heads_behind.
-        let rows = try await connection.guardedQuery(
-            "SELECT account_id FROM account_heads WHERE folded_version < version OR refold_pending", logger: logger)
-        return Set(try await rows.decode(UUID.self).collectAll())
+    /// The accounts with a head, in their order: those a promotion or a verification goes through
+    /// one by one.
+    public func accountsWithHeads() async throws -> [UUID] {
+        // Cross-account: a promotion's or verification's list of every account, read once, without a lock.
+        try await client.query("SELECT account_id FROM account_heads ORDER BY account_id", logger: logger).decode(UUID.self).collectAll()
     }
 
-    /// Replaces the live projections with the rebuilt ones and starts a new epoch (every device's
-    /// next pull answers with its whole view), in the caller's transaction on `connection`, which
-    /// must hold `account_heads` against every writer and have brought the rebuild to every
-    /// account's head: each account's folded version becomes its rebuilt version, and the parked
-    /// accounts the rebuild folded are parked no more.
-    public func copyRebuildToLive(on connection: PostgresConnection) async throws {
-        for table in ProjectionTables.names {
-            // Cross-account: a promotion replaces every live row with the rebuilt ones.
-            try await connection.guardedQuery("DELETE FROM \(unescaped: table)", logger: logger)
-            try await connection.guardedQuery("INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table)", logger: logger)
+    /// Locks the account's head in the caller's transaction (its pushes and its maintenance fold
+    /// wait), and reads how far its rebuilt rows are and how far its live ones, and whether a
+    /// migration asked for its refold; nil when it has no head any more (erased).
+    public func lockHeadForRebuild(_ account: UUID, on connection: PostgresConnection) async throws
+        -> (lag: RebuildLag, foldedVersion: Int64, refoldPending: Bool)? {
+        let rows = try await connection.guardedQuery("""
+            SELECT h.version, h.folded_version,
+                   coalesce((SELECT r.version FROM rebuild.projection_accounts r WHERE r.account_id = \(account)), 0),
+                   h.refold_pending
+            FROM account_heads h WHERE h.account_id = \(account)
+            FOR UPDATE OF h
+            """, logger: logger)
+        return try await rows.decode((Int64, Int64, Int64, Bool).self).collectAll().first.map {
+            (RebuildLag(accountId: account, version: $0.0, rebuiltVersion: $0.2), $0.1, $0.3)
         }
-        // Cross-account: every head takes the version its promoted rows include; rows folded
-        // from the first event need no refold.
+    }
+
+    /// Replaces the account's live projection rows with its rebuilt ones, in the caller's
+    /// transaction on `connection`, which holds its head (`lockHeadForRebuild`) and has brought its
+    /// rebuilt rows to the head: its folded version becomes its rebuilt version, and it is parked
+    /// no more if that is its head. Every statement names the account (one shard on Citus).
+    public func copyRebuildToLive(account: UUID, on connection: PostgresConnection) async throws {
+        for table in ProjectionTables.names {
+            try await connection.guardedQuery("DELETE FROM \(unescaped: table) WHERE account_id = \(account)", logger: logger)
+            try await connection.guardedQuery("""
+                INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table) WHERE account_id = \(account)
+                """, logger: logger)
+        }
         try await connection.guardedQuery("""
             UPDATE account_heads h SET folded_version = r.version, refold_pending = false
             FROM rebuild.projection_accounts r
-            WHERE r.account_id = h.account_id AND (h.folded_version <> r.version OR h.refold_pending)
+            WHERE h.account_id = \(account) AND r.account_id = \(account) AND (h.folded_version <> r.version OR h.refold_pending)
             """, logger: logger)
-        // Cross-account: the parked accounts whose events the promoted rows now include.
         try await connection.guardedQuery("""
             DELETE FROM projection_parked_accounts p USING account_heads h
-            WHERE h.account_id = p.account_id AND h.folded_version = h.version
+            WHERE p.account_id = \(account) AND h.account_id = \(account) AND h.folded_version = h.version
             """, logger: logger)
-        try await connection.guardedQuery(
+    }
+
+    /// Starts a new epoch: every device's next pull answers with its whole view.
+    public func startNewEpoch() async throws {
+        try await client.query(
             "UPDATE projection_checkpoint SET epoch = epoch + 1, updated_at = now() WHERE name = 'live'", logger: logger)
     }
 }

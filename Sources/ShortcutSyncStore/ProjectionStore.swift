@@ -49,11 +49,17 @@ public struct ProjectionStore: Sendable {
     /// of them has waited for its fold is not known here (see `OperatorStore`), and how many are parked.
     public func status() async throws -> MaintenanceStatus {
         // Cross-account: the accounts behind, through the partial index account_heads_behind.
+        // Each count is a subquery of its own in FROM, none in the target list: Citus cannot push
+        // a subquery of the target list down beside a distributed table ("cannot push down
+        // subquery on the target list"); this way it counts each on every shard and joins the sums
+        // with the reference table's epoch, and one PostgreSQL plans it as before.
         let rows = try await client.query("""
-            SELECT (SELECT epoch FROM projection_checkpoint WHERE name = 'live'),
-                   count(*), coalesce(sum(version - folded_version), 0)::int8,
-                   (SELECT count(*) FROM projection_parked_accounts)
-            FROM account_heads WHERE folded_version < version
+            SELECT c.epoch, behind.accounts, behind.events, parked.accounts
+            FROM projection_checkpoint c,
+                 (SELECT count(*) AS accounts, coalesce(sum(version - folded_version), 0)::int8 AS events
+                  FROM account_heads WHERE folded_version < version) behind,
+                 (SELECT count(*) AS accounts FROM projection_parked_accounts) parked
+            WHERE c.name = 'live'
             """, logger: logger)
         for try await (epoch, accounts, events, parked) in rows.decode((Int64, Int64, Int64, Int64).self) {
             return MaintenanceStatus(epoch: epoch, accountsBehind: accounts, eventsBehind: events, parkedAccounts: parked)

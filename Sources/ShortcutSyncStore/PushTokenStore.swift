@@ -61,10 +61,12 @@ public struct PushTokenStore: Sendable {
         guard !versions.isEmpty else { return }
         let accounts = Array(versions.keys), heads = accounts.map { versions[$0] ?? 0 }
         // Cross-account (DESIGN §6): the accounts of one notification, each with its own version.
+        // `account_id = ANY(…)` lets Citus prune to those accounts' shards (one for one account).
         try await client.query("""
             UPDATE push_tokens t SET due_at = now() + make_interval(secs => \(delay.inSeconds))
             FROM unnest(\(accounts)::uuid[], \(heads)::int8[]) AS c(account_id, version)
-            WHERE t.account_id = c.account_id AND t.due_at IS NULL AND greatest(t.pulled_version, t.woken_version) < c.version
+            WHERE t.account_id = ANY(\(accounts)::uuid[]) AND t.account_id = c.account_id
+              AND t.due_at IS NULL AND greatest(t.pulled_version, t.woken_version) < c.version
             """, logger: logger)
     }
 
@@ -85,27 +87,50 @@ public struct PushTokenStore: Sendable {
     /// under a `lease`: their wake is due again when it ends, so that a waker that stops (or dies)
     /// between the claim and APNs' answer leaves it to another, not lost. The rate-limited get
     /// their wake pushed back to `interval` after the last; the ones that pulled meanwhile get none.
+    ///
+    /// A plain read of the wakes due soonest (every shard, no lock), then one claim per account
+    /// of them (`claimDue(account:devices:…)`): Citus locks rows only in a statement that reaches
+    /// a single shard, and one PostgreSQL does the same work this way.
     public func claimDue(limit: Int, interval: Duration, lease: Duration = .seconds(60)) async throws -> [DueWake] {
-        // Cross-account (DESIGN §6): the wakers' queue, like the maintenance queue.
+        // Cross-account (DESIGN §6): the wakers' queue, like the maintenance queue; no lock here.
+        let due = try await client.query("""
+            SELECT t.account_id, t.device_id FROM push_tokens t
+            WHERE t.due_at <= now()
+            ORDER BY t.due_at LIMIT \(limit)
+            """, logger: logger).decode((UUID, UUID).self).collectAll()
+        var devices: [UUID: [UUID]] = [:]
+        for (account, device) in due { devices[account, default: []].append(device) }
+        var wakes: [DueWake] = []
+        for (account, devices) in devices {
+            wakes += try await claimDue(account: account, devices: devices, interval: interval, lease: lease)
+        }
+        return wakes
+    }
+
+    /// Claims the account's `devices` whose wake is still due and that no other waker holds
+    /// (one shard, `SKIP LOCKED`), as `claimDue(limit:…)` says. The times are read in `decided`,
+    /// so that the UPDATE's CASE calls no function: Citus refuses a STABLE function (`now()`,
+    /// timestamptz arithmetic) in a CASE of an UPDATE.
+    func claimDue(account: UUID, devices: [UUID], interval: Duration, lease: Duration) async throws -> [DueWake] {
         let rows = try await client.query("""
             WITH due AS (
                 SELECT t.account_id, t.device_id FROM push_tokens t
-                WHERE t.due_at <= now()
-                ORDER BY t.due_at LIMIT \(limit)
+                WHERE t.account_id = \(account) AND t.device_id = ANY(\(devices)::uuid[]) AND t.due_at <= now()
                 FOR UPDATE OF t SKIP LOCKED
             ), decided AS (
                 SELECT t.account_id, t.device_id, h.version, greatest(t.pulled_version, t.woken_version) < h.version AS behind,
-                       coalesce(t.last_wake_at > now() - make_interval(secs => \(interval.inSeconds)), false) AS limited
+                       coalesce(t.last_wake_at > now() - make_interval(secs => \(interval.inSeconds)), false) AS limited,
+                       t.last_wake_at + make_interval(secs => \(interval.inSeconds)) AS allowed_at,
+                       now() + make_interval(secs => \(lease.inSeconds)) AS lease_ends_at
                 FROM due
                 JOIN push_tokens t ON t.account_id = due.account_id AND t.device_id = due.device_id
                 JOIN account_heads h ON h.account_id = t.account_id
+                WHERE t.account_id = \(account) AND h.account_id = \(account)
             )
             UPDATE push_tokens t SET
-                due_at = CASE WHEN NOT d.behind THEN NULL
-                              WHEN d.limited THEN t.last_wake_at + make_interval(secs => \(interval.inSeconds))
-                              ELSE now() + make_interval(secs => \(lease.inSeconds)) END
+                due_at = CASE WHEN NOT d.behind THEN NULL WHEN d.limited THEN d.allowed_at ELSE d.lease_ends_at END
             FROM decided d
-            WHERE t.account_id = d.account_id AND t.device_id = d.device_id
+            WHERE t.account_id = \(account) AND t.account_id = d.account_id AND t.device_id = d.device_id
             RETURNING t.account_id, t.device_id, t.token, t.topic, t.environment, t.registered_at, d.version, t.failures,
                       d.behind AND NOT d.limited
             """, logger: logger)

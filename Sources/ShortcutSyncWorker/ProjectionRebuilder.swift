@@ -12,8 +12,8 @@ import ShortcutSyncStore
 /// of accounts side by side, and bulk-writes the rows. Every account's rebuilt rows record the
 /// version they include (`rebuild.projection_accounts.version`); pushes that arrive meanwhile
 /// are caught up with afterwards, account by account, by the ordinary fold into the rebuild
-/// tables. `verify` and `promote` do a last catch-up in the transaction that compares or swaps,
-/// while it holds `account_heads` against the pushes (which wait for it, briefly).
+/// tables. `verify` and `promote` do a last catch-up in the transaction that compares or swaps an
+/// account, while it holds that account's head against its pushes (which wait for it, briefly).
 public struct ProjectionRebuilder: Sendable {
     public let client: PostgresClient
     public let logger: Logger
@@ -125,53 +125,65 @@ public struct ProjectionRebuilder: Sendable {
         }
     }
 
-    /// The last catch-up, in the caller's transaction on `connection`, which holds `account_heads`
-    /// against every push: afterwards every account's rebuilt rows include its head, and those of
-    /// accounts erased meanwhile are gone.
-    private func finalCatchUp(on connection: PostgresConnection) async throws {
-        for lag in try await store.rebuildLag(on: connection) {
-            try await catchUp(lag, on: connection) { _ in }
-        }
-        try await store.dropErasedAccounts(on: connection)
-    }
-
-    /// Rebuilds, then compares the rebuilt rows with the live ones in one transaction that holds
-    /// `account_heads` in share mode (pushes and maintenance folds wait until it ends; pulls do
-    /// not), after a last catch-up in it: both sides then stand at every account's head. Accounts
-    /// whose live rows are behind their head (an import not folded yet, or parked) are not compared.
+    /// Rebuilds, then compares the rebuilt rows with the live ones account by account, each in a
+    /// transaction of its own that locks its head (its pushes and its maintenance fold wait for
+    /// that one account, briefly; pulls do not) and catches its rebuilt rows up to the head: both
+    /// sides then stand at the account's head. Accounts whose live rows are behind their head (an
+    /// import not folded yet, or parked), or wait for the refold a migration asked for, are not compared. No statement locks a whole table (on
+    /// Citus each runs on the account's shard). At most `maxDifferences` differences are listed;
+    /// the accounts are all counted.
     public func verify(
         maxDifferences: Int = 100,
         progress: @escaping @Sendable (RebuildProgress) async -> Void = { _ in }
     ) async throws -> ProjectionVerification {
         try await rebuild(progress: progress)
-        return try await client.withConnection { connection in
-            try await connection.inTransaction(logger: logger) { connection in
-                // Cross-account: a verification holds every head still while it compares.
-                try await connection.guardedQuery("LOCK TABLE account_heads IN SHARE MODE", logger: logger)
-                try await finalCatchUp(on: connection)
-                let accounts = try await store.accountsCurrent(on: connection)
-                let differences = try await store.differences(limit: maxDifferences, on: connection)
-                return ProjectionVerification(accountsCompared: accounts.current, accountsBehind: accounts.behind, differences: differences)
+        var verification = ProjectionVerification(accountsCompared: 0, accountsBehind: 0, differences: [])
+        for account in try await store.accountsWithHeads() {
+            try await client.withConnection { connection in
+                try await connection.inTransaction(logger: logger) { connection in
+                    guard let (lag, folded, refoldPending) = try await store.lockHeadForRebuild(account, on: connection), lag.version > 0 else { return }
+                    // Behind its head, or waiting for the refold a migration asked for: its live rows are known to lag.
+                    guard folded == lag.version, !refoldPending else {
+                        verification.accountsBehind += 1
+                        return
+                    }
+                    verification.accountsCompared += 1
+                    let limit = maxDifferences - verification.differences.count
+                    guard limit > 0 else { return }
+                    try await catchUp(lag, on: connection) { _ in }
+                    verification.differences += try await store.differences(account: account, limit: limit, on: connection)
+                }
             }
         }
+        return verification
     }
 
     /// Makes the rebuilt projections the live ones and starts a new epoch: every device's next
     /// pull answers with its whole view. Every account's folded version becomes the version its
     /// rebuilt rows include (its head), so accounts behind and parked ones are current afterwards.
     ///
-    /// One transaction locks `account_heads` in exclusive mode (pushes and maintenance tasks wait
-    /// for it, and it waits for those in flight: share mode would deadlock with a maintenance task
-    /// that holds a head it is about to move), catches the rebuild up to every head and copies it over.
+    /// Account by account, each in a transaction of its own that locks its head (its pushes and
+    /// its maintenance fold wait for that one account, briefly), catches its rebuilt rows up to
+    /// the head and copies them over; the epoch changes once every account is done. No statement
+    /// locks a whole table: on Citus each runs on the account's shard, and nothing stops the
+    /// pushes of every node (a `LOCK TABLE account_heads` would, on every worker). Until the new
+    /// epoch a device may pull some accounts' rebuilt rows as changes above its cursor; with the
+    /// new epoch every device gets its whole view, so nothing it missed meanwhile stays missing.
+    /// An account made during the promotion has no rebuilt rows, and keeps its live ones (the
+    /// fold of all its pushes).
     public func promote() async throws {
-        try await client.withConnection { connection in
-            try await connection.inTransaction(logger: logger) { connection in
-                // Cross-account: a promotion holds every head still while it swaps.
-                try await connection.guardedQuery("LOCK TABLE account_heads IN EXCLUSIVE MODE", logger: logger)
-                try await finalCatchUp(on: connection)
-                try await store.copyRebuildToLive(on: connection)
+        for account in try await store.accountsWithHeads() {
+            try await client.withConnection { connection in
+                try await connection.inTransaction(logger: logger) { connection in
+                    guard let (lag, _, _) = try await store.lockHeadForRebuild(account, on: connection) else { return }  // erased meanwhile
+                    try await catchUp(lag, on: connection) { _ in }
+                    try await store.copyRebuildToLive(account: account, on: connection)
+                }
             }
         }
+        // The rebuilt rows of accounts erased since the rebuild read them (never copied: they have no head).
+        try await client.withConnection { try await store.dropErasedAccounts(on: $0) }
+        try await store.startNewEpoch()
         logger.info("the rebuilt projections are live now")
     }
 }

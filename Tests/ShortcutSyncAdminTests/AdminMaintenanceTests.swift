@@ -70,7 +70,7 @@ private let logger = TestDatabase.shared.logger
             #expect(try await store.fullView(account: imported.account, device: imported.deviceId)
                     == AccountState(folding: backlog).view(forDevice: imported.deviceId))
             let verified = try await admin.verify { _, _ in }
-            #expect(verified.consistent && verified.accountsCompared == 4)
+            #expect(verified.consistent && verified.accountsCompared == 4, "\(verified)")
         }
     }
 

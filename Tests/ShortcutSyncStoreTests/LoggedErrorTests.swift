@@ -11,15 +11,22 @@ import Testing
 @Suite struct LoggedErrorTests {
     /// The error a unique violation of a statement bound to `marker` throws.
     static func uniqueViolation(marker: String) async throws -> PSQLError {
-        try await TestDatabase.withClient { client, _ in
+        try await refusal("the second insert") { client in
             try await client.query("CREATE TABLE secrets_marker (body text PRIMARY KEY)")
             try await client.query("INSERT INTO secrets_marker (body) VALUES (\(marker))")
+            try await client.query("INSERT INTO secrets_marker (body) VALUES (\(marker))")
+        }
+    }
+
+    /// The error `body` throws on a fresh database; an issue if it throws none.
+    static func refusal(_ what: String, _ body: (PostgresClient) async throws -> Void) async throws -> PSQLError {
+        try await TestDatabase.withClient { client, _ in
             do {
-                try await client.query("INSERT INTO secrets_marker (body) VALUES (\(marker))")
+                try await body(client)
             } catch let error as PSQLError {
                 return error
             }
-            Issue.record("the second insert was not refused")
+            Issue.record("\(what) was not refused")
             throw CancellationError()
         }
     }
@@ -35,6 +42,19 @@ import Testing
         #expect(logged.contains("23505"), "\(logged)")
         #expect(logged.contains("secrets_marker_pkey"), "\(logged)")
         #expect(logged.contains("duplicate key value violates unique constraint"), "\(logged)")
+    }
+
+    /// A statement the server refuses as not supported (Citus's refusals are 0A000 too) is named
+    /// with the refusal, by its text, without its bound values.
+    @Test func aRefusedStatementIsNamedWithoutItsBindValues() async throws {
+        let marker = "refused-marker-\(UUID())"
+        let error = try await Self.refusal("the statement") { client in
+            try await client.query("SELECT count(*) FROM events WHERE type = \(marker) FOR UPDATE")
+        }
+        let logged = LoggedError(error).description
+        #expect(logged.contains("0A000"), "\(logged)")
+        #expect(logged.contains("statement: SELECT count(*) FROM events WHERE type = $1 FOR UPDATE"), "\(logged)")
+        #expect(!logged.contains(marker), "\(logged)")
     }
 
     @Test func aDataExceptionsMessageWhichQuotesTheValueIsLeftOut() async throws {

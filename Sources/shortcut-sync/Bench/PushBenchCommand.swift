@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import ShortcutSyncBench
 import ShortcutSyncStore
@@ -29,9 +30,18 @@ struct PushBenchCommand: AsyncParsableCommand {
     @Flag(help: "Run the sync worker as a process of its own (`serve --no-worker` beside `worker`), so each one's CPU per event is measured apart.")
     var workerProcess = false
 
+    @Flag(help: """
+        Run in the database of --database-url itself (migrated, and kept afterwards) instead of a fresh one beside it: \
+        for a Citus coordinator's database, prepared on every node (docs/citus.md).
+        """)
+    var inPlace = false
+
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
+        if inPlace && database.databaseURL == nil && ProcessInfo.processInfo.environment["DATABASE_URL"] == nil {
+            throw ValidationError("--in-place needs --database-url (or DATABASE_URL): the embedded PostgreSQL's benchmarks use a fresh database")
+        }
         let known = PushBenchmark.Scenario.all.map(\.key)
         if let unknown = scenario.first(where: { !known.contains($0) }) {
             throw ValidationError("no scenario is called \(unknown); there are \(known.joined(separator: ", "))")
@@ -42,7 +52,7 @@ struct PushBenchCommand: AsyncParsableCommand {
         let logger = database.logger(defaultLevel: .error)
         let chosen = PushBenchmark.Scenario.all.filter { scenario.isEmpty || scenario.contains($0.key) }
         let results = try await database.withDatabase(logger: logger) { location in
-            try await PushBenchmark.run(server: location.url, scenarios: chosen, load: load.resolved(smoke: smoke),
+            try await PushBenchmark.run(server: location.url, inPlace: inPlace, scenarios: chosen, load: load.resolved(smoke: smoke),
                                         workerProcess: workerProcess, logger: logger, report: { print($0) },
                                         interruptible: cancellingOnSignal)
         }

@@ -22,7 +22,11 @@ public actor TestDatabase {
     }()
 
     /// The URL of a new, migrated, empty database.
+    ///
+    /// Within a suite on a Citus cluster (`CitusCluster.current`), a database of that cluster:
+    /// so the suite runs other suites' tests, unchanged, on Citus.
     public func freshDatabase() async throws -> DatabaseURL {
+        if let cluster = CitusCluster.current { return try await cluster.freshDatabase() }
         let server = try await prepareServer()
         counter += 1
         let name = "test_\(ProcessInfo.processInfo.processIdentifier)_\(counter)"
@@ -34,6 +38,7 @@ public actor TestDatabase {
 
     /// The URL of a new database with no migration applied (for upgrade tests).
     public func emptyDatabase() async throws -> DatabaseURL {
+        if let cluster = CitusCluster.current { return try await cluster.emptyDatabase() }
         let server = try await prepareServer()
         counter += 1
         let name = "test_\(ProcessInfo.processInfo.processIdentifier)_\(counter)_empty"
