@@ -6,7 +6,7 @@ import ShortcutSyncStore
 /// each with a `kind`. The first line is the account, then its devices, then its events in the
 /// account's version order; the file is self-contained. Times are ISO 8601 in UTC with microseconds; token hashes
 /// are lowercase hex (the tokens themselves are never stored), so devices keep working after an
-/// import. See the README for the fields.
+/// import. docs/operating.md gives the fields.
 public enum AccountArchive {
     public static let formatVersion = 1
 

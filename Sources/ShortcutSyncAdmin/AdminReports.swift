@@ -3,7 +3,7 @@ import ShortcutSyncDomain
 import ShortcutSyncStore
 
 /// What an `admin` command answers: a text for people and, encoded, JSON for scripts. The
-/// JSON field names are the ones the README documents; they only ever grow.
+/// JSON field names are the ones docs/operating.md documents; they only ever grow.
 public protocol AdminReport: Encodable, Sendable {
     var text: String { get }
 }

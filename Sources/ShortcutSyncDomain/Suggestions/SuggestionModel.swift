@@ -1,7 +1,7 @@
 import Foundation
 
 /// The knobs of the scoring (`SuggestionScorer`), chosen on the synthetic population of
-/// `bench suggestions` (README, "Suggestions"). Kept in one value so that the offline
+/// `bench suggestions` (docs/benchmarks.md, "Suggestions"). Kept in one value so that the offline
 /// evaluation can try others without touching the service.
 public struct SuggestionModel: Sendable, Hashable {
     /// Weight of the hours next to the one asked about (±1, ±2): people are not punctual.

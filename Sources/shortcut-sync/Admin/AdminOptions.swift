@@ -10,7 +10,7 @@ import ShortcutSyncStore
 struct AdminOptions: ParsableArguments {
     @OptionGroup var database: DatabaseOptions
 
-    @Flag(help: "Print JSON (stable field names, see the README) instead of a table.")
+    @Flag(help: "Print JSON (stable field names: docs/operating.md) instead of a table.")
     var json = false
 
     /// Runs `body` with an `Operator` on the database (the embedded one under `--data-dir`

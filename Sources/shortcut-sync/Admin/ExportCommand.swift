@@ -10,7 +10,7 @@ import Glibc
 
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "export", abstract: "Write an account, its devices and its events as NDJSON (see the README for the format).")
+        commandName: "export", abstract: "Write an account, its devices and its events as NDJSON (the format: docs/operating.md).")
 
     @OptionGroup var options: AdminOptions
     @Option(help: "The account's id.") var account: IdentifierArgument
