@@ -118,10 +118,9 @@ extension ProjectionStore {
         return differences
     }
 
-    /// The accounts with a head, in their order: those a promotion or a verification goes through
-    /// one by one.
+    /// The accounts with a head, in their order: those a verification goes through one by one.
     public func accountsWithHeads() async throws -> [UUID] {
-        // Cross-account: a promotion's or verification's list of every account, read once, without a lock.
+        // Cross-account: a verification's list of every account, read once, without a lock.
         try await client.query("SELECT account_id FROM account_heads ORDER BY account_id", logger: logger).decode(UUID.self).collectAll()
     }
 
@@ -142,31 +141,30 @@ extension ProjectionStore {
         }
     }
 
-    /// Replaces the account's live projection rows with its rebuilt ones, in the caller's
-    /// transaction on `connection`, which holds its head (`lockHeadForRebuild`) and has brought its
-    /// rebuilt rows to the head: its folded version becomes its rebuilt version, and it is parked
-    /// no more if that is its head. Every statement names the account (one shard on Citus).
-    public func copyRebuildToLive(account: UUID, on connection: PostgresConnection) async throws {
+    /// Replaces the live projections with the rebuilt ones and starts a new epoch (every device's
+    /// next pull answers with its whole view), in the caller's transaction on `connection`, which
+    /// must hold `account_heads` against every writer and have brought the rebuild to every
+    /// account's head: each account's folded version becomes its rebuilt version, and the parked
+    /// accounts the rebuild folded are parked no more.
+    public func copyRebuildToLive(on connection: PostgresConnection) async throws {
         for table in ProjectionTables.names {
-            try await connection.guardedQuery("DELETE FROM \(unescaped: table) WHERE account_id = \(account)", logger: logger)
-            try await connection.guardedQuery("""
-                INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table) WHERE account_id = \(account)
-                """, logger: logger)
+            // Cross-account: a promotion replaces every live row with the rebuilt ones.
+            try await connection.guardedQuery("DELETE FROM \(unescaped: table)", logger: logger)
+            try await connection.guardedQuery("INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table)", logger: logger)
         }
+        // Cross-account: every head takes the version its promoted rows include; rows folded from
+        // the first event need no refold.
         try await connection.guardedQuery("""
             UPDATE account_heads h SET folded_version = r.version, refold_pending = false
             FROM rebuild.projection_accounts r
-            WHERE h.account_id = \(account) AND r.account_id = \(account) AND (h.folded_version <> r.version OR h.refold_pending)
+            WHERE r.account_id = h.account_id AND (h.folded_version <> r.version OR h.refold_pending)
             """, logger: logger)
+        // Cross-account: the parked accounts whose events the promoted rows now include.
         try await connection.guardedQuery("""
             DELETE FROM projection_parked_accounts p USING account_heads h
-            WHERE p.account_id = \(account) AND h.account_id = \(account) AND h.folded_version = h.version
+            WHERE h.account_id = p.account_id AND h.folded_version = h.version
             """, logger: logger)
-    }
-
-    /// Starts a new epoch: every device's next pull answers with its whole view.
-    public func startNewEpoch() async throws {
-        try await client.query(
+        try await connection.guardedQuery(
             "UPDATE projection_checkpoint SET epoch = epoch + 1, updated_at = now() WHERE name = 'live'", logger: logger)
     }
 }

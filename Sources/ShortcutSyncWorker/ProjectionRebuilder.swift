@@ -12,8 +12,9 @@ import ShortcutSyncStore
 /// of accounts side by side, and bulk-writes the rows. Every account's rebuilt rows record the
 /// version they include (`rebuild.projection_accounts.version`); pushes that arrive meanwhile
 /// are caught up with afterwards, account by account, by the ordinary fold into the rebuild
-/// tables. `verify` and `promote` do a last catch-up in the transaction that compares or swaps an
-/// account, while it holds that account's head against its pushes (which wait for it, briefly).
+/// tables. `verify` does a last catch-up of each account in the transaction that compares it,
+/// holding that account's head against its pushes; `promote` one for every account in the
+/// transaction that swaps, holding `account_heads` against every push (they wait for it, briefly).
 public struct ProjectionRebuilder: Sendable {
     public let client: PostgresClient
     public let logger: Logger
@@ -158,32 +159,41 @@ public struct ProjectionRebuilder: Sendable {
         return verification
     }
 
+    /// The last catch-up, in the caller's transaction on `connection`, which holds `account_heads`
+    /// against every push: afterwards every account's rebuilt rows include its head, and those of
+    /// accounts erased meanwhile are gone.
+    private func finalCatchUp(on connection: PostgresConnection) async throws {
+        for lag in try await store.rebuildLag(on: connection) {
+            try await catchUp(lag, on: connection) { _ in }
+        }
+        try await store.dropErasedAccounts(on: connection)
+    }
+
     /// Makes the rebuilt projections the live ones and starts a new epoch: every device's next
     /// pull answers with its whole view. Every account's folded version becomes the version its
     /// rebuilt rows include (its head), so accounts behind and parked ones are current afterwards.
     ///
-    /// Account by account, each in a transaction of its own that locks its head (its pushes and
-    /// its maintenance fold wait for that one account, briefly), catches its rebuilt rows up to
-    /// the head and copies them over; the epoch changes once every account is done. No statement
-    /// locks a whole table: on Citus each runs on the account's shard, and nothing stops the
-    /// pushes of every node (a `LOCK TABLE account_heads` would, on every worker). Until the new
-    /// epoch a device may pull some accounts' rebuilt rows as changes above its cursor; with the
-    /// new epoch every device gets its whole view, so nothing it missed meanwhile stays missing.
-    /// An account made during the promotion has no rebuilt rows, and keeps its live ones (the
-    /// fold of all its pushes).
+    /// One transaction locks `account_heads` in exclusive mode (pushes and maintenance tasks wait
+    /// for it, and it waits for those in flight: share mode would deadlock with a maintenance task
+    /// that holds a head it is about to move), catches the rebuild up to every head and copies it over.
+    ///
+    /// Not account by account, as `verify` goes: a push's optimistic write (`AppendFoldedStatement`)
+    /// checks only the head, which an account's swap leaves as it was, and on one PostgreSQL its
+    /// one statement runs on the snapshot it took before it waited for the head, so its removals
+    /// would miss the rows the swap inserted meanwhile (seen: a donation group a deletion had
+    /// removed came back). The table lock is taken before that statement takes its snapshot. On
+    /// Citus the lock is taken on every node, and every push waits for the promotion: an account
+    /// by account promotion needs a mark on the head that the optimistic write checks
+    /// (docs/citus.md).
     public func promote() async throws {
-        for account in try await store.accountsWithHeads() {
-            try await client.withConnection { connection in
-                try await connection.inTransaction(logger: logger) { connection in
-                    guard let (lag, _, _) = try await store.lockHeadForRebuild(account, on: connection) else { return }  // erased meanwhile
-                    try await catchUp(lag, on: connection) { _ in }
-                    try await store.copyRebuildToLive(account: account, on: connection)
-                }
+        try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection in
+                // Cross-account: a promotion holds every head still while it swaps.
+                try await connection.guardedQuery("LOCK TABLE account_heads IN EXCLUSIVE MODE", logger: logger)
+                try await finalCatchUp(on: connection)
+                try await store.copyRebuildToLive(on: connection)
             }
         }
-        // The rebuilt rows of accounts erased since the rebuild read them (never copied: they have no head).
-        try await client.withConnection { try await store.dropErasedAccounts(on: $0) }
-        try await store.startNewEpoch()
         logger.info("the rebuilt projections are live now")
     }
 }
