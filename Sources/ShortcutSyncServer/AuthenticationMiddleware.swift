@@ -42,7 +42,8 @@ struct AuthenticationMiddleware: RouterMiddleware {
     ///
     /// What a stranger can make it spend is bounded: a token of the wrong shape costs no lookup, a
     /// token the database said it does not know costs none again for a while (`TokenCache`), and
-    /// at most `TokenCache.maximumLookups` lookups run at once (beyond: 503 with Retry-After).
+    /// at most `TokenCache.maximumLookups` lookups run at once (beyond: a wait of up to 2 s for a
+    /// place, then 503 with Retry-After: a burst of devices coming back is served, a flood is not).
     func authenticate(_ token: String?, as kind: Tokens.Kind) async throws -> Caller? {
         guard let token, token.utf8.count <= 1024 else { return nil }
         switch kind {
@@ -55,7 +56,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
             let hash = Tokens.hash(token)
             if let known = tokens.caller(tokenHash: hash) { return known }
             if tokens.isKnownUnknown(tokenHash: hash) { return nil }
-            guard tokens.beginLookup() else { throw APIProblem.unavailable("too many token lookups are under way; try again shortly") }
+            guard await tokens.waitForLookup() else { throw APIProblem.unavailable("too many token lookups are under way; try again shortly") }
             defer { tokens.endLookup() }
             let generation = tokens.generation
             let caller = kind == .account

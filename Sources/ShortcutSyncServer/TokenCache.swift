@@ -91,8 +91,20 @@ public final class TokenCache: Sendable {
     }
 
     /// The most lookups of the database under way at once; past it a request with a token not
-    /// in the cache is answered 503 with Retry-After instead of queueing for the pool.
+    /// in the cache waits for a place (`waitForLookup`), at most `lookupWait`, and is then
+    /// answered 503 with Retry-After instead of queueing for the pool without bound.
     static let maximumLookups = 32
+    static let lookupWait: Duration = .seconds(2)
+
+    /// Takes a place for a lookup, waiting for one (polling every few milliseconds) up to
+    /// `lookupWait`; false when none came free in that time. Give it back with `endLookup()`.
+    func waitForLookup() async -> Bool {
+        let deadline = ContinuousClock.now + Self.lookupWait
+        while !beginLookup() {
+            guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(5))) != nil else { return false }
+        }
+        return true
+    }
 
     /// Takes a place for a lookup of the database; false when `maximumLookups` are under way.
     /// Give it back with `endLookup()`.

@@ -80,12 +80,18 @@ import Testing
         #expect(cache.isKnownUnknown(tokenHash: hashes[4], now: start))
     }
 
-    @Test func lookupsUnderWayAreBounded() {
+    @Test func lookupsUnderWayAreBoundedAndAWaitForAPlaceIsBounded() async {
         let cache = TokenCache()
         for _ in 0..<TokenCache.maximumLookups { #expect(cache.beginLookup()) }
         #expect(!cache.beginLookup())
+        #expect(await cache.waitForLookup() == false, "no place came free within the wait")
         cache.endLookup()
         #expect(cache.beginLookup())
+        // One that waits gets the place given back meanwhile.
+        async let waited = cache.waitForLookup()
+        try? await Task.sleep(for: .milliseconds(50))
+        cache.endLookup()
+        #expect(await waited)
     }
 
     @Test func aRecentValueIsWorkedOutOncePerIntervalAndAFailureIsNotKept() async throws {
