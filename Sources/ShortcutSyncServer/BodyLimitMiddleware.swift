@@ -41,9 +41,9 @@ struct BodyLimitMiddleware: RouterMiddleware {
         case .tooLarge:
             throw tooLarge
         case .late:
-            return Self.closing(context.channel, after: APIProblem(
+            return EarlyRefusalMiddleware.closing(context.channel, after: APIProblem(
                 status: 408, title: "Request Timeout",
-                detail: "the body did not arrive within \(deadline.components.seconds) s; the connection is closed"))
+                detail: "the body did not arrive within \(deadline.components.seconds) s; the connection is closed").response)
         }
     }
 
@@ -66,18 +66,5 @@ struct BodyLimitMiddleware: RouterMiddleware {
             defer { group.cancelAll() }
             return try await group.next()!
         }
-    }
-
-    /// `problem` as the last answer on its connection: written, then the connection closed
-    /// (what remains of a late body is never read).
-    private static func closing(_ channel: any Channel, after problem: APIProblem) -> Response {
-        var headers = problem.response.headers
-        headers[.connection] = "close"
-        let bytes = ByteBuffer(bytes: problem.json)
-        return Response(status: problem.status, headers: headers, body: ResponseBody(contentLength: bytes.readableBytes) { writer in
-            try await writer.write(bytes)
-            try await writer.finish(nil)
-            channel.close(promise: nil)
-        })
     }
 }

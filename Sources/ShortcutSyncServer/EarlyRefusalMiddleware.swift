@@ -23,7 +23,8 @@ struct EarlyRefusalMiddleware: RouterMiddleware {
         return Self.refusals.contains(response.status.code) ? Self.closing(context.channel, after: response) : response
     }
 
-    /// `response`, written whole, as the last answer on its connection.
+    /// `response`, written whole, as the last answer on its connection: what remains of the
+    /// request's body is never read (also the body deadline's 408, `BodyLimitMiddleware`).
     static func closing(_ channel: any Channel, after response: Response) -> Response {
         var closing = response
         closing.headers[.connection] = "close"

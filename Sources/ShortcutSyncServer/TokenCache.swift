@@ -58,10 +58,7 @@ public final class TokenCache: Sendable {
     func remember(_ caller: Caller, tokenHash: [UInt8], lookedUpAt generation: UInt64, now: ContinuousClock.Instant = .now) {
         state.withLock { state in
             guard state.generation == generation else { return }
-            if state.entries.count >= capacity {
-                state.entries = state.entries.filter { now - $0.value.checkedAt < lifetime }
-                if state.entries.count >= capacity { state.entries.removeAll() }
-            }
+            makeRoom(in: &state.entries, now: now) { $0.checkedAt }
             state.entries[tokenHash] = Entry(caller: caller, checkedAt: now)
         }
     }
@@ -82,10 +79,7 @@ public final class TokenCache: Sendable {
     /// and all of them if none has expired.
     func rememberUnknown(tokenHash: [UInt8], now: ContinuousClock.Instant = .now) {
         state.withLock { state in
-            if state.unknown.count >= capacity {
-                state.unknown = state.unknown.filter { now - $0.value < lifetime }
-                if state.unknown.count >= capacity { state.unknown.removeAll() }
-            }
+            makeRoom(in: &state.unknown, now: now) { $0 }
             state.unknown[tokenHash] = now
         }
     }
@@ -118,6 +112,14 @@ public final class TokenCache: Sendable {
 
     func endLookup() {
         state.withLock { $0.lookups -= 1 }
+    }
+
+    /// At capacity, drops the expired entries of `table`, and all of them if none has expired:
+    /// a cache, never a growing table.
+    private func makeRoom<Value>(in table: inout [[UInt8]: Value], now: ContinuousClock.Instant, checkedAt: (Value) -> ContinuousClock.Instant) {
+        guard table.count >= capacity else { return }
+        table = table.filter { now - checkedAt($0.value) < lifetime }
+        if table.count >= capacity { table.removeAll() }
     }
 
     /// The device was signed out: its token works no more.

@@ -13,7 +13,7 @@ struct UnmatchedRouteMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        guard !table.methods(forPath: path).isEmpty else {
+        guard table.hasRoute(forPath: path) else {
             throw APIProblem.notFound("there is no resource at \(path)")
         }
         do {
@@ -46,11 +46,18 @@ final class RouteTable: Sendable {
     /// The methods the routes matching `path` answer; empty when none matches.
     func methods(forPath path: String) -> [String] {
         let requested = Self.segments(path)
-        return routes.withLock { $0 }.filter { route in
-            route.segments.count == requested.count
-                && zip(route.segments, requested).allSatisfy { expected, actual in expected.map { $0 == actual } ?? !actual.isEmpty }
-        }
-        .flatMap(\.methods).sorted()
+        return routes.withLock { routes in routes.filter { Self.route($0.segments, matches: requested) }.flatMap(\.methods) }.sorted()
+    }
+
+    /// Whether some route matches `path`: what every request asks first, so it builds no list.
+    func hasRoute(forPath path: String) -> Bool {
+        let requested = Self.segments(path)
+        return routes.withLock { routes in routes.contains { Self.route($0.segments, matches: requested) } }
+    }
+
+    private static func route(_ segments: [Substring?], matches requested: [Substring]) -> Bool {
+        segments.count == requested.count
+            && zip(segments, requested).allSatisfy { expected, actual in expected.map { $0 == actual } ?? !actual.isEmpty }
     }
 
     private static func segments(_ path: String) -> [Substring] {
