@@ -102,3 +102,11 @@ extension EmbeddedPostgres {
         return FileManager.default.fileExists(atPath: library.path) ? library : nil
     }
 }
+
+extension EmbeddedPostgres {
+    /// The settings that load `pg_stat_statements` (its statements' time and buffers, which the
+    /// benchmarks report), when the extension is installed; none otherwise.
+    public static var statementStatistics: [(name: String, value: String)] {
+        extensionLibrary("pg_stat_statements") == nil ? [] : [("shared_preload_libraries", "pg_stat_statements")]
+    }
+}

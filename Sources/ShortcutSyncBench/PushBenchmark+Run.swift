@@ -87,8 +87,8 @@ extension PushBenchmark.Results {
     public var table: String {
         let separateWorker = throughput.contains { $0.workerCPUMicrosecondsPerEvent != nil }
         var lines = ["| what | ours | raw | ratio | target | push p50 / p99 | service CPU per event |"
-                        + (separateWorker ? " worker CPU per event |" : ""),
-                     "| --- | --- | --- | --- | --- | --- | --- |" + (separateWorker ? " --- |" : "")]
+                        + (separateWorker ? " worker CPU per event |" : "") + " PostgreSQL per event |",
+                     "| --- | --- | --- | --- | --- | --- | --- |" + (separateWorker ? " --- |" : "") + " --- |"]
         for figure in throughput {
             let target = figure.scenario.target.map { String(format: "≥ %.2f", $0) } ?? "—"
             lines.append("| \(figure.scenario.name) | \(Int(figure.oursEventsPerSecond)) ev/s | \(Int(figure.rawRowsPerSecond)) rows/s "
@@ -96,9 +96,10 @@ extension PushBenchmark.Results {
                 + String(format: "%.1f / %.1f ms", figure.pushP50Milliseconds, figure.pushP99Milliseconds)
                 + (figure.failedPushes > 0 ? " (\(figure.failedPushes) failed)" : "") + " | "
                 + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |"
-                + (separateWorker ? " " + (figure.workerCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |" : ""))
+                + (separateWorker ? " " + (figure.workerCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |" : "")
+                + " " + (figure.database?.summary ?? "?") + " |")
         }
-        let filler = " — |" + (separateWorker ? " — |" : "")
+        let filler = " — |" + (separateWorker ? " — |" : "") + " — |"
         lines += latency.rows { $0 ? "met" : "**not met**" }.map { $0 + filler }
         return lines.joined(separator: "\n")
     }

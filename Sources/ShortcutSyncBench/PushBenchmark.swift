@@ -60,6 +60,8 @@ public struct PushBenchmark: Sendable {
         public var serviceCPUMicrosecondsPerEvent: Double?
         /// The worker's CPU time per event pushed, when it runs as a process of its own.
         public var workerCPUMicrosecondsPerEvent: Double?
+        /// What PostgreSQL spent per event, on the pushes and on the raw inserts.
+        public var database: DatabaseCostPerEvent?
     }
 
     public struct Latency: Sendable, Hashable, Codable {
@@ -123,21 +125,31 @@ public struct PushBenchmark: Sendable {
 
     public func throughput(_ scenario: Scenario, http: HTTPClient) async throws -> Throughput {
         let devices = try await register(devices: scenario.devices, accounts: scenario.oneAccount ? 1 : scenario.devices, http: http)
-        let cpuBefore = (servicePID.flatMap(CPUTime.of), workerPID.flatMap(CPUTime.of))
-        let (events, histogram, failures) = try await pushAsFastAsPossible(devices, batch: scenario.batch, http: http)
-        let cpuAfter = (servicePID.flatMap(CPUTime.of), workerPID.flatMap(CPUTime.of))
-        let ours = Double(events) / duration.inSeconds
-        func perEvent(_ before: Double?, _ after: Double?) -> Double? {
-            if let before, let after, events > 0 { (after - before) * 1_000_000 / Double(events) } else { nil }
+        return try await DatabaseMeter.with(database, logger: logger) { meter in
+            let databaseBefore = try await meter.start()
+            let cpuBefore = (servicePID.flatMap(ProcessCPU.of), workerPID.flatMap(ProcessCPU.of))
+            let (events, histogram, failures) = try await pushAsFastAsPossible(devices, batch: scenario.batch, http: http)
+            let cpuAfter = (servicePID.flatMap(ProcessCPU.of), workerPID.flatMap(ProcessCPU.of))
+            let databaseCost = try await meter.finish(cpuBefore: databaseBefore)
+            let ours = Double(events) / duration.inSeconds
+            func perEvent(_ before: Double?, _ after: Double?) -> Double? {
+                if let before, let after, events > 0 { (after - before) * 1_000_000 / Double(events) } else { nil }
+            }
+            report("\(scenario.name): ours \(Int(ours)) events/s")
+            let (raw, rawCost) = try await rawInserts(batch: scenario.batch, clients: scenario.rawClients, meter: meter)
+            report("\(scenario.name): raw \(Int(raw)) rows/s")
+            var figure = Throughput(scenario: scenario, oursEventsPerSecond: ours, rawRowsPerSecond: raw,
+                                    pushP50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
+                                    pushP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, failedPushes: failures,
+                                    serviceCPUMicrosecondsPerEvent: perEvent(cpuBefore.0, cpuAfter.0),
+                                    workerCPUMicrosecondsPerEvent: perEvent(cpuBefore.1, cpuAfter.1))
+            figure.database = DatabaseCostPerEvent(ours: databaseCost, events: events, raw: rawCost.cost, rawRows: rawCost.rows)
+            if !databaseCost.statements.isEmpty {
+                report("\(scenario.name): PostgreSQL's statements over the pushes (\(events / max(scenario.batch, 1)) pushes)\n"
+                    + databaseCost.statementTable)
+            }
+            return figure
         }
-        report("\(scenario.name): ours \(Int(ours)) events/s")
-        let raw = try await rawInserts(batch: scenario.batch, clients: scenario.rawClients)
-        report("\(scenario.name): raw \(Int(raw)) rows/s")
-        return Throughput(scenario: scenario, oursEventsPerSecond: ours, rawRowsPerSecond: raw,
-                          pushP50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
-                          pushP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, failedPushes: failures,
-                          serviceCPUMicrosecondsPerEvent: perEvent(cpuBefore.0, cpuAfter.0),
-                          workerCPUMicrosecondsPerEvent: perEvent(cpuBefore.1, cpuAfter.1))
     }
 
     struct Device: Sendable {
@@ -197,13 +209,15 @@ public struct PushBenchmark: Sendable {
     }
 
     /// `clients` connections insert `batch`-row transactions of the same event-shaped rows into a
-    /// copy of the events table (its indexes and constraints, not its trigger) for `duration`.
-    func rawInserts(batch: Int, clients: Int) async throws -> Double {
+    /// copy of the events table (its indexes and constraints, not its trigger) for `duration`:
+    /// rows a second, and what PostgreSQL spent on the inserts (`meter`) with the rows inserted.
+    func rawInserts(batch: Int, clients: Int, meter: DatabaseMeter) async throws -> (Double, (cost: DatabaseCost, rows: Int)) {
         let client = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: clients + 1), backgroundLogger: logger)
         return try await client.withRunning {
             try await client.query("DROP TABLE IF EXISTS bench_raw_events", logger: logger)
             try await client.query("CREATE TABLE bench_raw_events (LIKE events INCLUDING ALL)", logger: logger)
             let body = String(BenchEvents.body.dropFirst().dropLast())  // the body's fields, as the events table keeps them
+            let databaseBefore = try await meter.start()
             let deadline = ContinuousClock.now + duration
             let rows = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<clients {
@@ -225,8 +239,9 @@ public struct PushBenchmark: Sendable {
                 }
                 return try await group.reduce(0, +)
             }
+            let cost = try await meter.finish(cpuBefore: databaseBefore)
             try await client.query("DROP TABLE bench_raw_events", logger: logger)
-            return Double(rows) / duration.inSeconds
+            return (Double(rows) / duration.inSeconds, (cost, rows))
         }
     }
 
@@ -418,14 +433,3 @@ extension ResidentMemory {
     }
 }
 
-/// A process's CPU time so far (user and system), in seconds, from /proc (Linux).
-enum CPUTime {
-    static func of(_ pid: Int32) -> Double? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-}

@@ -35,7 +35,10 @@ extension ProjectionTables {
 /// Citus the statement goes to the account's shard alone (§9).
 ///
 /// Prepared (once per connection and table set): PostgreSQL parses and plans it once, not at
-/// every push.
+/// every push, and that plan cannot see the arrays. So each stored row is looked up by its key
+/// for each wanted key, in a `LATERAL` subquery fenced with `OFFSET 0` (which PostgreSQL does
+/// not merge into a join): a plan that joined the arrays to the account's rows could scan all of
+/// them, the cost of the account's size instead of the batch's (`GenericPlanTests`).
 struct FoldReadStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement {
     static var sql: String { Tables.tables.qualifying(FoldSQL.read) }
 
@@ -53,30 +56,35 @@ extension FoldSQL {
             UNION
             SELECT h.bundle_id, h.identifier
             FROM unnest($4::text[], $5::text[]) AS k(b, g)
-            JOIN projection_donation_groups h ON h.account_id = $1 AND h.bundle_id = k.b AND h.group_id = k.g
+            CROSS JOIN LATERAL (SELECT h.bundle_id, h.identifier FROM projection_donation_groups h
+                                WHERE h.account_id = $1 AND h.bundle_id = k.b AND h.group_id = k.g OFFSET 0) h
             UNION
             SELECT h.bundle_id, h.identifier
             FROM unnest($6::text[]) AS k(b)
-            JOIN projection_donation_groups h ON h.account_id = $1 AND h.bundle_id = k.b
+            CROSS JOIN LATERAL (SELECT h.bundle_id, h.identifier FROM projection_donation_groups h
+                                WHERE h.account_id = $1 AND h.bundle_id = k.b OFFSET 0) h
         ), voice_ids AS (
             SELECT * FROM unnest($10::uuid[]) AS k(id)
         ), voice_phrases AS (
             SELECT * FROM unnest($11::text[]) AS k(p)
             UNION
-            SELECT w.normalized_phrase FROM voice_ids JOIN projection_voice_shortcuts w ON w.account_id = $1 AND w.voice_shortcut_id = voice_ids.id
-            WHERE w.normalized_phrase IS NOT NULL
+            SELECT w.normalized_phrase FROM voice_ids
+            CROSS JOIN LATERAL (SELECT w.normalized_phrase FROM projection_voice_shortcuts w
+                                WHERE w.account_id = $1 AND w.voice_shortcut_id = voice_ids.id AND w.normalized_phrase IS NOT NULL OFFSET 0) w
         ), wanted_voices AS (
             SELECT id FROM voice_ids
             UNION
-            SELECT v.voice_shortcut_id FROM voice_phrases JOIN projection_voice_shortcuts v
-              ON v.account_id = $1 AND v.normalized_phrase = voice_phrases.p
+            SELECT v.voice_shortcut_id FROM voice_phrases
+            CROSS JOIN LATERAL (SELECT v.voice_shortcut_id FROM projection_voice_shortcuts v
+                                WHERE v.account_id = $1 AND v.normalized_phrase = voice_phrases.p OFFSET 0) v
             UNION
-            SELECT v.voice_shortcut_id
-            FROM unnest($2::text[], $3::text[]) AS k(b, i)
-            JOIN projection_voice_shortcuts v ON v.account_id = $1 AND v.target_bundle_id = k.b AND v.target_identifier = k.i
+            SELECT v.voice_shortcut_id FROM unnest($2::text[], $3::text[]) AS k(b, i)
+            CROSS JOIN LATERAL (SELECT v.voice_shortcut_id FROM projection_voice_shortcuts v
+                                WHERE v.account_id = $1 AND v.target_bundle_id = k.b AND v.target_identifier = k.i OFFSET 0) v
             UNION
             SELECT v.voice_shortcut_id FROM unnest($12::text[]) AS k(b)
-            JOIN projection_voice_shortcuts v ON v.account_id = $1 AND v.target_bundle_id = k.b
+            CROSS JOIN LATERAL (SELECT v.voice_shortcut_id FROM projection_voice_shortcuts v
+                                WHERE v.account_id = $1 AND v.target_bundle_id = k.b OFFSET 0) v
         )
         SELECT 0 AS part, NULL::text AS s1, NULL::text AS s2, NULL::text AS s3, NULL::text AS s4, NULL::text AS s5,
                NULL::bytea AS k1, NULL::bytea AS k2, a.version AS n1, a.max_hlc_wall AS n2, a.max_hlc_counter AS n3,
@@ -85,21 +93,26 @@ extension FoldSQL {
         UNION ALL
         SELECT 1, g.bundle_id, g.identifier, g.group_id, NULL, NULL, g.latest_key, g.covered_below, g.donations, g.latest_version, NULL,
                NULL, NULL, NULL, NULL, NULL, g.habits
-        FROM wanted_groups w JOIN projection_donation_groups g ON g.account_id = $1 AND g.bundle_id = w.b AND g.identifier = w.i
+        FROM wanted_groups w
+        CROSS JOIN LATERAL (SELECT g.* FROM projection_donation_groups g
+                            WHERE g.account_id = $1 AND g.bundle_id = w.b AND g.identifier = w.i OFFSET 0) g
         UNION ALL
         SELECT 2, m.bundle_id, m.scope, m.value, NULL, NULL, m.key, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
         FROM unnest($7::text[], $8::text[], $9::text[]) AS k(b, s, v)
-        JOIN projection_deletion_marks m ON m.account_id = $1 AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v
+        CROSS JOIN LATERAL (SELECT m.* FROM projection_deletion_marks m
+                            WHERE m.account_id = $1 AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v OFFSET 0) m
         UNION ALL
         SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key, v.phrase_key,
                NULL, NULL, NULL, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL, NULL
-        FROM wanted_voices w JOIN projection_voice_shortcuts v ON v.account_id = $1 AND v.voice_shortcut_id = w.id
+        FROM wanted_voices w
+        CROSS JOIN LATERAL (SELECT v.* FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.voice_shortcut_id = w.id OFFSET 0) v
         UNION ALL
         SELECT 4, NULL, NULL, NULL, NULL, NULL, d.reported_key, NULL, NULL, NULL, NULL, d.device_id, NULL, NULL, NULL, d.installed, NULL
-        FROM unnest($13::uuid[]) AS k(d) JOIN projection_devices d ON d.account_id = $1 AND d.device_id = k.d
+        FROM unnest($13::uuid[]) AS k(d)
+        CROSS JOIN LATERAL (SELECT d.* FROM projection_devices d WHERE d.account_id = $1 AND d.device_id = k.d OFFSET 0) d
         UNION ALL
         SELECT 5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.version, h.folded_version,
-               (SELECT coalesce(max(e.seq), 0) FROM events e WHERE e.account_id = $1 AND e.device_id = $14),
+               coalesce((SELECT e.seq FROM events e WHERE e.account_id = $1 AND e.device_id = $14 ORDER BY e.seq DESC LIMIT 1), 0),
                NULL, NULL, NULL, NULL, NULL, NULL
         FROM account_heads h WHERE h.account_id = $1
         """

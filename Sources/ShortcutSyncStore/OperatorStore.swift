@@ -129,13 +129,13 @@ public struct OperatorStore: Sendable {
         let status = try await ProjectionStore(client: client, logger: logger).status()
         var report = ProjectionStatusReport(maintenance: status)
         if status.accountsBehind > 0 {
-            // Cross-account: the accounts behind (partial index account_heads_behind), each
+            // Cross-account: the accounts behind (partial index account_heads_behind_flag), each
             // joined with its own first unfolded event.
             let rows = try await client.query("""
                 SELECT coalesce(extract(epoch FROM now() - min(e.recorded_at))::float8, 0)
                 FROM account_heads h
                 JOIN events e ON e.account_id = h.account_id AND e.version = h.folded_version + 1
-                WHERE h.folded_version < h.version
+                WHERE h.behind
                 """, logger: logger)
             report.oldestWaitSeconds = try await rows.decode(Double.self).collectAll().first ?? 0
         }

@@ -235,7 +235,7 @@ public struct PostgresEventStore: Sendable {
             WITH head AS (
                 SELECT version, folded_version FROM account_heads WHERE account_id = $1 FOR UPDATE
             ), device AS (
-                SELECT coalesce(max(seq), 0) AS last_seq FROM events WHERE account_id = $1 AND device_id = $2
+                SELECT coalesce((SELECT e.seq FROM events e WHERE e.account_id = $1 AND e.device_id = $2 ORDER BY e.seq DESC LIMIT 1), 0) AS last_seq
             ), inserted AS (
                 INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
                 SELECT $1, head.version + b.ord, $2, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
@@ -310,14 +310,14 @@ public struct PostgresEventStore: Sendable {
     /// The greatest seq accepted from a device, 0 when none.
     public func lastAcceptedSeq(account: UUID, device: UUID) async throws -> Int64 {
         try await client.query(
-            "SELECT coalesce(max(seq), 0) FROM events WHERE account_id = \(account) AND device_id = \(device)",
+            "SELECT seq FROM events WHERE account_id = \(account) AND device_id = \(device) ORDER BY seq DESC LIMIT 1",
             logger: logger).decode(Int64.self).collectAll().first ?? 0
     }
 
     /// The account's version: that of its last event, 0 when it has none.
     public func version(account: UUID) async throws -> Int64 {
         try await client.query(
-            "SELECT coalesce(max(version), 0) FROM events WHERE account_id = \(account)",
+            "SELECT version FROM events WHERE account_id = \(account) ORDER BY version DESC LIMIT 1",
             logger: logger).decode(Int64.self).collectAll().first ?? 0
     }
 

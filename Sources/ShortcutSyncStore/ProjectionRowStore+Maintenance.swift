@@ -26,12 +26,12 @@ extension ProjectionRowStore {
     /// read is held by another task: with fewer tasks folding at once than `candidates`, never
     /// while another account waits.
     public func takeAccountBehind(on connection: PostgresConnection, candidates: Int = 32) async throws -> AccountBehind? {
-        // Cross-account: the maintenance queue, through the partial indexes account_heads_behind and account_heads_refold.
+        // Cross-account: the maintenance queue, through the partial indexes account_heads_behind_flag and account_heads_refold.
         let waiting = try await connection.guardedQuery("""
             SELECT h.account_id FROM account_heads h
-            WHERE (h.folded_version < h.version OR h.refold_pending)
+            WHERE (h.behind OR h.refold_pending)
               AND NOT EXISTS (SELECT 1 FROM projection_parked_accounts p WHERE p.account_id = h.account_id AND p.retry_at > now())
-            ORDER BY h.folded_version < h.version DESC
+            ORDER BY h.behind DESC
             LIMIT \(candidates)
             """, logger: logger).decode(UUID.self).collectAll()
         for account in waiting.shuffled() {

@@ -20,7 +20,11 @@ extension ProjectionRowStore {
 /// writes only when `go` has its row: here always; in `AppendFoldedStatement`, which runs these
 /// arms after its append, only when the append's check passed. A
 /// projected shortcut is the event at its latest donation's version with its count and
-/// `lastDonatedAt` added: the fold decides which donation that is, the row copies its attributes.
+/// `lastDonatedAt` added: the fold decides which donation that is, the row copies its attributes
+/// (looked up by its version in a fenced `LATERAL` subquery, as `FoldReadStatement` reads: a
+/// plan made without the arrays joined them to every event of the account). The deletion of
+/// donation groups is still a join: a plan may read the account's groups for it, which only a
+/// batch with a deletion that empties a group pays.
 struct FoldWriteStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement {
     static var sql: String { Tables.tables.qualifying(FoldSQL.write) }
 
@@ -62,7 +66,8 @@ extension FoldSQL {
                                              jsonb_build_object('wallMillis', coalesce(e.hlc_wall, k.w), 'counter', coalesce(e.hlc_counter, k.c))),
                    $2
             FROM go, unnest($19::text[], $20::text[], $21::int8[], $22::int8[], $40::text[], $41::int8[], $42::int8[]) AS k(b, i, p, n, body, w, c)
-            LEFT JOIN events e ON e.account_id = $1 AND e.version = k.p AND k.body = ''
+            LEFT JOIN LATERAL (SELECT e.body, e.hlc_wall, e.hlc_counter FROM events e
+                               WHERE e.account_id = $1 AND e.version = k.p AND k.body = '' OFFSET 0) e ON true
             ON CONFLICT (account_id, bundle_id, identifier) DO UPDATE SET view = excluded.view, version = excluded.version
         ), voice_shortcuts AS (
             INSERT INTO projection_voice_shortcuts AS t (account_id, voice_shortcut_id, view, version, deleted, target_key, target_bundle_id,

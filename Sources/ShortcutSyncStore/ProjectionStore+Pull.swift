@@ -71,7 +71,7 @@ extension ProjectionStore {
 
         let read = try await page(account: account, from: start ?? PullPage(resetAt: version), version: version, on: connection)
         let lastAcceptedSeq = try await connection.guardedQuery(
-            "SELECT coalesce(max(seq), 0) FROM events WHERE account_id = \(account) AND device_id = \(device)",
+            "SELECT seq FROM events WHERE account_id = \(account) AND device_id = \(device) ORDER BY seq DESC LIMIT 1",
             logger: logger).decode(Int64.self).collectAll().first ?? 0
 
         return PullSnapshot(

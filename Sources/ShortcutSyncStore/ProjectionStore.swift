@@ -48,7 +48,7 @@ public struct ProjectionStore: Sendable {
     /// many accounts are behind their head and by how many events, how long the longest-waiting
     /// of them has waited for its fold is not known here (see `OperatorStore`), and how many are parked.
     public func status() async throws -> MaintenanceStatus {
-        // Cross-account: the accounts behind, through the partial index account_heads_behind.
+        // Cross-account: the accounts behind, through the partial index account_heads_behind_flag.
         // Each count is a subquery of its own in FROM, none in the target list: Citus cannot push
         // a subquery of the target list down beside a distributed table ("cannot push down
         // subquery on the target list"); this way it counts each on every shard and joins the sums
@@ -57,7 +57,7 @@ public struct ProjectionStore: Sendable {
             SELECT c.epoch, behind.accounts, behind.events, parked.accounts
             FROM projection_checkpoint c,
                  (SELECT count(*) AS accounts, coalesce(sum(version - folded_version), 0)::int8 AS events
-                  FROM account_heads WHERE folded_version < version) behind,
+                  FROM account_heads WHERE behind) behind,
                  (SELECT count(*) AS accounts FROM projection_parked_accounts) parked
             WHERE c.name = 'live'
             """, logger: logger)

@@ -44,6 +44,7 @@ struct DatabaseOptions: ParsableArguments {
     /// if this process started it, stopped after `body`, also when `body` throws.
     func withDatabase<Result>(
         logger: Logger? = nil,
+        settings: [(name: String, value: String)] = [],
         _ body: (DatabaseLocation) async throws -> Result
     ) async throws -> Result {
         let logger = logger ?? self.logger
@@ -55,7 +56,7 @@ struct DatabaseOptions: ParsableArguments {
             }
             return try await body(DatabaseLocation(url: url, embedded: nil))
         }
-        let cluster = EmbeddedPostgres(dataDirectory: URL(fileURLWithPath: dataDir), logger: logger)
+        let cluster = EmbeddedPostgres(dataDirectory: URL(fileURLWithPath: dataDir), logger: logger, settings: settings)
         do {
             let connection = try await cluster.start()
             let url = try DatabaseURL(connection.url(database: DatabaseLocation.embeddedDatabaseName))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EmbeddedPostgres
 import Logging
 import ShortcutSyncBench
 import ShortcutSyncStore
@@ -27,7 +28,7 @@ struct AllBenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = database.logger(defaultLevel: .error)
-        let results = try await database.withDatabase(logger: logger) { location in
+        let results = try await database.withDatabase(logger: logger, settings: EmbeddedPostgres.statementStatistics) { location in
             let machine = try await BenchMachine.describe(database: location.url, logger: logger)
             print("machine: \(machine)")
             let rebuild = try await cancellingOnSignal {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import EmbeddedPostgres
 import Logging
 import ShortcutSyncBench
 import ShortcutSyncStore
@@ -51,7 +52,7 @@ struct PushBenchCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = database.logger(defaultLevel: .error)
         let chosen = PushBenchmark.Scenario.all.filter { scenario.isEmpty || scenario.contains($0.key) }
-        let results = try await database.withDatabase(logger: logger) { location in
+        let results = try await database.withDatabase(logger: logger, settings: EmbeddedPostgres.statementStatistics) { location in
             try await PushBenchmark.run(server: location.url, inPlace: inPlace, scenarios: chosen, load: load.resolved(smoke: smoke),
                                         workerProcess: workerProcess, logger: logger, report: { print($0) },
                                         interruptible: cancellingOnSignal)
