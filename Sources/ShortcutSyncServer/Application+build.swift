@@ -25,8 +25,11 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     let database = configuration.database
+    // The key is read (and a bad one refused) before anything starts.
+    let apns = configuration.runsWaker ? configuration.apns : nil
+    try await apns?.validate()
     let client = PostgresClient(
-        configuration: try database.clientConfiguration(maximumConnections: configuration.maximumConnections),
+        configuration: try await database.serviceClientConfiguration(maximumConnections: configuration.maximumConnections, logger: logger),
         backgroundLogger: logger)
     let migrator = try Migrator(client: client, logger: logger)
 
@@ -40,9 +43,6 @@ public func buildApplication(
         ? SyncWorker(client: client, logger: logger, tasks: configuration.workerTasks)
         : nil
     let pushTokens = PushTokenStore(client: client, logger: logger)
-    // The key is read (and a bad one refused) before anything starts.
-    let apns = configuration.runsWaker ? configuration.apns : nil
-    try await apns?.validate()
     let waker = Waker(store: pushTokens, apns: apns, notifications: try database.connectionConfiguration(),
                       configuration: configuration.wake, logger: logger)
     var api = SyncAPI(

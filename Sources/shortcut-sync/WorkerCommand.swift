@@ -26,7 +26,7 @@ struct WorkerCommand: AsyncParsableCommand {
         try await database.withDatabase { location in
             try await Migrator.migrate(location.url, logger: logger)
             // Each task holds one connection while it folds; one more reads the queue's status, one the waker's.
-            let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: tasks + 2), backgroundLogger: logger)
+            let client = PostgresClient(configuration: try await location.url.serviceClientConfiguration(maximumConnections: tasks + 2, logger: logger), backgroundLogger: logger)
             let worker = SyncWorker(client: client, logger: logger, tasks: tasks)
             let settings = try apns.configuration()
             try await settings?.validate()
