@@ -73,6 +73,15 @@ public struct APIProblem: HTTPResponseError, Sendable, Hashable, CustomStringCon
         return problem
     }
 
+    /// The account already has its limit of pushes under way (`PushesInFlight`).
+    static func tooManyPushesAtOnce(_ limit: Int) -> APIProblem {
+        var problem = APIProblem(status: 429, title: "Too Many Requests",
+                                 detail: "this account already has \(limit) pushes under way; nothing of this push was stored: "
+                                     + "send it again once one of them is answered")
+        problem.retryAfter = 1
+        return problem
+    }
+
     static func malformed(_ detail: String) -> APIProblem {
         APIProblem(status: 400, title: "Malformed Request", detail: detail)
     }

@@ -75,9 +75,13 @@ public func buildApplication(
     let problems = ProblemMiddleware(logger: logger)
     // The token before the body: a caller without one never gets a byte of its upload read.
     router.middlewares.add(AuthenticationMiddleware(accounts: accounts, tokens: hub.tokens, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
-    router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
+    // A push over its account's limits is refused before its body is read.
     let budget = PushBudget(configuration.pushBudget)
-    try api.registerHandlers(on: router, middlewares: [problems, PushMiddleware(api: api, budget: budget)])
+    router.middlewares.add(PushAdmissionMiddleware(budget: budget, inFlight: PushesInFlight(limit: configuration.maximumPushesInFlightPerAccount)))
+    router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
+    // Never the whole pool: four connections at least stay for the other requests.
+    let gate = PushGate(running: max(1, min(configuration.maximumPushesRunning, configuration.maximumConnections - 4)), wait: configuration.pushStartWait)
+    try api.registerHandlers(on: router, middlewares: [problems, PushMiddleware(api: api, budget: budget, gate: gate)])
     try addOpenAPIDocumentRoute(to: router)
     routes.set(router.routes.map { ($0.path.description, $0.method.rawValue) })
 

@@ -16,9 +16,11 @@ import ShortcutSyncStore
 /// the content type is checked as the generated server checks it.
 struct PushMiddleware: ServerMiddleware {
     let api: SyncAPI
-    /// Each account's push budget: an account over it gets `429` before its body is read, or
-    /// (a push bigger than what is left) before anything of it is stored.
+    /// Each account's push budget: a push bigger than what is left gets `429` before anything of
+    /// it is stored (an account already over it was refused before its body was read).
     let budget: PushBudget
+    /// The pushes run at once, and how long one waits to start (`PushGate`).
+    let gate: PushGate
 
     func intercept(
         _ request: HTTPRequest,
@@ -30,12 +32,12 @@ struct PushMiddleware: ServerMiddleware {
         guard operationID == "push" else { return try await next(request, body, metadata) }
         let (device, account) = try api.requireDevice()
         try Self.requireJSON(request.headerFields[.contentType])
-        if let wait = budget.exhausted(account: account) { throw overBudget(wait) }
-        // BodyLimitMiddleware has already refused bodies over the limit.
+        // PushAdmissionMiddleware has refused an account over its budget or its pushes under way,
+        // and BodyLimitMiddleware bodies over the limit.
         let bytes = if let body { try await [UInt8](collecting: body, upTo: Limits.maxPushBytes + 1) } else { [UInt8]() }
         let events = try PushJSON.events(in: bytes)
         if let wait = budget.charge(account: account, events: events.count) { throw overBudget(wait) }
-        let accepted = try await api.push(events, account: account, device: device)
+        let accepted = try await gate.run { try await api.push(events, account: account, device: device) }
         var response = HTTPResponse(status: .ok)
         response.headerFields[.contentType] = "application/json; charset=utf-8"
         return (response, HTTPBody(#"{"lastAcceptedSeq":\#(accepted.lastAcceptedSeq),"version":\#(accepted.version)}"#))

@@ -32,6 +32,12 @@ public struct ServerConfiguration: Sendable {
     public var maximumDevicesPerAccount = Limits.maxDevicesPerAccount
     /// How many events each account may push, per second and at once (`429` beyond).
     public var pushBudget = PushBudgetConfiguration()
+    /// The most pushes of one account answered at once; past them, `429` before the body is read.
+    public var maximumPushesInFlightPerAccount = 4
+    /// The most pushes run against the database at once (the rest of the pool stays for pulls,
+    /// streams and tokens), and how long a push may wait to start before it is `503`.
+    public var maximumPushesRunning = 24
+    public var pushStartWait: Duration = .seconds(1)
     /// The most items one pull answers (DESIGN §5: 1,000); more follow with `more: true`. Tests
     /// make it small to page through a few items.
     public var pullPageSize: Int

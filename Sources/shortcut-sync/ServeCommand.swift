@@ -36,6 +36,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Events each account may push at once before --push-events-per-second applies.")
     var pushBurst: Int = PushBudgetConfiguration().burst
 
+    @Option(help: "The most pushes of one account answered at once (beyond: 429 with Retry-After, before the body is read).")
+    var maxPushesInFlightPerAccount: Int = 4
+
+    @Option(help: "The most pushes run against the database at once; the others wait up to a second, then 503 with Retry-After. The database pool holds 40 connections: the rest stay for pulls, streams and token lookups.")
+    var maxPushesRunning: Int = 24
+
     @Option(help: "The most open connections from one client address (beyond: closed as it opens). Behind a proxy every connection comes from its address: raise this to the service's whole cap (16384).")
     var maxConnectionsPerAddress: Int = 1_024
 
@@ -47,6 +53,8 @@ struct ServeCommand: AsyncParsableCommand {
         _ = try AdminTokenSource.given(file: adminTokenFile, environment: ProcessInfo.processInfo.environment)
         if !(1...16_384).contains(maxConnectionsPerAddress) { throw ValidationError("--max-connections-per-address must be 1 to 16384") }
         if !(1...256).contains(workerTasks) { throw ValidationError("--worker-tasks must be 1 to 256") }
+        if !(1...1_000).contains(maxPushesInFlightPerAccount) { throw ValidationError("--max-pushes-in-flight-per-account must be 1 to 1000") }
+        if !(1...1_000).contains(maxPushesRunning) { throw ValidationError("--max-pushes-running must be 1 to 1000") }
         if let problem = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst).problem {
             throw ValidationError(problem)
         }
@@ -82,6 +90,8 @@ struct ServeCommand: AsyncParsableCommand {
             degradedLag: degradedLag)
         configuration.workerTasks = workerTasks
         configuration.maximumConnectionsPerAddress = maxConnectionsPerAddress
+        configuration.maximumPushesInFlightPerAccount = maxPushesInFlightPerAccount
+        configuration.maximumPushesRunning = maxPushesRunning
         configuration.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
         configuration.apns = try apns.configuration()
         configuration.wake = apns.wake

@@ -234,6 +234,77 @@ import Testing
         }
     }
 
+    /// One account's pushes under way are bounded before their bodies are read: while one push
+    /// of the account waits for its body, a second one (another device of the account) is
+    /// refused with 429 and Retry-After, its connection closed and its body never read; once the
+    /// first is answered, pushes go through again.
+    @Test func anAccountsPushesUnderWayAreBoundedBeforeTheirBodiesAreRead() async throws {
+        try await TestServer.with(configure: { $0.maximumPushesInFlightPerAccount = 1 }) { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let mac = try await server.createDevice(accountToken: account.token)
+            let port = try #require(server.baseURL.port)
+            // The phone's token is looked up once, so that its held push is admitted at once.
+            let first = try await server.raw(.POST, "/v1/sync/push", token: phone.token, body: Array(Self.oneDonation().utf8))
+            #expect(first.status == 200)
+            let held = try RawConnection(port: port)
+            let event = Self.oneDonation(seq: 2)
+            try held.send("POST /v1/sync/push HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(phone.token)\r\nContent-Type: application/json\r\nContent-Length: \(event.utf8.count)\r\n\r\n")
+            try held.send(String(event.prefix(10)))
+            try await Task.sleep(for: .milliseconds(200))
+            // The held push is under way: the mac's is refused as soon as it is asked, before its body.
+            let refusal = try RawConnection(port: port)
+            try refusal.send("POST /v1/sync/push HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(mac.token)\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+            await refusal.read(until: { $0.contains("\r\n\r\n") }, timeout: .seconds(5))
+            #expect(refusal.status == 429, "\(refusal.text.prefix(200))")
+            #expect(refusal.text.lowercased().contains("retry-after: 1"), "\(refusal.text.prefix(200))")
+            #expect(await refusal.waitUntilClosed(timeout: .seconds(5)), "the refused push's connection is closed, its body unread")
+
+            try held.send(String(event.dropFirst(10)))
+            await held.read(until: { $0.contains("lastAcceptedSeq") }, timeout: .seconds(10))
+            #expect(held.status == 200, "\(held.text.prefix(200))")
+            let after = try await server.raw(.POST, "/v1/sync/push", token: mac.token, body: Array(Self.oneDonation().utf8))
+            #expect(after.status == 200, "a push goes through once the one under way is answered")
+        }
+    }
+
+    /// Past the pushes the server runs at once, a push waits to start only so long: then it is
+    /// 503 with Retry-After and nothing of it is stored. A pull is not queued behind it. Once a
+    /// place is free, pushes go through again.
+    @Test func aPushThatCannotStartInTimeIs503AndStoresNothing() async throws {
+        try await TestServer.with(configure: { $0.maximumPushesRunning = 1; $0.pushStartWait = .milliseconds(300) }) { server in
+            let held = try await server.createAccount()
+            let heldPhone = try await server.createDevice(accountToken: held.token)
+            let other = try await server.createAccount()
+            let otherPhone = try await server.createDevice(accountToken: other.token)
+            let heldAccount = held.id
+            try await server.sql.withConnection { connection in
+                // The held account's head is locked: its push runs, and waits for it.
+                try await connection.query("BEGIN", logger: TestDatabase.shared.logger)
+                try await connection.query("SELECT 1 FROM account_heads WHERE account_id = \(heldAccount) FOR UPDATE", logger: TestDatabase.shared.logger)
+                async let heldPush = server.raw(.POST, "/v1/sync/push", token: heldPhone.token, body: Array(Self.oneDonation().utf8))
+                try await Task.sleep(for: .milliseconds(500))
+                let started = ContinuousClock.now
+                let shed = try await server.request(.POST, "/v1/sync/push", token: otherPhone.token, body: Array(Self.oneDonation().utf8))
+                #expect(shed.status == 503, "\(shed.json)")
+                #expect(shed.headers.first(name: "Retry-After") == "1")
+                #expect(ContinuousClock.now - started < .seconds(2))
+                let pull = try await server.raw(.GET, "/v1/sync/pull", token: otherPhone.token)
+                #expect(pull.status == 200, "a pull is not queued behind the pushes")
+                try await connection.query("ROLLBACK", logger: TestDatabase.shared.logger)
+                #expect(try await heldPush.status == 200)
+            }
+            #expect(try await eventCount(server.sql) == 1, "the shed push stored nothing")
+            let again = try await server.raw(.POST, "/v1/sync/push", token: otherPhone.token, body: Array(Self.oneDonation().utf8))
+            #expect(again.status == 200)
+        }
+    }
+
+    /// A push of one donation as JSON.
+    static func oneDonation(seq: Int = 1) -> String {
+        #"{"events":[{"id":"\#(UUID())","seq":\#(seq),"hlc":{"wallMillis":\#(Int64(Date().timeIntervalSince1970 * 1000)),"counter":0},"type":"donation","bundleId":"com.example.soup","identifier":"x","kind":"intent","intentType":"I","title":"t"}]}"#
+    }
+
     /// An upload that stalls is cut off at the body deadline with 408 and its connection closed.
     @Test func aBodyThatDoesNotArriveInTimeIsRefusedAndItsConnectionClosed() async throws {
         try await TestServer.with(configure: { $0.bodyDeadline = .seconds(1) }) { server in

@@ -1,0 +1,35 @@
+import CoreMetrics
+import Foundation
+import Hummingbird
+
+/// Admits a push before a byte of its body is read: its account within its budget (`PushBudget`)
+/// and with fewer than its limit of pushes under way (`PushesInFlight`). Refused, it is `429`
+/// with `Retry-After`, and its connection closed (`EarlyRefusalMiddleware.closing`): a device
+/// that pushes back to back without waiting makes the service read none of its bodies, and has
+/// to connect again for each try.
+///
+/// It runs after `AuthenticationMiddleware` (the caller is known) and before
+/// `BodyLimitMiddleware` (which reads the body).
+struct PushAdmissionMiddleware: RouterMiddleware {
+    typealias Context = SyncRequestContext
+
+    let budget: PushBudget
+    let inFlight: PushesInFlight
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .post, Caller.routePath(request.uri.path) == "/v1/sync/push",
+              case .device(_, let account) = Caller.current else {
+            return try await next(request, context)
+        }
+        if let wait = budget.exhausted(account: account) {
+            ServerMetrics.pushesOverBudget.increment()
+            return EarlyRefusalMiddleware.closing(context.channel, after: APIProblem.overBudget(retryAfter: wait, budget.configuration).response)
+        }
+        guard inFlight.enter(account) else {
+            ServerMetrics.pushesOverBudget.increment()
+            return EarlyRefusalMiddleware.closing(context.channel, after: APIProblem.tooManyPushesAtOnce(inFlight.limit).response)
+        }
+        defer { inFlight.leave(account) }
+        return try await next(request, context)
+    }
+}
