@@ -84,9 +84,18 @@ extension SustainedBenchmark {
 
             let offered = sustained.eventsPerSecond * load.share
             let sampling = samplers
+            // What the load generator (this process) and the service spend during phase 2.
+            let cpuBefore = (ProcessCPU.of(getpid()), registrar.servicePID.flatMap(ProcessCPU.of))
+            let phaseStarted = ContinuousClock.now
             async let latency = sampleLatency(sampling, http: http, board: board)
             let loaded = try await pushOnSchedule(&accounts, eventsPerSecond: offered, http: http)
             let measured = try await latency
+            let phaseSeconds = (ContinuousClock.now - phaseStarted).inSeconds
+            let cpuAfter = (ProcessCPU.of(getpid()), registrar.servicePID.flatMap(ProcessCPU.of))
+            func cores(_ before: Double?, _ after: Double?) -> Double? {
+                guard let before, let after, phaseSeconds > 0 else { return nil }
+                return (after - before) / phaseSeconds
+            }
             report("\(Int((load.share * 100).rounded())) %: offered \(Int(loaded.eventsPerSecond)) of \(Int(offered)) events/s, "
                 + String(format: "push p99 %.1f ms; push → pull p50 %.1f ms, p99 %.1f ms, max %.1f ms, ",
                          loaded.pushP99Milliseconds, measured.p50Milliseconds, measured.p99Milliseconds, measured.maxMilliseconds)
@@ -94,8 +103,10 @@ extension SustainedBenchmark {
 
             let views = try await checkViews(accounts, http: http)
             report("views: \(views.accounts) accounts, \(views.views) views pulled from scratch, \(views.lacking) lacking, \(views.surplus) with extra donations")
-            let result = Result(accounts: load.accounts, sampleAccounts: load.sampleAccounts, batch: Self.batch, sustained: sustained,
+            var result = Result(accounts: load.accounts, sampleAccounts: load.sampleAccounts, batch: Self.batch, sustained: sustained,
                                 loaded: loaded, offeredEventsPerSecond: offered, share: load.share, latency: measured, views: views)
+            result.loadGeneratorCores = cores(cpuBefore.0, cpuAfter.0)
+            result.serviceCores = cores(cpuBefore.1, cpuAfter.1)
             if views.lacking > 0 || views.surplus > 0 {
                 report("\n" + result.table)
                 throw BenchError("\(views.lacking) of \(views.accounts) accounts' views lacked an acknowledged event and "

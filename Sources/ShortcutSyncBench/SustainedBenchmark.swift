@@ -93,6 +93,11 @@ public struct SustainedBenchmark: Sendable {
         public var share: Double
         public var latency: Latency
         public var views: Views
+        /// The CPU the load generator (the bench's own process) and the service used during phase
+        /// 2, in cores (CPU seconds a second), where known: what the load itself took from the
+        /// machine it measures.
+        public var loadGeneratorCores: Double?
+        public var serviceCores: Double?
     }
 
     /// Events per load push (DESIGN §8).
@@ -276,6 +281,12 @@ extension SustainedBenchmark.Result {
             + String(format: "p50 %.1f ms, p99 %.1f ms, max %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds, latency.maxMilliseconds)
             + " (\(latency.samples) samples of \(sampleAccounts) accounts" + (latency.failedPushes > 0 ? ", \(latency.failedPushes) pushes retried" : "")
             + ") | p99 ≤ \(Int(SustainedBenchmark.targetMilliseconds)) ms | \(verdict(latencyMet)) |")
+        if let generator = loadGeneratorCores {
+            lines.append("| CPU during the \(percent) % phase | "
+                + String(format: "the load generator %.2f cores, the service %@, of %d", generator,
+                         serviceCores.map { String(format: "%.2f cores", $0) } ?? "?", ProcessInfo.processInfo.activeProcessorCount)
+                + " | — | |")
+        }
         lines.append("| every acknowledged event in every device's next pull | \(count(Double(views.accounts))) accounts' "
             + "\(count(Double(views.views))) views pulled from scratch: \(views.lacking) lacking, \(views.surplus) with extra donations; "
             + "\(latency.missed) of \(latency.samples) samples' first pull missed the event | 0, 0, 0 | "
