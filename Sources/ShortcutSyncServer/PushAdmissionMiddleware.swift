@@ -17,8 +17,9 @@ struct PushAdmissionMiddleware: RouterMiddleware {
     let inFlight: PushesInFlight
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.method == .post, Caller.routePath(request.uri.path) == "/v1/sync/push",
-              case .device(_, let account) = Caller.current else {
+        // A device's POST first (a task-local and a comparison), the path only then.
+        guard case .device(_, let account) = Caller.current, request.method == .post,
+              Caller.routePath(request.uri.path) == "/v1/sync/push" else {
             return try await next(request, context)
         }
         if let wait = budget.exhausted(account: account) {

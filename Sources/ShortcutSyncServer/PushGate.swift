@@ -43,11 +43,6 @@ final class PushGate: Sendable {
         return try await push()
     }
 
-    /// How many pushes are running and waiting now.
-    var load: (running: Int, waiting: Int) {
-        state.withLock { ($0.running, $0.queue.count) }
-    }
-
     private func enter() async -> Bool {
         let ticket = state.withLock { state -> Int? in
             if state.running < running, state.queue.isEmpty {
