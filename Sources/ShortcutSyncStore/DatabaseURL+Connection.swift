@@ -54,13 +54,18 @@ extension DatabaseURL {
     /// default then holds.
     public func serviceClientConfiguration(maximumConnections: Int, logger: Logger) async throws -> PostgresClient.Configuration {
         var configuration = try clientConfiguration(maximumConnections: maximumConnections)
-        let citus = try? await withSingleConnection(logger: logger) { connection in
-            try await connection.guardedQuery("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')", logger: logger)
-                .decode(Bool.self).collectAll().first ?? false
-        }
+        let citus = try? await withSingleConnection(logger: logger) { try await $0.hasCitus(logger: logger) }
         if citus == false {
             configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_generic_plan"))
         }
         return configuration
+    }
+}
+
+extension PostgresConnection {
+    /// Whether the database has the citus extension: it is then a Citus coordinator.
+    func hasCitus(logger: Logger) async throws -> Bool {
+        try await guardedQuery("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')", logger: logger)
+            .decode(Bool.self).collectAll().first ?? false
     }
 }

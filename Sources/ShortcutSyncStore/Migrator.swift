@@ -90,9 +90,7 @@ public struct Migrator: Sendable {
     /// command an operator runs on one node too. Nothing happens on a PostgreSQL without Citus, nor
     /// before the database has every migration of this build.
     private static func distributeIfCitus(on connection: PostgresConnection, logger: Logger) async throws {
-        let citus = try await connection.guardedQuery("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')", logger: logger)
-            .decode(Bool.self).collectAll().first ?? false
-        guard citus else { return }
+        guard try await connection.hasCitus(logger: logger) else { return }
         // The script is written for this build's schema: a database migrated only part of the
         // way (an upgrade test's older schema) is distributed once it has every migration.
         let applied = Set(try await connection.guardedQuery("SELECT version FROM schema_migrations", logger: logger)
