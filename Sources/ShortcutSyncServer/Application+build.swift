@@ -63,6 +63,7 @@ public func buildApplication(
         logger: logger,
         now: clock)
     api.maximumDevices = configuration.maximumDevicesPerAccount
+    api.pushesInFlight = PushesInFlight(limit: configuration.maximumPushesInFlightPerAccount)
     _ = ServerMetrics.registry
 
     let router = Router(context: SyncRequestContext.self)
@@ -77,7 +78,7 @@ public func buildApplication(
     router.middlewares.add(AuthenticationMiddleware(accounts: accounts, tokens: hub.tokens, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
     // A push over its account's limits is refused before its body is read.
     let budget = PushBudget(configuration.pushBudget)
-    router.middlewares.add(PushAdmissionMiddleware(budget: budget, inFlight: PushesInFlight(limit: configuration.maximumPushesInFlightPerAccount)))
+    router.middlewares.add(PushAdmissionMiddleware(budget: budget, inFlight: api.pushesInFlight))
     router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
     // Never the whole pool: four connections at least stay for the other requests.
     let gate = PushGate(running: max(1, min(configuration.maximumPushesRunning, configuration.maximumConnections - 4)), wait: configuration.pushStartWait)

@@ -14,6 +14,11 @@ final class PushesInFlight: Sendable {
         self.limit = limit
     }
 
+    /// The pushes under way, of every account (`shortcut_sync_pushes_under_way`).
+    var total: Int {
+        counts.withLock { $0.values.reduce(0, +) }
+    }
+
     /// Counts a push of `account` in, when fewer than `limit` are under way; false otherwise.
     func enter(_ account: UUID) -> Bool {
         counts.withLock { counts in

@@ -26,6 +26,8 @@ public enum ServerMetrics {
     static let eventsAppended = Counter(label: "shortcut_sync_events_appended_total")
     static let openStreams = Gauge(label: "shortcut_sync_open_streams")
     static let waitingPulls = Gauge(label: "shortcut_sync_waiting_pulls")
+    /// Pushes admitted and not yet answered: reading their bodies, waiting for a place, or running.
+    static let pushesUnderWay = Gauge(label: "shortcut_sync_pushes_under_way")
     static let pulls = Counter(label: "shortcut_sync_pulls_total")
     static let suggestions = Counter(label: "shortcut_sync_suggestions_total")
 }

@@ -64,6 +64,7 @@ extension SyncAPI {
     func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output {
         ServerMetrics.openStreams.record(hub.streamCount)
         ServerMetrics.waitingPulls.record(hub.waitingPullCount)
+        ServerMetrics.pushesUnderWay.record(pushesInFlight.total)
         return .ok(.init(body: .plainText(.init(ServerMetrics.registry.emitToString()))))
     }
 }
