@@ -82,7 +82,9 @@ public func buildApplication(
     router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
     // Never the whole pool: four connections at least stay for the other requests.
     let gate = PushGate(running: max(1, min(configuration.maximumPushesRunning, configuration.maximumConnections - 4)), wait: configuration.pushStartWait)
-    try api.registerHandlers(on: router, middlewares: [problems, PushMiddleware(api: api, budget: budget, gate: gate)])
+    let push = PushRoute(api: api, budget: budget, gate: gate, problems: problems)
+    router.post(.init(PushRoute.path)) { request, context in try await push.respond(to: request, context: context) }
+    try api.registerHandlers(on: GeneratedRoutes(router: router, except: [(.post, PushRoute.path)]), middlewares: [problems])
     try addOpenAPIDocumentRoute(to: router)
     routes.set(router.routes.map { ($0.path.description, $0.method.rawValue) })
 

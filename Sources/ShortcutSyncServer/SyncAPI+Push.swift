@@ -8,10 +8,11 @@ import ShortcutSyncStore
 import ShortcutSyncWorker
 
 extension SyncAPI {
-    /// The generated server's entry for `push`, which no route reaches: `PushMiddleware` answers
-    /// every push from its bytes first (`buildApplication` installs it with the handlers).
+    /// The generated server's entry for `push`, which `APIProtocol` requires but no route reaches:
+    /// `buildApplication` leaves it out of the generated routes (`GeneratedRoutes`) and `PushRoute`
+    /// answers the path from the request's bytes.
     func push(_ input: Operations.Push.Input) async throws -> Operations.Push.Output {
-        throw APIProblem(status: 500, title: "Internal Server Error", detail: "push is answered by PushMiddleware, which is not installed")
+        throw APIProblem(status: 500, title: "Internal Server Error", detail: "push is answered by PushRoute, which is not installed")
     }
 
     /// DESIGN §4: validate everything first, then one atomic, idempotent append that folds itself.
