@@ -99,6 +99,14 @@ public struct PostgresEventStore: Sendable {
         throw StoreError.tooMuchContention(attempts: maxAttempts)
     }
 
+    /// DESIGN §5's bound, checked the same way on every path of a push: `held` is how many
+    /// shortcuts the account's view holds with the batch, `added` those the batch brought. Past
+    /// `maximumShortcuts`, the push is refused (`PersonLimit`, naming the first event that went
+    /// past) and nothing of it is stored.
+    private func requireRoom(for batch: ArraySlice<Event>, adding added: Set<ShortcutID>, held: Int) throws(PersonLimit) {
+        if let limit = PersonLimit.firstShortcutBeyond(maximumShortcuts, in: batch, existing: held - added.count, new: added) { throw limit }
+    }
+
     /// The account's head as the append statement saw it (locked), and what it inserted.
     struct Head {
         var version: Int64
@@ -160,9 +168,8 @@ public struct PostgresEventStore: Sendable {
                                              needs: needs, stored: stored, on: connection)
             if !result.addedShortcuts.isEmpty {
                 // The bound, exactly: what the view will hold once these rows are written.
-                let held = try await rows.shortcutCount(account: account, after: result, on: connection)
-                if let limit = PersonLimit.firstShortcutBeyond(maximumShortcuts, in: batch, existing: held - result.addedShortcuts.count,
-                                                               new: result.addedShortcuts) { throw limit }
+                try requireRoom(for: batch, adding: result.addedShortcuts,
+                                held: try await rows.shortcutCount(account: account, after: result, on: connection))
             }
             let statement = AppendFoldedStatement(account: account, device: device, batch: batch, expectedVersion: head.version, result: result)
             guard let appended = try await connection.guardedExecute(statement, logger: logger).first, appended > 0 else { return nil }
@@ -197,9 +204,7 @@ public struct PostgresEventStore: Sendable {
                 // The bound, exactly: the view now holds the batch. Only a batch that brought new
                 // shortcuts counts them; throwing rolls the whole push back.
                 if !result.addedShortcuts.isEmpty {
-                    let held = try await rows.shortcutCount(account: account, on: connection)
-                    if let limit = PersonLimit.firstShortcutBeyond(maximumShortcuts, in: batch, existing: held - result.addedShortcuts.count,
-                                                                   new: result.addedShortcuts) { throw limit }
+                    try requireRoom(for: batch, adding: result.addedShortcuts, held: try await rows.shortcutCount(account: account, on: connection))
                 }
             } else {
                 // Not folded (the account is behind): the bound against the view as folded so far.
@@ -210,8 +215,7 @@ public struct PostgresEventStore: Sendable {
                 })
                 if !donated.isEmpty {
                     let headroom = try await rows.shortcutHeadroom(account: account, keys: Array(donated), on: connection)
-                    if let limit = PersonLimit.firstShortcutBeyond(maximumShortcuts, in: batch, existing: headroom.existing,
-                                                                   new: headroom.new) { throw limit }
+                    try requireRoom(for: batch, adding: headroom.new, held: headroom.existing + headroom.new.count)
                 }
                 if current {
                     try await rows.park(account, version: head.version + 1, error: "a push's fold failed", on: connection)
