@@ -29,6 +29,18 @@ struct DatabaseOptions: ParsableArguments {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
+        if let warning = Self.passwordWarning(databaseURL) {
+            FileHandle.standardError.write(Data((warning + "\n").utf8))
+        }
+    }
+
+    /// What to say when `--database-url` itself carries a password: the command line of a running
+    /// process is readable by every user of the machine (`ps`, `/proc/<pid>/cmdline`). The
+    /// password is used, and never printed.
+    static func passwordWarning(_ databaseURL: String?) -> String? {
+        guard let databaseURL, let url = try? DatabaseURL(databaseURL), url.password?.isEmpty == false else { return nil }
+        return "warning: --database-url carries a password, which any user of this machine can read in the process list; "
+            + "give it in DATABASE_URL, PGPASSWORD or ~/.pgpass (or PGPASSFILE) instead"
     }
 
     /// `--database-url` (or `DATABASE_URL`) if one was given, with its password taken as libpq's

@@ -64,6 +64,13 @@ import Testing
 
         let fromEnvironment = try await CommandProcess.run(["admin", "accounts"] + database, environment: ["PGPASSWORD": password])
         #expect(fromEnvironment.exitStatus == 0, "\(fromEnvironment.errorOutput)")
+        #expect(!fromEnvironment.errorOutput.contains("warning"), "\(fromEnvironment.errorOutput)")
+
+        // On the command line it is used, and the operator is warned that `ps` shows it.
+        let inArgument = try await CommandProcess.run(["admin", "accounts", "--database-url", url.urlString], environment: noPasswordFile)
+        #expect(inArgument.exitStatus == 0, "\(inArgument.errorOutput)")
+        #expect(inArgument.errorOutput.hasPrefix("warning: --database-url carries a password"), "\(inArgument.errorOutput)")
+        #expect(!inArgument.errorOutput.contains(password) && !inArgument.output.contains(password))
 
         let (directory, file) = try Self.passwordFile("\(url.host):\(url.port):*:postgres:\(password)\n")
         defer { try? FileManager.default.removeItem(at: directory) }
