@@ -69,7 +69,7 @@ public struct WakeBenchmark: Sendable {
             return try await withFreshDatabase(on: server, logger: logger) { url in
                 let service = try BenchService(database: url, workerProcess: false, extraArguments: [
                     "--apns-key-file", keyFile.path, "--apns-key-id", standIn.key.keyID, "--apns-team-id", standIn.key.teamID,
-                    "--apns-url", standIn.url.absoluteString, "--apns-ca-file", authorityFile.path,
+                    "--apns-url", standIn.url.absoluteString, "--apns-ca-file", authorityFile.path, "--apns-topic", "com.example.soup",
                 ])
                 defer { service.stop() }
                 try await service.waitUntilReady()

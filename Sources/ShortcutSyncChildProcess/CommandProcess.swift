@@ -68,10 +68,12 @@ public final class CommandProcess: @unchecked Sendable {
 
     /// Waits up to `timeout` for the process to end; whether it did.
     public func waitForExit(timeout: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
         guard try await Self.waitUntilEnded(process.processIdentifier, timeout: timeout) else { return false }
-        // Foundation reaps the child and records its status a moment later.
-        for _ in 0..<100 where process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        return true
+        // Foundation reaps the child and records its status a moment later (on a loaded machine,
+        // seconds later): within what is left of the same timeout.
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        return !process.isRunning
     }
 
     /// Asks it to end (SIGTERM) and waits until it has, as a service's operator would.

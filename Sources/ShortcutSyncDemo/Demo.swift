@@ -43,7 +43,7 @@ public struct Demo: Sendable {
             var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, adminToken: adminToken,
                                                     maximumConnections: 10, keepAliveInterval: .seconds(1))
             configuration.apns = APNsConfiguration(keyPEM: standIn.key.privateKeyPEM, keyID: standIn.key.keyID, teamID: standIn.key.teamID,
-                                                   url: standIn.url, additionalTrustRootsPEM: standIn.authorityPEM)
+                                                   topics: ["com.example.soup"], url: standIn.url, additionalTrustRootsPEM: standIn.authorityPEM)
             return try await withRunningService(configuration, logger: logger) { server in
                 try await story(server, adminToken: adminToken, standIn: standIn)
             }

@@ -22,6 +22,11 @@ public struct PushTokenRegistration: Sendable, Hashable {
         self.environment = environment
     }
 
+    /// Whether `value` can be an APNs topic: an app's bundle id, a reverse-DNS name.
+    public static func isTopic(_ value: String) -> Bool {
+        Limits.bundleIdLength.contains(value.unicodeScalars.count) && EventValidator.isReverseDNS(value)
+    }
+
     /// The registration a request asks for, or every field at fault (pointers into its body).
     /// The token is taken in either case of hex and stored in lower case.
     public static func validated(
@@ -37,7 +42,7 @@ public struct PushTokenRegistration: Sendable, Hashable {
             errors.append(FieldError(pointer: "/token",
                                      detail: "must be the device token in hex: an even number of 64 to 200 hex digits"))
         }
-        if !Limits.bundleIdLength.contains(topic.unicodeScalars.count) || !EventValidator.isReverseDNS(topic) {
+        if !isTopic(topic) {
             errors.append(FieldError(pointer: "/topic", detail: "must be the app's bundle id, a reverse-DNS name such as com.example.app"))
         }
         if !environments.contains(environment) {

@@ -63,6 +63,7 @@ public func buildApplication(
         logger: logger,
         now: clock)
     api.maximumDevices = configuration.maximumDevicesPerAccount
+    api.acceptedTopics = configuration.acceptedTopics
     api.pushesInFlight = PushesInFlight(limit: configuration.maximumPushesInFlightPerAccount)
     _ = ServerMetrics.registry
 

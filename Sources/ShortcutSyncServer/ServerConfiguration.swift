@@ -43,6 +43,13 @@ public struct ServerConfiguration: Sendable {
     public var pullPageSize: Int
     /// APNs, for background wakes (DESIGN §6, §7); nil: no key, no wake is sent.
     public var apns: APNsConfiguration?
+    /// The topics a push token may be registered for when this server has no key of its own (a
+    /// `worker` beside it sends the wakes): `--apns-topic`. With a key, its `topics` are the ones.
+    /// None: any app's bundle id is taken (a waker sends only to the topics it was given).
+    public var apnsTopics: Set<String> = []
+
+    /// The topics a device may register a push token for; empty: any.
+    var acceptedTopics: Set<String> { apns?.topics ?? apnsTopics }
     /// When devices are woken: the delay after a change, the interval between two wakes.
     public var wake = WakeConfiguration()
     /// Whether this process runs a waker (every server may; tests of two servers turn it off in one).

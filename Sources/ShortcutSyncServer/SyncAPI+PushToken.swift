@@ -16,6 +16,11 @@ extension SyncAPI {
         case .success(let valid): registration = valid
         case .failure(let invalid): throw APIProblem.invalid(invalid.errors)
         }
+        // The service's key wakes its own apps only: a token for any other would be a way to
+        // send silent pushes, signed by this service, to another app.
+        guard acceptedTopics.isEmpty || acceptedTopics.contains(registration.topic) else {
+            throw APIProblem.invalid([FieldError(pointer: "/topic", detail: "is not an app this service wakes")])
+        }
         // A device signed out meanwhile: its token no longer holds.
         guard try await pushTokens.register(registration, device: device, account: account) else { throw APIProblem.unauthorized }
         logger.info("push token registered", metadata: ["account": "\(account)", "device": "\(device)", "environment": "\(registration.environment)"])

@@ -30,6 +30,8 @@ struct SyncAPI: APIProtocol {
     let degradedLag: Int64
     /// The most signed-in devices an account may have (DESIGN §5).
     var maximumDevices = Limits.maxDevicesPerAccount
+    /// The apps a device may register a push token for (`ServerConfiguration.acceptedTopics`); empty: any.
+    var acceptedTopics: Set<String> = []
     /// Each account's pushes under way (admitted by `PushAdmissionMiddleware`, counted on `/metrics`).
     var pushesInFlight = PushesInFlight(limit: 4)
     /// Signs and checks pull cursors with the database's key, read on first use.

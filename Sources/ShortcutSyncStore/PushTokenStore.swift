@@ -20,7 +20,20 @@ public struct PushTokenStore: Sendable {
     /// Registers (or replaces) the device's token; false when the device is not signed in.
     /// A newer registration restarts the token's failures and moves `registered_at`, which a later
     /// `410 Unregistered` with an older timestamp then does not overrule.
+    ///
+    /// A token wakes one device: the registration takes it from any other device that held it,
+    /// of this account or another (migration 0015). Two registrations of one token at the same
+    /// moment may both keep it, until either registers again.
     public func register(_ registration: PushTokenRegistration, device: UUID, account: UUID) async throws -> Bool {
+        guard try await insert(registration, device: device, account: account) else { return false }
+        try await client.query("""
+            DELETE FROM push_tokens t
+            WHERE t.token = \(registration.token) AND NOT (t.account_id = \(account) AND t.device_id = \(device))
+            """, logger: logger)
+        return true
+    }
+
+    private func insert(_ registration: PushTokenRegistration, device: UUID, account: UUID) async throws -> Bool {
         let rows = try await client.query("""
             INSERT INTO push_tokens (account_id, device_id, token, topic, environment, registered_at)
             SELECT \(account), \(device), \(registration.token), \(registration.topic), \(registration.environment), clock_timestamp()

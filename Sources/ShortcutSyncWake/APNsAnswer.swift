@@ -9,6 +9,7 @@ public enum APNsAnswer: Sendable, Hashable {
     /// (APNs' milliseconds); dropped unless the device registered it again after that.
     case unregistered(since: Date?)
     /// 400 `BadDeviceToken` or `DeviceTokenNotForTopic`: this token will never work for this topic.
+    /// Also, never sent, a token whose topic is not among the configured ones (`TopicNotConfigured`).
     case badToken(reason: String)
     /// 403: the provider token was refused (wrong key, key id or team id, or expired).
     case keyRefused(reason: String)

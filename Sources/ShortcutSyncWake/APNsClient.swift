@@ -44,6 +44,10 @@ public final class APNsClient: Sendable {
     /// an answer to retry later.
     public func send(_ wake: DueWake, logger: Logger) async -> APNsAnswer {
         let registration = wake.registration
+        // Registered before the topics were configured, or by another server's looser settings.
+        guard configuration.topics.contains(registration.topic) else {
+            return .badToken(reason: "TopicNotConfigured")
+        }
         let url = configuration.baseURL(environment: registration.environment)
             .appendingPathComponent("3/device/\(registration.token)")
         var request = HTTPClientRequest(url: url.absoluteString)

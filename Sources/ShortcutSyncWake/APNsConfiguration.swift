@@ -14,6 +14,10 @@ public struct APNsConfiguration: Sendable {
     public var keyID: String
     /// The team's 10-character id (the provider token's `iss`).
     public var teamID: String
+    /// The apps whose devices are woken (`--apns-topic`): their bundle ids, each an `apns-topic`
+    /// the key may send to. A token registered for any other topic is never sent to: the waker
+    /// drops it, so that the service's key cannot be made to wake another app.
+    public var topics: Set<String>
     /// One address for every environment instead of Apple's (`--apns-url`): a stand-in.
     public var url: URL?
     /// PEM certificates to trust besides the system's roots (`--apns-ca-file`).
@@ -24,10 +28,11 @@ public struct APNsConfiguration: Sendable {
     /// How long one request to APNs may take.
     public var requestTimeout: Duration = .seconds(10)
 
-    public init(keyPEM: String, keyID: String, teamID: String, url: URL? = nil, additionalTrustRootsPEM: String? = nil) {
+    public init(keyPEM: String, keyID: String, teamID: String, topics: Set<String>, url: URL? = nil, additionalTrustRootsPEM: String? = nil) {
         self.keyPEM = keyPEM
         self.keyID = keyID
         self.teamID = teamID
+        self.topics = topics
         self.url = url
         self.additionalTrustRootsPEM = additionalTrustRootsPEM
     }

@@ -145,7 +145,7 @@ public final class Waker: Service, Sendable {
                 }
             case .badToken(let reason):
                 if try await self.store.drop(wake) { WakeMetrics.dropped.increment() }
-                logger.info("APNs refused the device's token: dropped", metadata: ["reason": "\(reason)"])
+                logger.info("the device's token cannot be woken: dropped", metadata: ["reason": "\(reason)"])
             case .keyRefused, .retryLater:
                 let backoff = self.configuration.backoff(afterFailures: wake.failures + 1)
                 try await self.store.retryLater(wake, backoff: backoff)

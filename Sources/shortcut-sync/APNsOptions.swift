@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ShortcutSyncDomain
 import ShortcutSyncWake
 
 /// The options of background wakes (DESIGN §7), shared by `serve` and `worker`: the team's APNs
@@ -13,6 +14,10 @@ struct APNsOptions: ParsableArguments {
 
     @Option(help: "The team's id, 10 characters (env SHORTCUT_SYNC_APNS_TEAM_ID).")
     var apnsTeamId: String?
+
+    @Option(name: .customLong("apns-topic"),
+            help: "An app whose devices are woken: its bundle id, APNs' topic. Repeat for several (env SHORTCUT_SYNC_APNS_TOPICS, comma-separated). Required with a key; a push token for any other app is refused.")
+    var apnsTopics: [String] = []
 
     @Option(help: "Send to this address instead of Apple's, for every environment: a stand-in (env SHORTCUT_SYNC_APNS_URL).")
     var apnsUrl: String?
@@ -33,7 +38,23 @@ struct APNsOptions: ParsableArguments {
         guard (0...3600).contains(wakeDelay) else { throw ValidationError("--wake-delay must be 0 to 3600 seconds") }
         guard (1...86_400).contains(wakeInterval) else { throw ValidationError("--wake-interval must be 1 to 86400 seconds") }
         // The options' shape, before anything starts; the files are read when the command runs.
-        _ = try given()
+        let key = try given()
+        let topics = try topics()
+        if key != nil, topics.isEmpty {
+            throw ValidationError("background wakes need --apns-topic (or SHORTCUT_SYNC_APNS_TOPICS): the bundle id of each app whose devices are woken")
+        }
+    }
+
+    /// `--apns-topic` (or `SHORTCUT_SYNC_APNS_TOPICS`, comma-separated): the apps whose devices
+    /// are woken, each a reverse-DNS bundle id; a usage error for any other text.
+    func topics(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Set<String> {
+        let given = apnsTopics.isEmpty
+            ? (environment["SHORTCUT_SYNC_APNS_TOPICS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            : apnsTopics
+        for topic in given where !PushTokenRegistration.isTopic(topic) {
+            throw ValidationError("--apns-topic must be an app's bundle id, a reverse-DNS name such as com.example.app, not '\(topic)'")
+        }
+        return Set(given)
     }
 
     /// The options given (or their environment variables): nil when no key is given; a usage
@@ -73,7 +94,8 @@ struct APNsOptions: ParsableArguments {
     /// or a file cannot be read. The key itself is checked when the service starts.
     func configuration() throws -> APNsConfiguration? {
         guard let given = try given() else { return nil }
-        var configuration = APNsConfiguration(keyPEM: try Self.read(given.keyFile, "--apns-key-file"), keyID: given.keyID, teamID: given.teamID)
+        var configuration = APNsConfiguration(keyPEM: try Self.read(given.keyFile, "--apns-key-file"), keyID: given.keyID, teamID: given.teamID,
+                                              topics: try topics())
         configuration.url = given.url
         if let caFile = given.caFile { configuration.additionalTrustRootsPEM = try Self.read(caFile, "--apns-ca-file") }
         return configuration

@@ -94,6 +94,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maximumPushesRunning = maxPushesRunning
         configuration.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
         configuration.apns = try apns.configuration()
+        configuration.apnsTopics = try apns.topics()
         configuration.wake = apns.wake
         let app = try await buildApplication(configuration, logger: logger)
         if let embedded = location.embedded {

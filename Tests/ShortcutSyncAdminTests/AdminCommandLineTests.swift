@@ -32,13 +32,14 @@ private let logger = TestDatabase.shared.logger
             #expect(badId.exitStatus == 2)
             #expect(badId.errorOutput.contains("'nope' is invalid"))
 
-            let unknown = try await CommandProcess.run(["admin", "devices", "--account", UUID().uuidString] + database)
+            // Given in the environment, a password draws no warning: standard error is the error alone.
+            let unknown = try await CommandProcess.run(["admin", "devices", "--account", UUID().uuidString], environment: ["DATABASE_URL": url.urlString])
             defer { unknown.forceStop() }
             #expect(unknown.exitStatus == 2)
             #expect(unknown.errorOutput.hasPrefix("error: there is no account"))
 
             let port = try EmbeddedPostgres.freeLoopbackPort()
-            let unreachable = try await CommandProcess.run(["admin", "accounts", "--database-url", "postgres://nobody:secret@127.0.0.1:\(port)/nothing"])
+            let unreachable = try await CommandProcess.run(["admin", "accounts"], environment: ["DATABASE_URL": "postgres://nobody:secret@127.0.0.1:\(port)/nothing"])
             defer { unreachable.forceStop() }
             #expect(unreachable.exitStatus == 3)
             #expect(unreachable.errorOutput.hasPrefix("error: cannot reach PostgreSQL at 127.0.0.1:\(port)"))

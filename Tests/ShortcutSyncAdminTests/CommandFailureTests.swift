@@ -14,7 +14,7 @@ import Testing
     @Test(arguments: [["admin", "accounts"], ["migrate"], ["worker"], ["admin", "verify"]])
     func anUnreachableDatabaseIsOneLineAndStatusThree(command: [String]) async throws {
         let port = try EmbeddedPostgres.freeLoopbackPort()
-        let run = try await CommandProcess.run(command + ["--database-url", "postgres://nobody:secret@127.0.0.1:\(port)/nothing"])
+        let run = try await CommandProcess.run(command, environment: ["DATABASE_URL": "postgres://nobody:secret@127.0.0.1:\(port)/nothing"])
         defer { run.forceStop() }
         #expect(run.exitStatus == 3)
         let lines = run.errorOutput.split(separator: "\n")
@@ -40,8 +40,8 @@ import Testing
             try Data("-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWJ1dC1ub3QtYS1rZXk=\n-----END PRIVATE KEY-----\n".utf8).write(to: keyFile)
             defer { try? FileManager.default.removeItem(at: keyFile) }
             let run = try await CommandProcess.run(command + ["--apns-key-file", keyFile.path, "--apns-key-id", "ABC123DEFG",
-                                                              "--apns-team-id", "DEF123GHIJ", "--database-url", url.urlString],
-                                                   environment: ["SHORTCUT_SYNC_ADMIN_TOKEN": "admin-\(UUID())"])
+                                                              "--apns-team-id", "DEF123GHIJ", "--apns-topic", "com.example.shortcuts"],
+                                                   environment: ["SHORTCUT_SYNC_ADMIN_TOKEN": "admin-\(UUID())", "DATABASE_URL": url.urlString])
             defer { run.forceStop() }
             #expect(run.exitStatus == 1)
             #expect(run.errorOutput == "error: the APNs key is not a P-256 private key in PEM, as Apple's .p8 files are: check --apns-key-file\n",
@@ -63,7 +63,7 @@ import Testing
         try await TestDatabase.withClient { _, url in
             var wrong = url
             wrong.password = "not-the-password"
-            let run = try await CommandProcess.run(["migrate", "--database-url", wrong.urlString])
+            let run = try await CommandProcess.run(["migrate"], environment: ["DATABASE_URL": wrong.urlString])
             defer { run.forceStop() }
             #expect(run.exitStatus == 3)
             #expect(run.errorOutput.split(separator: "\n").count == 1, "\(run.errorOutput)")

@@ -94,6 +94,23 @@ import Testing
         #expect(try !DatabaseURL("postgres://u@h/db").requireTLS)
     }
 
+    /// A key without the apps it may wake is a usage error, and so is a topic that is no bundle id:
+    /// the service's key must not be made to wake any app a device names.
+    @Test func backgroundWakesNeedTheirTopics() async throws {
+        let key = ["--apns-key-file", "/nonexistent/key.p8", "--apns-key-id", "ABCDEFGHIJ", "--apns-team-id", "ABCDEFGHIJ"]
+        for (command, arguments) in [("serve", ["--port", "1"]), ("worker", [])] {
+            let missing = try await CommandProcess.run([command] + arguments + key, environment: ["SHORTCUT_SYNC_APNS_TOPICS": nil])
+            defer { missing.forceStop() }
+            #expect(missing.exitStatus == 2)
+            #expect(missing.errorOutput.hasPrefix("error: background wakes need --apns-topic"), "\(command): \(missing.errorOutput)")
+
+            let wrong = try await CommandProcess.run([command] + arguments + key + ["--apns-topic", "not a bundle id"])
+            defer { wrong.forceStop() }
+            #expect(wrong.exitStatus == 2)
+            #expect(wrong.errorOutput.hasPrefix("error: --apns-topic must be an app's bundle id"), "\(command): \(wrong.errorOutput)")
+        }
+    }
+
     @Test func serveTakesNoAdminTokenArgumentAndRefusesAShortToken() async throws {
         let argument = try await CommandProcess.run(["serve", "--admin-token", String(repeating: "ab01", count: 10)])
         defer { argument.forceStop() }

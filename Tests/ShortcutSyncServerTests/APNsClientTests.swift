@@ -26,7 +26,7 @@ import Testing
         let key = key ?? standIn.key
         let client = try await APNsClient(configuration: APNsConfiguration(
             keyPEM: key.privateKeyPEM, keyID: key.keyID, teamID: key.teamID,
-            url: standIn.url, additionalTrustRootsPEM: standIn.authorityPEM))
+            topics: ["com.example.shortcuts"], url: standIn.url, additionalTrustRootsPEM: standIn.authorityPEM))
         do {
             let result = try await body(client)
             try await client.shutdown()

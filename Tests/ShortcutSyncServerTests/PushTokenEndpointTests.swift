@@ -4,6 +4,7 @@ import PostgresNIO
 import ShortcutSyncAPI
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
+import ShortcutSyncServer
 import ShortcutSyncStore
 import Testing
 
@@ -27,6 +28,46 @@ import Testing
             let rows = try await server.sql.query("SELECT count(*) FROM push_tokens WHERE account_id = \(account.id)")
                 .decode(Int64.self).collectAll()
             #expect(rows == [1])
+        }
+    }
+
+    /// A token wakes one device: registered again by another device, of this account or
+    /// another, it is taken from the one that had it.
+    @Test func aTokenRegisteredByAnotherDeviceIsTakenFromTheFirst() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let pad = try await server.createDevice(accountToken: account.token)
+            let stranger = try await server.createAccount()
+            let strangersPhone = try await server.createDevice(accountToken: stranger.token)
+            let token = apnsToken()
+            let other = apnsToken()
+            #expect(try await server.registerPushToken(token, for: phone).status == 204)
+            #expect(try await server.registerPushToken(other, for: pad).status == 204)
+
+            #expect(try await server.registerPushToken(token.uppercased(), for: strangersPhone).status == 204)
+            #expect(try await server.wakeState(of: phone, account: account.id) == nil, "taken from the first holder")
+            #expect(try await server.wakeState(of: strangersPhone, account: stranger.id)?.registration.token == token)
+            #expect(try await server.wakeState(of: pad, account: account.id)?.registration.token == other, "another token stays")
+
+            #expect(try await server.registerPushToken(token, for: pad).status == 204)
+            #expect(try await server.wakeState(of: strangersPhone, account: stranger.id) == nil)
+            let holders = try await server.sql.query("SELECT count(*) FROM push_tokens WHERE token = \(token)").decode(Int64.self).collectAll()
+            #expect(holders == [1])
+        }
+    }
+
+    /// With the apps it wakes configured (`--apns-topic`), a token for any other app is refused
+    /// and nothing is stored.
+    @Test func aTokenForAnAppTheServiceDoesNotWakeIs422() async throws {
+        try await TestServer.with(configure: { $0.apnsTopics = ["com.example.shortcuts"] }) { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let refused = try await server.registerPushToken(apnsToken(), for: phone, topic: "com.example.other")
+            #expect(refused.status == 422)
+            #expect(refused.json.pointers == ["/topic"])
+            #expect(try await server.wakeState(of: phone, account: account.id) == nil)
+            #expect(try await server.registerPushToken(apnsToken(), for: phone, topic: "com.example.shortcuts").status == 204)
         }
     }
 

@@ -77,6 +77,20 @@ import Testing
         }
     }
 
+    /// A token for an app the service does not wake (registered before `--apns-topic` said which,
+    /// or through a server that took any) is dropped, and nothing is sent to APNs for it.
+    @Test func aTokenForATopicNotConfiguredIsDroppedUnsent() async throws {
+        try await TestServer.withWakes { server, standIn in
+            let home = try await Self.household(server)
+            try await server.sql.query("UPDATE push_tokens SET topic = 'com.example.elsewhere' WHERE account_id = \(home.account.id)")
+            try await Self.change(home)
+            try await eventually("the token is dropped") {
+                try await server.wakeState(of: home.pad, account: home.account.id) == nil
+            }
+            #expect(standIn.received.isEmpty, "nothing was sent for it")
+        }
+    }
+
     @Test(arguments: [StandInAnswer.tooManyRequests, .internalServerError])
     func aWakeApnsCannotTakeNowIsRetriedWithBackoff(_ refusal: StandInAnswer) async throws {
         try await TestServer.withWakes { server, standIn in

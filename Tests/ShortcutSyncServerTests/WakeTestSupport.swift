@@ -14,13 +14,16 @@ import ShortcutSyncWake
 /// (a change is a wake 200 ms later, looked for every 100 ms: the suites share one PostgreSQL),
 /// and devices with push tokens.
 extension TestServer {
+    /// The apps the tests' services wake (`--apns-topic`).
+    static let wokenTopics: Set<String> = ["com.example.shortcuts", "com.example.soup"]
+
     /// Points the service's waker at `standIn`, with short delays; `interval` between two wakes.
     static func wakes(_ standIn: APNsStandIn, interval: Duration = .seconds(600),
                       delay: Duration = .milliseconds(200)) -> (inout ServerConfiguration) -> Void {
         { configuration in
             configuration.apns = APNsConfiguration(
                 keyPEM: standIn.key.privateKeyPEM, keyID: standIn.key.keyID, teamID: standIn.key.teamID,
-                url: standIn.url, additionalTrustRootsPEM: standIn.authorityPEM)
+                topics: Self.wokenTopics, url: standIn.url, additionalTrustRootsPEM: standIn.authorityPEM)
             configuration.wake.delay = delay
             configuration.wake.pollInterval = .milliseconds(100)
             configuration.wake.retryBackoff = .milliseconds(100)

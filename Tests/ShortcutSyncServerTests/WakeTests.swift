@@ -239,7 +239,7 @@ import Testing
                 try Data(standIn.authorityPEM.utf8).write(to: authority)
                 let worker = try CommandProcess(["worker", "--database-url", url.urlString, "--wake-delay", "0.2",
                                                  "--apns-key-file", keyFile.path, "--apns-key-id", standIn.key.keyID,
-                                                 "--apns-team-id", standIn.key.teamID,
+                                                 "--apns-team-id", standIn.key.teamID, "--apns-topic", "com.example.shortcuts",
                                                  "--apns-url", standIn.url.absoluteString, "--apns-ca-file", authority.path])
                 defer { worker.forceStop() }
                 try await TestServer.with(database: url, sql: sql, configure: { $0.runsWaker = false }) { server in
