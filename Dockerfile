@@ -19,9 +19,11 @@ RUN apt-get update \
 WORKDIR /app
 COPY --from=build /out/ /app/
 USER shortcut-sync
-EXPOSE 8080
+# 8080: the API. 8081: the operators' listener (/metrics, /readyz): publish it to the monitoring
+# network only, never beside the API.
+EXPOSE 8080 8081
 # The image has no curl and its /bin/sh is dash: the service's own executable asks GET /readyz.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=30s --retries=10 \
-    CMD ["/app/shortcut-sync", "health", "--url", "http://127.0.0.1:8080", "--timeout", "2"]
+    CMD ["/app/shortcut-sync", "health", "--url", "http://127.0.0.1:8081", "--timeout", "2"]
 ENTRYPOINT ["/app/shortcut-sync"]
-CMD ["serve", "--host", "0.0.0.0", "--port", "8080"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "8080", "--operator-host", "0.0.0.0", "--operator-port", "8081"]

@@ -25,7 +25,7 @@ struct BenchService {
         // Every simulated device and stream comes from loopback: one address, as many connections as the service takes.
         let oneAddress = ["--max-connections-per-address", "16384"]
         serve = try ServeProcess(executable: executable, database: .url(database.urlString), port: try EmbeddedPostgres.freeLoopbackPort(),
-                                 adminToken: adminToken, logLevel: "error", arguments: (workerProcess ? ["--no-worker"] : []) + unbudgeted + oneAddress + extraArguments,
+                                 operatorPort: try EmbeddedPostgres.freeLoopbackPort(), adminToken: adminToken, logLevel: "error", arguments: (workerProcess ? ["--no-worker"] : []) + unbudgeted + oneAddress + extraArguments,
                                  output: .inherited)
         do {
             worker = try workerProcess
@@ -39,6 +39,7 @@ struct BenchService {
     }
 
     var url: URL { serve.url }
+    var operators: URL { URL(string: serve.operatorURL)! }
     var servicePID: Int32 { serve.processIdentifier }
     var workerPID: Int32? { worker?.processIdentifier }
 
@@ -47,7 +48,7 @@ struct BenchService {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             guard serve.isRunning else { throw BenchError("the service ended at start (status \(serve.exitStatus.map(String.init) ?? "?"))") }
-            if let answer = try? await HTTPClient.shared.execute(HTTPClientRequest(url: serve.baseURL + "/readyz"), timeout: .seconds(2)),
+            if let answer = try? await HTTPClient.shared.execute(HTTPClientRequest(url: serve.operatorURL + "/readyz"), timeout: .seconds(2)),
                answer.status.code == 200 {
                 return
             }

@@ -64,7 +64,7 @@ extension PushBenchmark {
         report("service: pid \(service.servicePID) on \(service.url.absoluteString), database \(url.database)"
             + (service.workerPID.map { ", worker: pid \($0)" } ?? ""))
 
-        var benchmark = PushBenchmark(service: service.url, adminToken: service.adminToken, database: url,
+        var benchmark = PushBenchmark(service: service.url, operators: service.operators, adminToken: service.adminToken, database: url,
                                       servicePID: service.servicePID, workerPID: service.workerPID,
                                       duration: load.duration, logger: logger)
         benchmark.report = { report("  \($0)") }

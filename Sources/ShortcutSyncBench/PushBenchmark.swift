@@ -101,6 +101,8 @@ public struct PushBenchmark: Sendable {
     }
 
     public let service: URL
+    /// The service's operators' listener (`/readyz`).
+    public let operators: URL
     public let adminToken: String
     public let database: DatabaseURL
     /// The service's process, for its resident memory (Linux /proc).
@@ -111,8 +113,10 @@ public struct PushBenchmark: Sendable {
     public let logger: Logger
     public var report: @Sendable (String) -> Void = { _ in }
 
-    public init(service: URL, adminToken: String, database: DatabaseURL, servicePID: Int32?, workerPID: Int32? = nil, duration: Duration, logger: Logger) {
+    public init(service: URL, operators: URL, adminToken: String, database: DatabaseURL, servicePID: Int32?, workerPID: Int32? = nil,
+                duration: Duration, logger: Logger) {
         self.service = service
+        self.operators = operators
         self.workerPID = workerPID
         self.adminToken = adminToken
         self.database = database
@@ -299,7 +303,7 @@ public struct PushBenchmark: Sendable {
     private func waitForWorker(http: HTTPClient) async throws {
         let deadline = ContinuousClock.now + .seconds(300)
         while ContinuousClock.now < deadline {
-            let response = try await http.execute(HTTPClientRequest(url: service.absoluteString + "/readyz"), timeout: .seconds(10))
+            let response = try await http.execute(HTTPClientRequest(url: operators.absoluteString + "/readyz"), timeout: .seconds(10))
             let body = try await response.body.collect(upTo: 1 << 20)
             let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
             if json?["accountsBehind"] as? Int == 0 { return }

@@ -64,7 +64,7 @@ public struct RunawayBenchmark: Sendable {
             let benchmark = RunawayBenchmark(
                 load: load,
                 sustained: SustainedBenchmark(service: service.url, adminToken: service.adminToken, load: .init(), logger: logger),
-                registrar: PushBenchmark(service: service.url, adminToken: service.adminToken, database: url,
+                registrar: PushBenchmark(service: service.url, operators: service.operators, adminToken: service.adminToken, database: url,
                                          servicePID: service.servicePID, duration: load.duration, logger: logger))
             return try await withBenchHTTPClient(connections: load.calmAccounts + load.runawayDevices + 64) { http in
                 try await interruptible { try await benchmark.measure(http: http, report: report) }

@@ -33,7 +33,7 @@ extension SustainedBenchmark {
 
         var benchmark = SustainedBenchmark(service: service.url, adminToken: service.adminToken, load: load, logger: logger)
         benchmark.report = { report("  \($0)") }
-        let registrar = PushBenchmark(service: service.url, adminToken: service.adminToken, database: url,
+        let registrar = PushBenchmark(service: service.url, operators: service.operators, adminToken: service.adminToken, database: url,
                                       servicePID: service.servicePID, duration: load.duration, logger: logger)
         let measure = benchmark
         // Every device holds a connection: the readers' streams, the pushers' pushes, and the setup's.

@@ -16,6 +16,8 @@ public final class ServeProcess: @unchecked Sendable {
     }
 
     public let port: Int
+    /// The operators' listener's port (`--operator-port`): `/metrics`, `/readyz`.
+    public let operatorPort: Int
     /// The embedded PostgreSQL's data directory, when it runs one.
     public let dataDirectory: URL?
     /// The child itself.
@@ -25,11 +27,12 @@ public final class ServeProcess: @unchecked Sendable {
     /// Starts `serve` of `executable` on `port` and `database`, with `arguments` after its own.
     /// `adminToken` is given in the environment (`SHORTCUT_SYNC_ADMIN_TOKEN`); without one, a
     /// `serve` on the embedded PostgreSQL makes its own and keeps it in its data directory.
-    public init(executable: URL, database: Database, port: Int, adminToken: String?, logLevel: String,
+    public init(executable: URL, database: Database, port: Int, operatorPort: Int, adminToken: String?, logLevel: String,
                 arguments: [String] = [], output: CommandProcess.Output) throws {
         self.port = port
+        self.operatorPort = operatorPort
         givenAdminToken = adminToken
-        var options = ["serve", "--port", "\(port)"]
+        var options = ["serve", "--port", "\(port)", "--operator-port", "\(operatorPort)"]
         var environment: [String: String?] = ["SHORTCUT_SYNC_ADMIN_TOKEN": adminToken]
         switch database {
         case .url(let url):
@@ -60,6 +63,8 @@ public final class ServeProcess: @unchecked Sendable {
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
     public var url: URL { URL(string: baseURL)! }
+    /// The operators' listener: `/metrics`, `/readyz`.
+    public var operatorURL: String { "http://127.0.0.1:\(operatorPort)" }
 
     public var processIdentifier: pid_t { command.processIdentifier }
     public var isRunning: Bool { command.isRunning }

@@ -44,8 +44,8 @@ public struct Demo: Sendable {
                                                     maximumConnections: 10, keepAliveInterval: .seconds(1))
             configuration.apns = APNsConfiguration(keyPEM: standIn.key.privateKeyPEM, keyID: standIn.key.keyID, teamID: standIn.key.teamID,
                                                    topics: ["com.example.soup"], url: standIn.url, additionalTrustRootsPEM: standIn.authorityPEM)
-            return try await withRunningService(configuration, logger: logger) { server in
-                try await story(server, adminToken: adminToken, standIn: standIn)
+            return try await withRunningService(configuration, logger: logger) { running in
+                try await story(running.baseURL, adminToken: adminToken, standIn: standIn)
             }
         }
     }

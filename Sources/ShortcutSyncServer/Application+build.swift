@@ -22,7 +22,8 @@ public func buildApplication(
     _ configuration: ServerConfiguration,
     logger: Logger,
     clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+    onOperatorsListenerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     let database = configuration.database
     // The key is read (and a bad one refused) before anything starts.
@@ -85,13 +86,25 @@ public func buildApplication(
     let gate = PushGate(running: max(1, min(configuration.maximumPushesRunning, configuration.maximumConnections - 4)), wait: configuration.pushStartWait)
     let push = PushRoute(api: api, budget: budget, gate: gate, problems: problems)
     router.post(.init(PushRoute.path)) { request, context in try await push.respond(to: request, context: context) }
-    try api.registerHandlers(on: GeneratedRoutes(router: router, except: [(.post, PushRoute.path)]), middlewares: [problems])
+    try api.registerHandlers(on: GeneratedRoutes(router: router) { method, path in
+        !(method == .post && path == PushRoute.path) && !GeneratedRoutes<SyncRequestContext>.isOperators(method, path)
+    }, middlewares: [problems])
     try addOpenAPIDocumentRoute(to: router)
     routes.set(router.routes.map { ($0.path.description, $0.method.rawValue) })
 
     let perAddress = ConnectionsPerAddress(limit: configuration.maximumConnectionsPerAddress, logger: logger)
     let (migrated, migrationsApplied) = AsyncStream<Void>.makeStream()
-    var services: [any Service] = [client, hub, announcer]
+    // The operators' listener: /metrics and /readyz, loopback by default, apart from the public one.
+    let operatorRouter = Router(context: BasicRequestContext.self)
+    try api.registerHandlers(on: GeneratedRoutes(router: operatorRouter) { method, path in
+        GeneratedRoutes<BasicRequestContext>.isOperators(method, path)
+    }, middlewares: [problems])
+    let operators = Application(
+        router: operatorRouter,
+        configuration: .init(address: .hostname(configuration.operatorHost, port: configuration.operatorPort), serverName: "shortcut-sync"),
+        onServerRunning: onOperatorsListenerRunning,
+        logger: logger)
+    var services: [any Service] = [client, hub, announcer, operators]
     if let worker { services.append(AfterMigrations(service: worker, migrated: migrated)) }
     // Each waits on a stream of its own: an AsyncStream hands each element to one reader only.
     let (wakerMigrated, wakerMigrationsApplied) = AsyncStream<Void>.makeStream()

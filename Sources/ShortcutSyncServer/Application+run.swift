@@ -3,21 +3,32 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
+/// Where a running service answers: its public base URL, and its operators' listener's
+/// (`/metrics`, `/readyz`).
+public struct RunningService: Sendable {
+    public var baseURL: URL
+    public var operatorURL: URL
+}
+
 /// Runs the service (`configuration.port` 0 for a free port) while `body` runs with its base
-/// URL, then stops it as SIGTERM stops `serve`: gracefully, bounded, then cancelled, also when
+/// URLs, then stops it as SIGTERM stops `serve`: gracefully, bounded, then cancelled, also when
 /// `body` throws. For programs that drive a service of their own: the demo, the tests.
 public func withRunningService<Result: Sendable>(
     _ configuration: ServerConfiguration,
     logger: Logger,
     clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
     isolation: isolated (any Actor)? = #isolation,
-    _ body: (URL) async throws -> Result
+    _ body: (RunningService) async throws -> Result
 ) async throws -> Result {
     let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-    let app = try await buildApplication(configuration, logger: logger, clock: clock) { channel in
+    let (operatorPorts, operatorPortContinuation) = AsyncStream<Int>.makeStream()
+    let app = try await buildApplication(configuration, logger: logger, clock: clock, onServerRunning: { channel in
         portContinuation.yield(channel.localAddress?.port ?? 0)
         portContinuation.finish()
-    }
+    }, onOperatorsListenerRunning: { channel in
+        operatorPortContinuation.yield(channel.localAddress?.port ?? 0)
+        operatorPortContinuation.finish()
+    })
     var groupConfiguration = ServiceGroupConfiguration(services: [app], logger: logger)
     groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
     groupConfiguration.maximumCancellationDuration = .seconds(2)
@@ -25,10 +36,14 @@ public func withRunningService<Result: Sendable>(
     return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
         group.addTask { try await services.run() }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else { throw CancellationError() }
+        var operatorIterator = operatorPorts.makeAsyncIterator()
+        guard let port = await iterator.next(), port > 0,
+              let operatorPort = await operatorIterator.next(), operatorPort > 0 else { throw CancellationError() }
         let outcome: Swift.Result<Result, any Error>
         do {
-            outcome = .success(try await body(URL(string: "http://\(configuration.host):\(port)")!))
+            outcome = .success(try await body(RunningService(
+                baseURL: URL(string: "http://\(configuration.host):\(port)")!,
+                operatorURL: URL(string: "http://\(configuration.operatorHost):\(operatorPort)")!)))
         } catch {
             outcome = .failure(error)
         }

@@ -55,6 +55,12 @@ public struct ServerConfiguration: Sendable {
     /// Whether this process runs a waker (every server may; tests of two servers turn it off in one).
     public var runsWaker = true
 
+    /// The operators' listener (`--operator-host`, `--operator-port`): `/metrics` and `/readyz`,
+    /// which say how the service fares (accounts behind, parked accounts, APNs' refusals, traffic)
+    /// and are not for strangers. Loopback by default; port 0 takes a free one.
+    public var operatorHost = "127.0.0.1"
+    public var operatorPort = 0
+
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseURL, adminToken: String,
         runsWorker: Bool = true, maximumConnections: Int = 40, keepAliveInterval: Duration = .seconds(15),

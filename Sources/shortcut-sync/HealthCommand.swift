@@ -14,8 +14,8 @@ struct HealthCommand: AsyncParsableCommand {
         commandName: "health",
         abstract: "Exit 0 if the service at --url is ready (GET /readyz), 1 otherwise.")
 
-    @Option(help: "The service's base URL.")
-    var url: String = "http://127.0.0.1:8080"
+    @Option(help: "The service's operators' listener (serve --operator-host, --operator-port).")
+    var url: String = "http://127.0.0.1:8081"
 
     @Option(help: "Seconds to wait for the answer.")
     var timeout: Int64 = 5

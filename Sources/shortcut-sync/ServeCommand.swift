@@ -18,6 +18,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on.")
     var port: Int = 8080
 
+    @Option(help: "Address of the operators' listener: /metrics and /readyz, which strangers must not reach (loopback unless Prometheus scrapes from elsewhere).")
+    var operatorHost: String = "127.0.0.1"
+
+    @Option(help: "Port of the operators' listener (/metrics, /readyz); /healthz stays on --port.")
+    var operatorPort: Int = 8081
+
     @Option(help: "A file that holds the admin token that may create accounts (or env SHORTCUT_SYNC_ADMIN_TOKEN; never an argument, which any user can list). At least 32 characters. In embedded mode without one, serve makes one, keeps it in <data-dir>/admin-token (owner-only) and prints that file's path.")
     var adminTokenFile: String?
 
@@ -53,6 +59,8 @@ struct ServeCommand: AsyncParsableCommand {
         _ = try AdminTokenSource.given(file: adminTokenFile, environment: ProcessInfo.processInfo.environment)
         if !(1...16_384).contains(maxConnectionsPerAddress) { throw ValidationError("--max-connections-per-address must be 1 to 16384") }
         if !(1...256).contains(workerTasks) { throw ValidationError("--worker-tasks must be 1 to 256") }
+        if !(0...65_535).contains(port) || !(0...65_535).contains(operatorPort) { throw ValidationError("--port and --operator-port must be 0 to 65535") }
+        if port == operatorPort, port != 0 { throw ValidationError("--operator-port must differ from --port: the operators' endpoints are not for the public listener") }
         if !(1...1_000).contains(maxPushesInFlightPerAccount) { throw ValidationError("--max-pushes-in-flight-per-account must be 1 to 1000") }
         if !(1...1_000).contains(maxPushesRunning) { throw ValidationError("--max-pushes-running must be 1 to 1000") }
         if let problem = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst).problem {
@@ -89,6 +97,8 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, database: location.url, adminToken: token, runsWorker: !noWorker,
             degradedLag: degradedLag)
         configuration.workerTasks = workerTasks
+        configuration.operatorHost = operatorHost
+        configuration.operatorPort = operatorPort
         configuration.maximumConnectionsPerAddress = maxConnectionsPerAddress
         configuration.maximumPushesInFlightPerAccount = maxPushesInFlightPerAccount
         configuration.maximumPushesRunning = maxPushesRunning
@@ -100,6 +110,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let embedded = location.embedded {
             let banner = """
                 ShortcutSync is serving on http://\(host):\(port)
+                  operators' listener: http://\(operatorHost):\(operatorPort) (/metrics, /readyz)
                   embedded PostgreSQL: \(location.url.redactedURLString)
                   its password is in:  \(embedded.passwordFile.path)
                   admin token:         \(tokenFile.map { "in \($0.path)" } ?? "the one given")

@@ -100,7 +100,7 @@ import Glibc
         }
         // Ready again by itself.
         try await eventually("serve is ready again", timeout: .seconds(30)) {
-            (try? await sendRequest(.GET, serve.baseURL + "/readyz", token: nil, timeout: .seconds(2)))?.status == 200
+            (try? await sendRequest(.GET, serve.operatorURL + "/readyz", token: nil, timeout: .seconds(2)))?.status == 200
         }
         // Every acknowledged event once, in the device's own view.
         for (token, outcome) in zip(tokens, outcomes) {

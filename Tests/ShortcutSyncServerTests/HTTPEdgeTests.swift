@@ -182,14 +182,14 @@ import Testing
                 let push = InputLimitTests.push([InputLimitTests.event(seq: 1)])
                 #expect(try await server.request(.POST, "/v1/sync/push", token: device.token, body: push, timeout: .seconds(2)).status == 503)
                 #expect(try await server.raw(.GET, "/healthz", token: nil).status == 200)
-                #expect(try await server.raw(.GET, "/readyz", token: nil).status == 503)
+                #expect(try await server.operators("/readyz").status == 503)
 
                 _ = try await cluster.start(preferredPort: connection.port)
                 try await eventually("the service serves again", timeout: .seconds(90)) {
                     (try? await server.request(.GET, "/v1/sync/pull", token: device.token, timeout: .seconds(2)))?.status == 200
                 }
                 #expect(try await server.request(.POST, "/v1/sync/push", token: device.token, body: push).status == 200)
-                #expect(try await server.raw(.GET, "/readyz", token: nil).status == 200)
+                #expect(try await server.operators("/readyz").status == 200)
             }
         }
     }

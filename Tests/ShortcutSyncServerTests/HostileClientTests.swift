@@ -489,7 +489,7 @@ import Testing
 
     /// A gauge's value, as the service's `/metrics` says.
     static func gauge(_ name: String, of server: TestServer) async throws -> Int? {
-        let metrics = try await ShutdownTests.metrics(server.baseURL.absoluteString)
+        let metrics = try await ShutdownTests.metrics(server.operatorURL.absoluteString)
         return metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }.map { Int($0) }
     }
 

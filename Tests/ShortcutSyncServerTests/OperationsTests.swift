@@ -20,7 +20,7 @@ import Testing
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             for identifier in ["tomato", "leek", "onion"] { phone.record(EndToEndTests.donation(identifier), at: now) }
             try await phone.push()
-            let folded = try await server.raw(.GET, "/readyz", token: nil)
+            let folded = try await server.operators("/readyz")
             #expect(folded.status == 200)
             #expect(folded.json["degraded"] as? Bool == false)
             #expect(folded.json["accountsBehind"] as? Int == 0)
@@ -28,9 +28,9 @@ import Testing
             var imported = DeviceScript(account: UUID(), detail: .full)
             try await writeBacklog(["a", "b", "c"].map { imported.donate($0, at: now) }, account: imported.account, client: server.sql)
             // Readiness asks the database at most once a second, whoever asks.
-            var behind = try await server.raw(.GET, "/readyz", token: nil)
+            var behind = try await server.operators("/readyz")
             try await eventually("readiness sees the import", timeout: .seconds(5)) {
-                behind = try await server.raw(.GET, "/readyz", token: nil)
+                behind = try await server.operators("/readyz")
                 return behind.json["eventsBehind"] as? Int != 0
             }
             #expect(behind.status == 200)
@@ -44,7 +44,7 @@ import Testing
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await worker.run() }
                 try await eventually("readiness is no longer degraded") {
-                    try await server.raw(.GET, "/readyz", token: nil).json["degraded"] as? Bool == false
+                    try await server.operators("/readyz").json["degraded"] as? Bool == false
                 }
                 group.cancelAll()
             }
@@ -54,11 +54,11 @@ import Testing
     /// A parked account (its events skipped until it folds again) makes readiness degraded too.
     @Test func readinessReportsDegradedWhileAnAccountIsParked() async throws {
         try await TestServer.with(runsWorker: false) { server in
-            #expect(try await server.raw(.GET, "/readyz", token: nil).json["parkedAccounts"] as? Int == 0)
+            #expect(try await server.operators("/readyz").json["parkedAccounts"] as? Int == 0)
             try await server.sql.query("INSERT INTO projection_parked_accounts (account_id, failed_version, error) VALUES (\(UUID()), 1, 'broken')")
-            var parked = try await server.raw(.GET, "/readyz", token: nil)
+            var parked = try await server.operators("/readyz")
             try await eventually("readiness sees the parked account", timeout: .seconds(5)) {
-                parked = try await server.raw(.GET, "/readyz", token: nil)
+                parked = try await server.operators("/readyz")
                 return parked.json["parkedAccounts"] as? Int != 0
             }
             #expect(parked.status == 200)
@@ -70,18 +70,25 @@ import Testing
 
     @Test func readinessAndMetricsReportTheService() async throws {
         try await TestServer.with { server in
-            let ready = try await server.raw(.GET, "/readyz", token: nil)
+            let ready = try await server.operators("/readyz")
             #expect(ready.status == 200)
             #expect(ready.json["ready"] as? Bool == true)
             #expect(ready.json["migrations"] as? Bool == true)
             #expect(try await server.raw(.GET, "/healthz", token: nil).status == 200)
+            // What the service tells its operators is not for strangers: the public listener has
+            // no such route, and the operators' has nothing else.
+            #expect(try await server.raw(.GET, "/readyz", token: nil).status == 404)
+            #expect(try await server.raw(.GET, "/metrics", token: nil).status == 404)
+            #expect(try await server.operators("/healthz").status == 404)
+            #expect(try await server.operators("/v1/sync/pull").status == 404)
+            #expect(server.operatorURL.host == "127.0.0.1" && server.operatorURL.port != server.baseURL.port)
 
             let account = try await server.createAccount()
             let phone = try await server.createDevice(accountToken: account.token)
             phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
             try await phone.pull(waitFor: try await phone.push())
 
-            var request = HTTPClientRequest(url: server.baseURL.absoluteString + "/metrics")
+            var request = HTTPClientRequest(url: server.operatorURL.absoluteString + "/metrics")
             request.method = .GET
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
             let text = String(buffer: try await response.body.collect(upTo: 1 << 22))

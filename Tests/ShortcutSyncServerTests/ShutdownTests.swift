@@ -28,7 +28,7 @@ import Glibc
                 Issue.record("serve ended (status \(serve.exitStatus.map(String.init) ?? "?")) before it was ready:\n\(serve.output)")
                 throw CancellationError()
             }
-            let answer = try? await Self.request(.GET, serve.baseURL + "/readyz", timeout: .seconds(2))
+            let answer = try? await Self.request(.GET, serve.operatorURL + "/readyz", timeout: .seconds(2))
             return answer?.status == 200
         }
     }
@@ -41,8 +41,8 @@ import Glibc
     }
 
     /// The running service's `/metrics` text.
-    static func metrics(_ baseURL: String) async throws -> String {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: baseURL + "/metrics"), timeout: .seconds(10))
+    static func metrics(_ operatorURL: String) async throws -> String {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: operatorURL + "/metrics"), timeout: .seconds(10))
         return String(buffer: try await response.body.collect(upTo: 1 << 20))
     }
 
@@ -80,7 +80,7 @@ import Glibc
             }
             #expect(try await recorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))
             try await eventually("the pull waits") {
-                try await Self.metrics(serve.baseURL).contains("shortcut_sync_waiting_pulls 1")
+                try await Self.metrics(serve.operatorURL).contains("shortcut_sync_waiting_pulls 1")
             }
 
             serve.send(SIGTERM)

@@ -21,6 +21,8 @@ import ShortcutSyncStore
 /// generated from `openapi.yaml`.
 struct TestServer {
     let baseURL: URL
+    /// The operators' listener: `/metrics`, `/readyz`.
+    let operatorURL: URL
     let adminToken: String
     let database: DatabaseURL
     /// A pool on the service's database, for checking what is stored.
@@ -58,8 +60,8 @@ struct TestServer {
             maximumConnections: 20, keepAliveInterval: .seconds(1), degradedLag: degradedLag)
         configuration.pullPageSize = pullPageSize
         configure(&configuration)
-        try await withRunningService(configuration, logger: TestDatabase.shared.logger, clock: clock) { baseURL in
-            try await body(TestServer(baseURL: baseURL, adminToken: adminToken, database: url, sql: sql))
+        try await withRunningService(configuration, logger: TestDatabase.shared.logger, clock: clock) { running in
+            try await body(TestServer(baseURL: running.baseURL, operatorURL: running.operatorURL, adminToken: adminToken, database: url, sql: sql))
         }
     }
 
@@ -156,6 +158,12 @@ extension TestServer {
     /// A request built by hand, for what the generated client refuses to send (malformed bodies).
     func raw(_ method: HTTPMethod, _ path: String, token: String?, body: [UInt8]? = nil) async throws -> (status: Int, json: [String: Any]) {
         let answer = try await request(method, path, token: token, body: body)
+        return (answer.status, answer.json)
+    }
+
+    /// `GET` of the operators' listener (`/readyz`, `/metrics`): the answer's status and JSON body.
+    func operators(_ path: String) async throws -> (status: Int, json: [String: Any]) {
+        let answer = try await sendRequest(.GET, operatorURL.absoluteString + path, token: nil)
         return (answer.status, answer.json)
     }
 

@@ -111,7 +111,7 @@ import Testing
 
     @Test func aRefusedKeyIsShownByReadyzUntilApnsAcceptsIt() async throws {
         try await TestServer.withWakes { server, standIn in
-            let ready = try await server.raw(.GET, "/readyz", token: nil)
+            let ready = try await server.operators("/readyz")
             #expect(ready.json["wakes"] as? String == "configured")
             let home = try await Self.household(server)
             standIn.answerNext(.invalidProviderToken)
@@ -120,7 +120,7 @@ import Testing
             // Seen while it lasts (the wake is retried 100 ms later, and then accepted).
             let seen = Mutex<(status: Int, detail: String)?>(nil)
             try await eventually("/readyz says the key was refused") {
-                let answer = try await server.raw(.GET, "/readyz", token: nil)
+                let answer = try await server.operators("/readyz")
                 guard answer.json["wakes"] as? String == "keyRefused" else { return false }
                 seen.withLock { $0 = (answer.status, answer.json["detail"] as? String ?? "") }
                 return true
@@ -131,14 +131,14 @@ import Testing
             // The wake is retried, APNs takes it, and the key is accepted.
             _ = try await standIn.waitForRequests(2, within: .seconds(20))
             try await eventually("/readyz says the key is accepted") {
-                try await server.raw(.GET, "/readyz", token: nil).json["wakes"] as? String == "accepted"
+                try await server.operators("/readyz").json["wakes"] as? String == "accepted"
             }
         }
     }
 
     @Test func withoutAKeyNoWakeIsSentAndReadyzSaysSo() async throws {
         try await TestServer.with { server in
-            let ready = try await server.raw(.GET, "/readyz", token: nil)
+            let ready = try await server.operators("/readyz")
             #expect(ready.status == 200)
             #expect(ready.json["wakes"] as? String == "off")
         }

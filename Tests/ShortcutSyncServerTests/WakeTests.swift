@@ -271,14 +271,14 @@ import Testing
                 try await home.pad.pull()
                 #expect(home.pad.view.shortcuts.count == 20)
                 #expect(standIn.received.isEmpty)
-                let ready = try await server.raw(.GET, "/readyz", token: nil)
+                let ready = try await server.operators("/readyz")
                 #expect(ready.status == 200 && ready.json["wakes"] as? String == "configured")
             }
         }
     }
 
     static func metrics(_ server: TestServer) async throws -> String {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: server.baseURL.absoluteString + "/metrics"), timeout: .seconds(10))
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: server.operatorURL.absoluteString + "/metrics"), timeout: .seconds(10))
         return String(buffer: try await response.body.collect(upTo: 1 << 22))
     }
 

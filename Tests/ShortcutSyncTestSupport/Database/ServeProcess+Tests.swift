@@ -15,7 +15,7 @@ extension ServeProcess {
     /// failing test leaves nothing running; call it in a `defer`.
     public convenience init(dataDirectory: URL, port: Int? = nil, arguments: [String] = [], givesAdminToken: Bool = true) throws {
         try self.init(executable: try CommandProcess.shortcutSync(), database: .embedded(dataDirectory: dataDirectory),
-                      port: try port ?? EmbeddedPostgres.freeLoopbackPort(), adminToken: givesAdminToken ? "admin-\(UUID())" : nil,
+                      port: try port ?? EmbeddedPostgres.freeLoopbackPort(), operatorPort: try EmbeddedPostgres.freeLoopbackPort(), adminToken: givesAdminToken ? "admin-\(UUID())" : nil,
                       logLevel: "info", arguments: arguments, output: .kept)
     }
 
@@ -24,7 +24,7 @@ extension ServeProcess {
     /// embedded PostgreSQL only: stop this one with `command.forceStop()`.
     public convenience init(databaseURL: String, arguments: [String] = []) throws {
         try self.init(executable: try CommandProcess.shortcutSync(), database: .url(databaseURL),
-                      port: try EmbeddedPostgres.freeLoopbackPort(), adminToken: "admin-\(UUID())",
+                      port: try EmbeddedPostgres.freeLoopbackPort(), operatorPort: try EmbeddedPostgres.freeLoopbackPort(), adminToken: "admin-\(UUID())",
                       logLevel: "info", arguments: arguments, output: .kept)
     }
 
