@@ -63,23 +63,30 @@ public struct APIProblem: HTTPResponseError, Sendable, Hashable, CustomStringCon
         return problem
     }
 
-    /// The account pushed more than its budget allows (`PushBudget`): nothing of this push was
-    /// stored; the device should send it again after `Retry-After` seconds.
-    static func overBudget(retryAfter: Int, _ budget: PushBudgetConfiguration) -> APIProblem {
-        var problem = APIProblem(status: 429, title: "Too Many Requests",
-                                 detail: "this account pushes more than \(Int(budget.eventsPerSecond)) events a second "
-                                     + "(\(budget.burst) at once); nothing of this push was stored: send it again in \(retryAfter) s")
+    /// `429` with `Retry-After`: the caller asks more than it may now.
+    static func tooManyRequests(_ detail: String, retryAfter: Int) -> APIProblem {
+        var problem = APIProblem(status: 429, title: "Too Many Requests", detail: detail)
         problem.retryAfter = retryAfter
         return problem
     }
 
+    /// The account pushed more than its budget allows (`Budget`): nothing of this push was
+    /// stored; the device should send it again after `Retry-After` seconds.
+    static func overBudget(retryAfter: Int, _ budget: Budget) -> APIProblem {
+        tooManyRequests("this account pushes more than \(Int(budget.perSecond)) events a second (\(budget.burst) at once); "
+                            + "nothing of this push was stored: send it again in \(retryAfter) s", retryAfter: retryAfter)
+    }
+
+    /// The device pulled or asked for suggestions more than its budget allows.
+    static func readsOverBudget(retryAfter: Int, _ budget: Budget) -> APIProblem {
+        tooManyRequests("this device reads (pulls and suggestions) more than \(Int(budget.perSecond)) times a second "
+                            + "(\(budget.burst) at once): ask again in \(retryAfter) s", retryAfter: retryAfter)
+    }
+
     /// The account already has its limit of pushes under way (`PushesInFlight`).
     static func tooManyPushesAtOnce(_ limit: Int) -> APIProblem {
-        var problem = APIProblem(status: 429, title: "Too Many Requests",
-                                 detail: "this account already has \(limit) pushes under way; nothing of this push was stored: "
-                                     + "send it again once one of them is answered")
-        problem.retryAfter = 1
-        return problem
+        tooManyRequests("this account already has \(limit) pushes under way; nothing of this push was stored: "
+                            + "send it again once one of them is answered", retryAfter: 1)
     }
 
     static func malformed(_ detail: String) -> APIProblem {

@@ -66,6 +66,7 @@ public func buildApplication(
     api.maximumDevices = configuration.maximumDevicesPerAccount
     api.acceptedTopics = configuration.acceptedTopics
     api.pushesInFlight = PushesInFlight(limit: configuration.maximumPushesInFlightPerAccount)
+    api.reads = Budget(perSecond: configuration.deviceReadsPerSecond, burst: configuration.deviceReadBurst)
     _ = ServerMetrics.registry
 
     let router = Router(context: SyncRequestContext.self)
@@ -79,7 +80,7 @@ public func buildApplication(
     // The token before the body: a caller without one never gets a byte of its upload read.
     router.middlewares.add(AuthenticationMiddleware(accounts: accounts, tokens: hub.tokens, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
     // A push over its account's limits is refused before its body is read.
-    let budget = PushBudget(configuration.pushBudget)
+    let budget = Budget(configuration.pushBudget)
     router.middlewares.add(PushAdmissionMiddleware(budget: budget, inFlight: api.pushesInFlight))
     router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
     // Never the whole pool: four connections at least stay for the other requests.

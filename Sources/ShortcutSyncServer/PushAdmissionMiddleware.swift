@@ -2,7 +2,7 @@ import CoreMetrics
 import Foundation
 import Hummingbird
 
-/// Admits a push before a byte of its body is read: its account within its budget (`PushBudget`)
+/// Admits a push before a byte of its body is read: its account within its budget (`Budget`)
 /// and with fewer than its limit of pushes under way (`PushesInFlight`). Refused, it is `429`
 /// with `Retry-After`, and its connection closed (`EarlyRefusalMiddleware.closing`): a device
 /// that pushes back to back without waiting makes the service read none of its bodies, and has
@@ -13,7 +13,7 @@ import Hummingbird
 struct PushAdmissionMiddleware: RouterMiddleware {
     typealias Context = SyncRequestContext
 
-    let budget: PushBudget
+    let budget: Budget
     let inFlight: PushesInFlight
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -22,9 +22,9 @@ struct PushAdmissionMiddleware: RouterMiddleware {
               Caller.routePath(request.uri.path) == "/v1/sync/push" else {
             return try await next(request, context)
         }
-        if let wait = budget.exhausted(account: account) {
+        if let wait = budget.exhausted(account) {
             ServerMetrics.pushesOverBudget.increment()
-            return EarlyRefusalMiddleware.closing(context.channel, after: APIProblem.overBudget(retryAfter: wait, budget.configuration).response)
+            return EarlyRefusalMiddleware.closing(context.channel, after: APIProblem.overBudget(retryAfter: wait, budget).response)
         }
         guard inFlight.enter(account) else {
             ServerMetrics.pushesOverBudget.increment()

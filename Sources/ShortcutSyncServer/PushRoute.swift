@@ -22,7 +22,7 @@ struct PushRoute: Sendable {
     static let path = "/v1/sync/push"
 
     let api: SyncAPI
-    let budget: PushBudget
+    let budget: Budget
     let gate: PushGate
     /// How the errors of the push become problems, as for every other operation.
     let problems: ProblemMiddleware
@@ -33,9 +33,9 @@ struct PushRoute: Sendable {
             try Self.requireJSON(request.headers[.contentType])
             let body = try await request.body.collect(upTo: Limits.maxPushBytes + 1)
             let events = try body.withUnsafeReadableBytes { try PushJSON.events(in: $0) }
-            if let wait = budget.charge(account: account, events: events.count) {
+            if let wait = budget.charge(account, events.count) {
                 ServerMetrics.pushesOverBudget.increment()
-                throw APIProblem.overBudget(retryAfter: wait, budget.configuration)
+                throw APIProblem.overBudget(retryAfter: wait, budget)
             }
             let accepted = try await gate.run { try await api.push(events, account: account, device: device) }
             return Response(

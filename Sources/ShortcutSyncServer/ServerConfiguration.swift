@@ -32,6 +32,12 @@ public struct ServerConfiguration: Sendable {
     public var maximumDevicesPerAccount = Limits.maxDevicesPerAccount
     /// How many events each account may push, per second and at once (`429` beyond).
     public var pushBudget = PushBudgetConfiguration()
+    /// Each device's budget of reads (pulls and suggestion requests): at most `deviceReadBurst` at
+    /// once, then `deviceReadsPerSecond`; beyond, `429` with `Retry-After` before any query. A
+    /// device pulls when poked and pages through a large view a thousand items at a time: the
+    /// defaults let it, and bound one that loops.
+    public var deviceReadsPerSecond: Double = 10
+    public var deviceReadBurst = 60
     /// The most pushes of one account answered at once; past them, `429` before the body is read.
     public var maximumPushesInFlightPerAccount = 4
     /// The most pushes run against the database at once (the rest of the pool stays for pulls,

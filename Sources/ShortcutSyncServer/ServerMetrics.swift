@@ -21,6 +21,8 @@ public enum ServerMetrics {
     static let pushes = Counter(label: "shortcut_sync_pushes_total")
     static let rejectedPushes = Counter(label: "shortcut_sync_pushes_rejected_total")
     static let pushesOverBudget = Counter(label: "shortcut_sync_pushes_over_budget_total")
+    /// Pulls and suggestion requests answered 429: their device was over its budget of reads.
+    static let readsOverBudget = Counter(label: "shortcut_sync_reads_over_budget_total")
     /// Pushes answered 503 because none of the server's places for pushes came free in time (`PushGate`).
     static let pushesShed = Counter(label: "shortcut_sync_pushes_shed_total")
     static let eventsAppended = Counter(label: "shortcut_sync_events_appended_total")

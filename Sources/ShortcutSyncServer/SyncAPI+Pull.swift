@@ -12,7 +12,7 @@ extension SyncAPI {
     static let defaultWait = 10_000
 
     func pull(_ input: Operations.Pull.Input) async throws -> Operations.Pull.Output {
-        let (device, account) = try requireDevice()
+        let (device, account) = try requireDeviceRead()
         var invalid: [FieldError] = []
         if let waitFor = input.query.waitFor, !(0...Limits.seqRange.upperBound).contains(waitFor) {
             invalid.append(FieldError(pointer: "/waitFor", detail: "must be 0 to \(Limits.seqRange.upperBound)"))

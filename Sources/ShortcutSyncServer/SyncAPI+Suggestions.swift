@@ -12,7 +12,7 @@ extension SyncAPI {
     /// The shortcuts of the device's view to offer at `at` (DESIGN §3, §5): its account's sums
     /// ranked by the domain's `SuggestionScorer`. Every number is checked before use.
     func suggestions(_ input: Operations.Suggestions.Input) async throws -> Operations.Suggestions.Output {
-        let (device, account) = try requireDevice()
+        let (device, account) = try requireDeviceRead()
         var invalid: [FieldError] = []
         let limit = input.query.limit.map(Int.init) ?? Self.defaultSuggestions
         if !(1...Self.maximumSuggestions).contains(limit) {

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import PostgresNIO
@@ -32,6 +33,8 @@ struct SyncAPI: APIProtocol {
     var maximumDevices = Limits.maxDevicesPerAccount
     /// The apps a device may register a push token for (`ServerConfiguration.acceptedTopics`); empty: any.
     var acceptedTopics: Set<String> = []
+    /// Each device's budget of pulls and suggestion requests (`ServerConfiguration.deviceReadsPerSecond`).
+    var reads = Budget(perSecond: 10, burst: 60)
     /// Each account's pushes under way (admitted by `PushAdmissionMiddleware`, counted on `/metrics`).
     var pushesInFlight = PushesInFlight(limit: 4)
     /// Signs and checks pull cursors with the database's key, read on first use.
@@ -54,6 +57,16 @@ struct SyncAPI: APIProtocol {
     func requireAccount() throws -> UUID {
         guard case .account(let account) = Caller.current else { throw APIProblem.unauthorized }
         return account
+    }
+
+    /// The calling device, charged one read of its budget: `429` with `Retry-After` past it.
+    func requireDeviceRead() throws -> (device: UUID, account: UUID) {
+        let caller = try requireDevice()
+        if let wait = reads.charge(caller.device, 1) {
+            ServerMetrics.readsOverBudget.increment()
+            throw APIProblem.readsOverBudget(retryAfter: wait, reads)
+        }
+        return caller
     }
 
     func requireDevice() throws -> (device: UUID, account: UUID) {

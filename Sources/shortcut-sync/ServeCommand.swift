@@ -48,6 +48,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most pushes run against the database at once; the others wait up to a second, then 503 with Retry-After. The database pool holds 40 connections: the rest stay for pulls, streams and token lookups.")
     var maxPushesRunning: Int = 24
 
+    @Option(help: "Pulls and suggestion requests each device may make per second, over time (beyond: 429 with Retry-After, before any query).")
+    var deviceReadsPerSecond: Double = 10
+
+    @Option(help: "Pulls and suggestion requests each device may make at once before --device-reads-per-second applies.")
+    var deviceReadBurst: Int = 60
+
     @Option(help: "The most open connections from one client address (beyond: closed as it opens). Behind a proxy every connection comes from its address: raise this to the service's whole cap (16384).")
     var maxConnectionsPerAddress: Int = 1_024
 
@@ -63,6 +69,8 @@ struct ServeCommand: AsyncParsableCommand {
         if port == operatorPort, port != 0 { throw ValidationError("--operator-port must differ from --port: the operators' endpoints are not for the public listener") }
         if !(1...1_000).contains(maxPushesInFlightPerAccount) { throw ValidationError("--max-pushes-in-flight-per-account must be 1 to 1000") }
         if !(1...1_000).contains(maxPushesRunning) { throw ValidationError("--max-pushes-running must be 1 to 1000") }
+        if !deviceReadsPerSecond.isFinite || deviceReadsPerSecond <= 0 { throw ValidationError("--device-reads-per-second must be above 0") }
+        if deviceReadBurst < 1 { throw ValidationError("--device-read-burst must be at least 1") }
         if let problem = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst).problem {
             throw ValidationError(problem)
         }
@@ -102,6 +110,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maximumConnectionsPerAddress = maxConnectionsPerAddress
         configuration.maximumPushesInFlightPerAccount = maxPushesInFlightPerAccount
         configuration.maximumPushesRunning = maxPushesRunning
+        configuration.deviceReadsPerSecond = deviceReadsPerSecond
+        configuration.deviceReadBurst = deviceReadBurst
         configuration.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
         configuration.apns = try apns.configuration()
         configuration.apnsTopics = try apns.topics()

@@ -8,29 +8,29 @@ import Testing
 /// push beyond it gets `429` with `Retry-After` and stores nothing.
 @Suite struct PushBudgetTests {
     @Test func theBucketHoldsItsBurstAndFillsAtItsRate() {
-        let budget = PushBudget(PushBudgetConfiguration(eventsPerSecond: 10, burst: 500))
+        let budget = Budget(PushBudgetConfiguration(eventsPerSecond: 10, burst: 500))
         let account = UUID(), other = UUID()
         let start = ContinuousClock.now
-        #expect(budget.charge(account: account, events: 500, now: start) == nil, "the whole burst at once")
-        #expect(budget.charge(account: account, events: 1, now: start) == 1, "then nothing, for a second")
-        #expect(budget.exhausted(account: account, now: start) == 1)
-        #expect(budget.charge(account: account, events: 35, now: start + .seconds(1)) == 3, "10 refilled: 25 more take 3 s")
+        #expect(budget.charge(account, 500, now: start) == nil, "the whole burst at once")
+        #expect(budget.charge(account, 1, now: start) == 1, "then nothing, for a second")
+        #expect(budget.exhausted(account, now: start) == 1)
+        #expect(budget.charge(account, 35, now: start + .seconds(1)) == 3, "10 refilled: 25 more take 3 s")
         // Told to wait 3 s: until then even a push the bucket could hold is refused, before its body is read.
-        #expect(budget.exhausted(account: account, now: start + .seconds(2)) == 2)
-        #expect(budget.charge(account: account, events: 5, now: start + .seconds(2)) == 2)
-        #expect(budget.charge(account: account, events: 20, now: start + .seconds(4)) == nil, "40 refilled, the wait over")
-        #expect(budget.charge(account: other, events: 500, now: start) == nil, "another account has its own")
-        #expect(budget.exhausted(account: account, now: start + .seconds(1000)) == nil)
+        #expect(budget.exhausted(account, now: start + .seconds(2)) == 2)
+        #expect(budget.charge(account, 5, now: start + .seconds(2)) == 2)
+        #expect(budget.charge(account, 20, now: start + .seconds(4)) == nil, "40 refilled, the wait over")
+        #expect(budget.charge(other, 500, now: start) == nil, "another account has its own")
+        #expect(budget.exhausted(account, now: start + .seconds(1000)) == nil)
     }
 
     @Test func bucketsThatFilledUpAgainAreForgotten() {
-        let budget = PushBudget(PushBudgetConfiguration(eventsPerSecond: 1000, burst: 500), sweepAbove: 100)
+        let budget = Budget(PushBudgetConfiguration(eventsPerSecond: 1000, burst: 500), sweepAbove: 100)
         let start = ContinuousClock.now
         for index in 0..<1_000 {
             // Each account pushes once; a second later its bucket is full again, and the same as none.
-            #expect(budget.charge(account: UUID(), events: 10, now: start + .milliseconds(index * 10)) == nil)
+            #expect(budget.charge(UUID(), 10, now: start + .milliseconds(index * 10)) == nil)
         }
-        #expect(budget.trackedAccounts <= 101, "a bounded table: \(budget.trackedAccounts) accounts kept")
+        #expect(budget.trackedHolders <= 101, "a bounded table: \(budget.trackedHolders) accounts kept")
     }
 
     @Test func aConfigurationThatCannotWorkIsRefused() {

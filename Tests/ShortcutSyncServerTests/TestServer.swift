@@ -59,6 +59,9 @@ struct TestServer {
             host: "127.0.0.1", port: 0, database: url, adminToken: adminToken, runsWorker: runsWorker,
             maximumConnections: 20, keepAliveInterval: .seconds(1), degradedLag: degradedLag)
         configuration.pullPageSize = pullPageSize
+        // Tests poll and page as fast as they like; the read budget's own test sets one.
+        configuration.deviceReadsPerSecond = 1_000_000
+        configuration.deviceReadBurst = 1_000_000
         configure(&configuration)
         try await withRunningService(configuration, logger: TestDatabase.shared.logger, clock: clock) { running in
             try await body(TestServer(baseURL: running.baseURL, operatorURL: running.operatorURL, adminToken: adminToken, database: url, sql: sql))

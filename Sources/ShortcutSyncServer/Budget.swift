@@ -27,78 +27,84 @@ public struct PushBudgetConfiguration: Sendable, Hashable {
     }
 }
 
-/// The push budgets of every account this process has seen push lately. Each process keeps its
-/// own (with several servers behind a balancer an account's budget is per server). Memory is
-/// bounded: a bucket that has filled up again is the same as none, and is dropped when the
-/// table grows past `sweepAbove`.
-final class PushBudget: Sendable {
-    let configuration: PushBudgetConfiguration
+/// A budget per holder (an account's pushed events, a device's pulls): a token bucket each,
+/// holding at most `burst` and filling at `perSecond`. Each process keeps its own (with several
+/// servers behind a balancer a budget is per server). Memory is bounded: a bucket that has
+/// filled up again is the same as none, and is dropped when the table grows past `sweepAbove`.
+final class Budget: Sendable {
+    let perSecond: Double
+    let burst: Int
     private let sweepAbove: Int
     private let buckets = Mutex<[UUID: Bucket]>([:])
 
     private struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
-        /// The end of the wait the account was last told (`Retry-After`): until then each of its
-        /// pushes is refused before its body is read, so a device that does not wait costs
-        /// almost nothing.
+        /// The end of the wait the holder was last told (`Retry-After`): until then each of its
+        /// requests is refused at once, so a device that does not wait costs almost nothing.
         var refusedUntil: ContinuousClock.Instant?
     }
 
-    init(_ configuration: PushBudgetConfiguration, sweepAbove: Int = 10_000) {
-        self.configuration = configuration
+    init(perSecond: Double, burst: Int, sweepAbove: Int = 10_000) {
+        self.perSecond = perSecond
+        self.burst = burst
         self.sweepAbove = sweepAbove
     }
 
-    /// Takes `events` from the account's budget, or, when it does not hold them, takes nothing and
+    /// An account's budget of pushed events.
+    convenience init(_ configuration: PushBudgetConfiguration, sweepAbove: Int = 10_000) {
+        self.init(perSecond: configuration.eventsPerSecond, burst: configuration.burst, sweepAbove: sweepAbove)
+    }
+
+    /// Takes `units` from the holder's budget, or, when it does not hold them, takes nothing and
     /// returns how many whole seconds until it will (for `Retry-After`).
-    func charge(account: UUID, events: Int, now: ContinuousClock.Instant = .now) -> Int? {
+    func charge(_ holder: UUID, _ units: Int, now: ContinuousClock.Instant = .now) -> Int? {
         buckets.withLock { buckets in
-            var bucket = refilled(buckets[account], now: now)
+            var bucket = refilled(buckets[holder], now: now)
             if let wait = Self.stillRefused(bucket, now: now) { return wait }
-            let wanted = Double(events)
+            let wanted = Double(units)
             guard bucket.tokens >= wanted else {
-                let wait = max(1, Int(((wanted - bucket.tokens) / configuration.eventsPerSecond).rounded(.up)))
+                let wait = max(1, Int(((wanted - bucket.tokens) / perSecond).rounded(.up)))
                 bucket.refusedUntil = now + .seconds(wait)
-                buckets[account] = bucket
+                buckets[holder] = bucket
                 return wait
             }
             bucket.tokens -= wanted
-            buckets[account] = bucket
+            buckets[holder] = bucket
             if buckets.count > sweepAbove { sweep(&buckets, now: now) }
             return nil
         }
     }
 
-    /// Whether the account's budget is empty now (checked before a push's body is read): the
-    /// seconds until it holds an event again, or nil.
-    func exhausted(account: UUID, now: ContinuousClock.Instant = .now) -> Int? {
+    /// Whether the holder's budget is empty now (checked before a push's body is read): the
+    /// seconds until it holds a unit again, or nil.
+    func exhausted(_ holder: UUID, now: ContinuousClock.Instant = .now) -> Int? {
         buckets.withLock { buckets in
-            let bucket = refilled(buckets[account], now: now)
+            let bucket = refilled(buckets[holder], now: now)
             if let wait = Self.stillRefused(bucket, now: now) { return wait }
-            return bucket.tokens >= 1 ? nil : max(1, Int(((1 - bucket.tokens) / configuration.eventsPerSecond).rounded(.up)))
+            return bucket.tokens >= 1 ? nil : max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up)))
         }
     }
 
-    /// Accounts whose budget is not full (for tests and the table's bound).
-    var trackedAccounts: Int { buckets.withLock { $0.count } }
+    /// Holders whose budget is not full (for tests and the table's bound).
+    var trackedHolders: Int { buckets.withLock { $0.count } }
 
     private func refilled(_ bucket: Bucket?, now: ContinuousClock.Instant) -> Bucket {
-        let burst = Double(configuration.burst)
+        let burst = Double(burst)
         guard let bucket else { return Bucket(tokens: burst, updated: now) }
         let elapsed = max(0, (now - bucket.updated).inSeconds)
-        return Bucket(tokens: min(burst, bucket.tokens + elapsed * configuration.eventsPerSecond), updated: now,
+        return Bucket(tokens: min(burst, bucket.tokens + elapsed * perSecond), updated: now,
                       refusedUntil: bucket.refusedUntil)
     }
 
-    /// The whole seconds left of the wait the account was told, if it has not passed.
+    /// The whole seconds left of the wait the holder was told, if it has not passed.
     private static func stillRefused(_ bucket: Bucket, now: ContinuousClock.Instant) -> Int? {
         guard let until = bucket.refusedUntil, now < until else { return nil }
         return max(1, Int((until - now).inSeconds.rounded(.up)))
     }
 
     private func sweep(_ buckets: inout [UUID: Bucket], now: ContinuousClock.Instant) {
-        let burst = Double(configuration.burst)
+        let burst = Double(burst)
         buckets = buckets.filter { refilled($0.value, now: now).tokens < burst }
     }
 }
