@@ -19,7 +19,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "shortcut-sync", targets: ["ShortcutSyncCLI"]),
-        .executable(name: "push-json-fuzz", targets: ["PushJSONFuzz"]),
+        .executable(name: "client-bytes-fuzz", targets: ["ClientBytesFuzz"]),
         .library(name: "ShortcutSyncDomain", targets: ["ShortcutSyncDomain"]),
         .library(name: "ShortcutSyncAPI", targets: ["ShortcutSyncAPI"]),
         .library(name: "ShortcutSyncClient", targets: ["ShortcutSyncClient"]),
@@ -57,12 +57,12 @@ let package = Package(
             name: "ShortcutSyncDomain",
             swiftSettings: swiftSettings + fuzzed
         ),
-        // The fuzz target of the push body's reader (Fuzz/PushJSONFuzz): libFuzzer's under
-        // `.ci/fuzz`, a replayer of Fuzz/corpus otherwise.
+        // The fuzz targets of the readers of a client's bytes (Fuzz/ClientBytesFuzz: the push body,
+        // the pull cursor's payload): libFuzzer's under `.ci/fuzz`, a replayer of Fuzz/corpus otherwise.
         .executableTarget(
-            name: "PushJSONFuzz",
+            name: "ClientBytesFuzz",
             dependencies: ["ShortcutSyncDomain"],
-            path: "Fuzz/PushJSONFuzz",
+            path: "Fuzz/ClientBytesFuzz",
             swiftSettings: swiftSettings + fuzzed,
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
         ),
