@@ -46,7 +46,7 @@ public func buildApplication(
     let pushTokens = PushTokenStore(client: client, logger: logger)
     let waker = Waker(store: pushTokens, apns: apns, notifications: try database.connectionConfiguration(),
                       configuration: configuration.wake, logger: logger)
-    var api = SyncAPI(
+    let api = SyncAPI(
         accounts: accounts,
         events: {
             var events = PostgresEventStore(client: client, logger: logger)
@@ -61,12 +61,12 @@ public func buildApplication(
         wakeStatus: waker.status,
         worker: worker,
         degradedLag: configuration.degradedLag,
+        maximumDevices: configuration.maximumDevicesPerAccount,
+        acceptedTopics: configuration.acceptedTopics,
+        reads: Budget(perSecond: configuration.deviceReadsPerSecond, burst: configuration.deviceReadBurst),
+        pushesInFlight: PushesInFlight(limit: configuration.maximumPushesInFlightPerAccount),
         logger: logger,
         now: clock)
-    api.maximumDevices = configuration.maximumDevicesPerAccount
-    api.acceptedTopics = configuration.acceptedTopics
-    api.pushesInFlight = PushesInFlight(limit: configuration.maximumPushesInFlightPerAccount)
-    api.reads = Budget(perSecond: configuration.deviceReadsPerSecond, burst: configuration.deviceReadBurst)
     _ = ServerMetrics.registry
 
     let router = Router(context: SyncRequestContext.self)

@@ -32,11 +32,11 @@ struct SyncAPI: APIProtocol {
     /// The most signed-in devices an account may have (DESIGN §5).
     var maximumDevices = Limits.maxDevicesPerAccount
     /// The apps a device may register a push token for (`ServerConfiguration.acceptedTopics`); empty: any.
-    var acceptedTopics: Set<String> = []
+    let acceptedTopics: Set<String>
     /// Each device's budget of pulls and suggestion requests (`ServerConfiguration.deviceReadsPerSecond`).
-    var reads = Budget(perSecond: 10, burst: 60)
+    let reads: Budget
     /// Each account's pushes under way (admitted by `PushAdmissionMiddleware`, counted on `/metrics`).
-    var pushesInFlight = PushesInFlight(limit: 4)
+    let pushesInFlight: PushesInFlight
     /// Signs and checks pull cursors with the database's key, read on first use.
     let cursors = CursorCodecCache()
     /// What `/readyz` learns from the database, at most once a second whoever asks.
