@@ -46,7 +46,8 @@ extension PullCursor {
             shortcutKey = nil
         } else {
             let key = Array(fields[10].utf8)
-            guard let bundleLength = Int(fields[9]), (1..<key.count).contains(bundleLength) else { return nil }
+            // Compared one bound at a time: `1..<key.count` would trap for an empty key.
+            guard let bundleLength = Int(fields[9]), bundleLength >= 1, bundleLength < key.count else { return nil }
             shortcutKey = ShortcutID(bundleId: String(decoding: key[..<bundleLength], as: UTF8.self),
                                      identifier: String(decoding: key[bundleLength...], as: UTF8.self))
         }

@@ -41,6 +41,7 @@ import Testing
             head + ":0:0:nope:0::", head + ":0:0::0::leftover",               // a key that is not one
             head + ":0:0::0:0:com.example", head + ":0:0::0:11:com.example",    // the bundle id's length outside the key
             head + ":0:0::0:-1:com.example", head + ":0:0::0:x:com.example",
+            head + ":0:0::0:1:",                                                // a length with no key: the fuzzer's first find, a trap before
         ]
         for text in refused { #expect(PullCursor(payload: Array(text.utf8)) == nil, "\(text)") }
         let paged = PullCursor(payload: Array((head + ":40:12::41:16:com.example.soupleek:🍅").utf8))
