@@ -24,7 +24,7 @@ struct BodyLimitMiddleware: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let limit = Caller.routePath(request.uri.path) == "/v1/sync/push" ? pushLimit : otherLimit
+        let limit = Caller.routePath(request.uri.path) == PushRoute.path ? pushLimit : otherLimit
         let tooLarge = APIProblem.tooLarge("the body is larger than \(limit) bytes")
         let length = request.headers[.contentLength].flatMap(Int.init)
         if let length, length > limit {

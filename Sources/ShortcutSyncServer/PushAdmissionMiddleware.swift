@@ -19,7 +19,7 @@ struct PushAdmissionMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // A device's POST first (a task-local and a comparison), the path only then.
         guard case .device(_, let account) = Caller.current, request.method == .post,
-              Caller.routePath(request.uri.path) == "/v1/sync/push" else {
+              Caller.routePath(request.uri.path) == PushRoute.path else {
             return try await next(request, context)
         }
         if let wait = budget.exhausted(account) {
