@@ -22,6 +22,7 @@ public func buildApplication(
     _ configuration: ServerConfiguration,
     logger: Logger,
     clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+    monotonic: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
     onOperatorsListenerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
@@ -63,7 +64,7 @@ public func buildApplication(
         degradedLag: configuration.degradedLag,
         maximumDevices: configuration.maximumDevicesPerAccount,
         acceptedTopics: configuration.acceptedTopics,
-        reads: Budget(perSecond: configuration.deviceReadsPerSecond, burst: configuration.deviceReadBurst),
+        reads: Budget(perSecond: configuration.deviceReadsPerSecond, burst: configuration.deviceReadBurst, now: monotonic),
         pushesInFlight: PushesInFlight(limit: configuration.maximumPushesInFlightPerAccount),
         logger: logger,
         now: clock)
@@ -80,7 +81,7 @@ public func buildApplication(
     // The token before the body: a caller without one never gets a byte of its upload read.
     router.middlewares.add(AuthenticationMiddleware(accounts: accounts, tokens: hub.tokens, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
     // A push over its account's limits is refused before its body is read.
-    let budget = Budget(configuration.pushBudget)
+    let budget = Budget(configuration.pushBudget, now: monotonic)
     router.middlewares.add(PushAdmissionMiddleware(budget: budget, inFlight: api.pushesInFlight))
     router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
     // Never the whole pool: four connections at least stay for the other requests.

@@ -17,12 +17,13 @@ public func withRunningService<Result: Sendable>(
     _ configuration: ServerConfiguration,
     logger: Logger,
     clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+    monotonic: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
     isolation: isolated (any Actor)? = #isolation,
     _ body: (RunningService) async throws -> Result
 ) async throws -> Result {
     let (ports, portContinuation) = AsyncStream<Int>.makeStream()
     let (operatorPorts, operatorPortContinuation) = AsyncStream<Int>.makeStream()
-    let app = try await buildApplication(configuration, logger: logger, clock: clock, onServerRunning: { channel in
+    let app = try await buildApplication(configuration, logger: logger, clock: clock, monotonic: monotonic, onServerRunning: { channel in
         portContinuation.yield(channel.localAddress?.port ?? 0)
         portContinuation.finish()
     }, onOperatorsListenerRunning: { channel in

@@ -36,6 +36,8 @@ final class Budget: Sendable {
     let burst: Int
     private let sweepAbove: Int
     private let buckets = Mutex<[UUID: Bucket]>([:])
+    /// The monotonic clock the buckets fill by; tests stop it to make a refusal certain.
+    private let now: @Sendable () -> ContinuousClock.Instant
 
     private struct Bucket {
         var tokens: Double
@@ -45,21 +47,25 @@ final class Budget: Sendable {
         var refusedUntil: ContinuousClock.Instant?
     }
 
-    init(perSecond: Double, burst: Int, sweepAbove: Int = 10_000) {
+    init(perSecond: Double, burst: Int, sweepAbove: Int = 10_000,
+         now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.perSecond = perSecond
         self.burst = burst
         self.sweepAbove = sweepAbove
+        self.now = now
     }
 
     /// An account's budget of pushed events.
-    convenience init(_ configuration: PushBudgetConfiguration, sweepAbove: Int = 10_000) {
-        self.init(perSecond: configuration.eventsPerSecond, burst: configuration.burst, sweepAbove: sweepAbove)
+    convenience init(_ configuration: PushBudgetConfiguration, sweepAbove: Int = 10_000,
+                     now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+        self.init(perSecond: configuration.eventsPerSecond, burst: configuration.burst, sweepAbove: sweepAbove, now: now)
     }
 
     /// Takes `units` from the holder's budget, or, when it does not hold them, takes nothing and
     /// returns how many whole seconds until it will (for `Retry-After`).
-    func charge(_ holder: UUID, _ units: Int, now: ContinuousClock.Instant = .now) -> Int? {
-        buckets.withLock { buckets in
+    func charge(_ holder: UUID, _ units: Int, now: ContinuousClock.Instant? = nil) -> Int? {
+        let now = now ?? self.now()
+        return buckets.withLock { buckets in
             var bucket = refilled(buckets[holder], now: now)
             if let wait = Self.stillRefused(bucket, now: now) { return wait }
             let wanted = Double(units)
@@ -78,8 +84,9 @@ final class Budget: Sendable {
 
     /// Whether the holder's budget is empty now (checked before a push's body is read): the
     /// seconds until it holds a unit again, or nil.
-    func exhausted(_ holder: UUID, now: ContinuousClock.Instant = .now) -> Int? {
-        buckets.withLock { buckets in
+    func exhausted(_ holder: UUID, now: ContinuousClock.Instant? = nil) -> Int? {
+        let now = now ?? self.now()
+        return buckets.withLock { buckets in
             let bucket = refilled(buckets[holder], now: now)
             if let wait = Self.stillRefused(bucket, now: now) { return wait }
             return bucket.tokens >= 1 ? nil : max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up)))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import NIOHTTP1
 import ShortcutSyncDomain
 @testable import ShortcutSyncServer
@@ -41,8 +42,11 @@ import Testing
     }
 
     @Test func aPushOverItsAccountsBudgetIs429AndStoresNothingWhileOthersPush() async throws {
-        // One event every 5 s: the refused push must come before the next, however slow the machine.
-        try await TestServer.with(configure: { $0.pushBudget = PushBudgetConfiguration(eventsPerSecond: 0.2, burst: Limits.maxEventsPerPush) }) { server in
+        // The budget's clock stands still until the test moves it: however long the machine takes
+        // over the first push, nothing refills before the refused one.
+        let start = ContinuousClock.now, elapsed = Mutex(Duration.zero)
+        try await TestServer.with(monotonic: { start + elapsed.withLock { $0 } },
+                                  configure: { $0.pushBudget = PushBudgetConfiguration(eventsPerSecond: 0.2, burst: Limits.maxEventsPerPush) }) { server in
             let runaway = try await server.createAccount(), calm = try await server.createAccount()
             let phone = try await server.createDevice(accountToken: runaway.token)
             let tablet = try await server.createDevice(accountToken: calm.token)
@@ -54,7 +58,7 @@ import Testing
                                                 body: InputLimitTests.push([InputLimitTests.event(seq: Limits.maxEventsPerPush + 1)]))
             #expect(over.status == 429)
             let retryAfter = try #require(over.headers.first(name: "Retry-After").flatMap { Int($0) })
-            #expect((1...5).contains(retryAfter), "the wait for one event, in whole seconds: \(retryAfter)")
+            #expect(retryAfter == 5, "the wait for one event, in whole seconds: \(retryAfter)")
             #expect(over.headers.first(name: "Content-Type")?.hasPrefix("application/problem+json") == true)
             #expect((over.json["detail"] as? String)?.contains("nothing of this push was stored") == true)
 
@@ -67,7 +71,11 @@ import Testing
             #expect(pulled.json["lastAcceptedSeq"] as? Int == Limits.maxEventsPerPush)
 
             // After the wait it asked for, the budget holds one event again, and the same push is accepted.
-            try await Task.sleep(for: .seconds(retryAfter) + .milliseconds(100))
+            elapsed.withLock { $0 = .seconds(retryAfter) - .milliseconds(1) }
+            #expect(try await server.raw(.POST, "/v1/sync/push", token: phone.token,
+                                         body: InputLimitTests.push([InputLimitTests.event(seq: Limits.maxEventsPerPush + 1)])).status == 429,
+                    "refused until the wait it was told is over")
+            elapsed.withLock { $0 = .seconds(retryAfter) }
             #expect(try await server.raw(.POST, "/v1/sync/push", token: phone.token,
                                          body: InputLimitTests.push([InputLimitTests.event(seq: Limits.maxEventsPerPush + 1)])).status == 200)
         }

@@ -34,12 +34,13 @@ struct TestServer {
         degradedLag: Int64 = 10_000,
         pullPageSize: Int = ProjectionStore.defaultPullPageSize,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        monotonic: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
         try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
             try await with(database: url, sql: sql, runsWorker: runsWorker, degradedLag: degradedLag, pullPageSize: pullPageSize,
-                           clock: clock, configure: configure, body)
+                           clock: clock, monotonic: monotonic, configure: configure, body)
         }
     }
 
@@ -51,6 +52,7 @@ struct TestServer {
         degradedLag: Int64 = 10_000,
         pullPageSize: Int = ProjectionStore.defaultPullPageSize,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+        monotonic: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
@@ -63,7 +65,7 @@ struct TestServer {
         configuration.deviceReadsPerSecond = 1_000_000
         configuration.deviceReadBurst = 1_000_000
         configure(&configuration)
-        try await withRunningService(configuration, logger: TestDatabase.shared.logger, clock: clock) { running in
+        try await withRunningService(configuration, logger: TestDatabase.shared.logger, clock: clock, monotonic: monotonic) { running in
             try await body(TestServer(baseURL: running.baseURL, operatorURL: running.operatorURL, adminToken: adminToken, database: url, sql: sql))
         }
     }
