@@ -37,4 +37,7 @@ public enum Limits {
     public static let maxDevicesPerAccount = 100
     /// Existing shortcuts per account.
     public static let maxShortcutsPerAccount = 10_000
+    /// Donation groups (`groupIdentifier`s with uncovered donations) per shortcut: each is a row
+    /// the fold and the suggestions read, so one shortcut cannot be made to cost without bound.
+    public static let maxGroupsPerShortcut = 16
 }

@@ -6,12 +6,16 @@ public enum PersonLimit: Error, Sendable, Hashable, CustomStringConvertible {
     /// The push would bring the account past this many shortcuts; `index` is the first donation
     /// of the batch that would.
     case shortcutsPerAccount(max: Int, index: Int)
+    /// The push would leave one shortcut with more than this many donation groups; `index` is
+    /// the first donation of the batch that would.
+    case groupsPerShortcut(max: Int, index: Int)
 
     /// The bound's name, as the problem's `limit` member gives it.
     public var name: String {
         switch self {
         case .devicesPerAccount: "devicesPerAccount"
         case .shortcutsPerAccount: "shortcutsPerAccount"
+        case .groupsPerShortcut: "groupsPerShortcut"
         }
     }
 
@@ -19,7 +23,7 @@ public enum PersonLimit: Error, Sendable, Hashable, CustomStringConvertible {
     public var pointer: String? {
         switch self {
         case .devicesPerAccount: nil
-        case .shortcutsPerAccount(_, let index): "/events/\(index)"
+        case .shortcutsPerAccount(_, let index), .groupsPerShortcut(_, let index): "/events/\(index)"
         }
     }
 
@@ -29,6 +33,8 @@ public enum PersonLimit: Error, Sendable, Hashable, CustomStringConvertible {
             "the account has \(max) signed-in devices, the most it may have; sign one out first"
         case .shortcutsPerAccount(let max, _):
             "the account has \(max) shortcuts, the most it may have; delete donations first"
+        case .groupsPerShortcut(let max, _):
+            "the shortcut has donations in \(max) groups, the most one may have; delete a group's donations first"
         }
     }
 }
@@ -49,5 +55,57 @@ extension PersonLimit {
             if existing + added.count > maximum { return .shortcutsPerAccount(max: maximum, index: index) }
         }
         return nil
+    }
+
+    /// The first donation of `events` that would leave a shortcut with more than `maximum`
+    /// donation groups, given what the batch's fold gained (`AccountBatchResult.groupsGained`:
+    /// per shortcut that gained a group, how many it holds after and which are new).
+    public static func firstGroupBeyond<Events: Collection<Event>>(
+        _ maximum: Int, in events: Events, gained: [ShortcutID: GroupsGained]
+    ) -> PersonLimit? where Events.Index == Int {
+        let over = gained.filter { $0.value.held > maximum }
+        guard !over.isEmpty else { return nil }
+        var added: [ShortcutID: Set<String>] = [:]
+        var firstIndex: Int?
+        for (index, event) in zip(events.indices, events) {
+            guard case .donation(let donation) = event.body else { continue }
+            let key = ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier)
+            guard let gain = over[key], gain.new.contains(donation.groupIdentifier ?? "") else { continue }
+            firstIndex = firstIndex ?? index
+            guard added[key, default: []].insert(donation.groupIdentifier ?? "").inserted else { continue }
+            if gain.held - gain.new.count + added[key]!.count > maximum { return .groupsPerShortcut(max: maximum, index: index) }
+        }
+        // A group the batch gained was counted after a deletion of the batch left fewer: the first of them.
+        return .groupsPerShortcut(max: maximum, index: firstIndex ?? events.startIndex)
+    }
+}
+
+extension PersonLimit {
+    /// What `events` would gain over the donation groups `held` (per shortcut, before them),
+    /// counting every group they donate to: for a batch not folded yet.
+    public static func groupsGained(by events: some Sequence<Event>, holding held: [ShortcutID: Set<String>]) -> [ShortcutID: GroupsGained] {
+        var gained: [ShortcutID: GroupsGained] = [:]
+        for event in events {
+            guard case .donation(let donation) = event.body else { continue }
+            let key = ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier), group = donation.groupIdentifier ?? ""
+            let before = held[key] ?? []
+            guard !before.contains(group) else { continue }
+            var gain = gained[key] ?? GroupsGained(held: before.count, new: [])
+            if gain.new.insert(group).inserted { gain.held += 1 }
+            gained[key] = gain
+        }
+        return gained
+    }
+}
+
+/// The donation groups one shortcut gained in a batch: how many it holds after the batch, and
+/// the groups it did not hold before.
+public struct GroupsGained: Sendable, Hashable {
+    public var held: Int
+    public var new: Set<String>
+
+    public init(held: Int, new: Set<String>) {
+        self.held = held
+        self.new = new
     }
 }

@@ -20,6 +20,9 @@ public struct PostgresEventStore: Sendable {
     /// The most shortcuts an account may hold (DESIGN §5): a push that would bring it past them is
     /// refused with `PersonLimit.shortcutsPerAccount`, and nothing of it is stored.
     public var maximumShortcuts = Limits.maxShortcutsPerAccount
+    /// The most donation groups one shortcut may hold (DESIGN §5), refused the same way with
+    /// `PersonLimit.groupsPerShortcut`.
+    public var maximumGroups = Limits.maxGroupsPerShortcut
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -107,6 +110,11 @@ public struct PostgresEventStore: Sendable {
         if let limit = PersonLimit.firstShortcutBeyond(maximumShortcuts, in: batch, existing: held - added.count, new: added) { throw limit }
     }
 
+    /// The bound on donation groups per shortcut, given the groups the batch gained.
+    private func requireRoom(for batch: ArraySlice<Event>, gaining gained: [ShortcutID: GroupsGained]) throws(PersonLimit) {
+        if let limit = PersonLimit.firstGroupBeyond(maximumGroups, in: batch, gained: gained) { throw limit }
+    }
+
     /// The account's head as the append statement saw it (locked), and what it inserted.
     struct Head {
         var version: Int64
@@ -166,6 +174,7 @@ public struct PostgresEventStore: Sendable {
             for index in events.indices { events[index].version = head.version + Int64(index) + 1 }
             let result = try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version),
                                              needs: needs, stored: stored, on: connection)
+            try requireRoom(for: batch, gaining: result.groupsGained)
             if !result.addedShortcuts.isEmpty {
                 // The bound, exactly: what the view will hold once these rows are written.
                 try requireRoom(for: batch, adding: result.addedShortcuts,
@@ -203,6 +212,7 @@ public struct PostgresEventStore: Sendable {
                 }
                 // The bound, exactly: the view now holds the batch. Only a batch that brought new
                 // shortcuts counts them; throwing rolls the whole push back.
+                try requireRoom(for: batch, gaining: result.groupsGained)
                 if !result.addedShortcuts.isEmpty {
                     try requireRoom(for: batch, adding: result.addedShortcuts, held: try await rows.shortcutCount(account: account, on: connection))
                 }
@@ -216,6 +226,10 @@ public struct PostgresEventStore: Sendable {
                 if !donated.isEmpty {
                     let headroom = try await rows.shortcutHeadroom(account: account, keys: Array(donated), on: connection)
                     try requireRoom(for: batch, adding: headroom.new, held: headroom.existing + headroom.new.count)
+                    // Groups against those folded so far, each donated group counted (a deletion
+                    // of the batch that would leave fewer is not folded yet).
+                    let held = try await rows.donationGroups(account: account, of: Array(donated), on: connection)
+                    try requireRoom(for: batch, gaining: PersonLimit.groupsGained(by: batch, holding: held))
                 }
                 if current {
                     try await rows.park(account, version: head.version + 1, error: "a push's fold failed", on: connection)

@@ -47,4 +47,20 @@ extension ProjectionRowStore {
         }
         return (existing, new)
     }
+
+    /// The donation groups the account's folded view holds of each of `keys`: the bound on groups
+    /// per shortcut of a push that cannot fold (its account is behind).
+    public func donationGroups(account: UUID, of keys: [ShortcutID], on connection: PostgresConnection) async throws -> [ShortcutID: Set<String>] {
+        let rows = try await connection.guardedQuery("""
+            SELECT g.bundle_id, g.identifier, g.group_id
+            FROM unnest(\(keys.map(\.bundleId))::text[], \(keys.map(\.identifier))::text[]) AS k(bundle_id, identifier)
+            JOIN \(unescaped: tables.prefix)projection_donation_groups g
+              ON g.account_id = \(account) AND g.bundle_id = k.bundle_id AND g.identifier = k.identifier
+            """, logger: logger)
+        var groups: [ShortcutID: Set<String>] = [:]
+        for try await (bundleId, identifier, group) in rows.decode((String, String, String).self) {
+            groups[ShortcutID(bundleId: bundleId, identifier: identifier), default: []].insert(group)
+        }
+        return groups
+    }
 }

@@ -451,6 +451,42 @@ import Testing
         }
     }
 
+    /// One shortcut holds at most 16 donation groups (`groupIdentifier`s): each is a row that the
+    /// fold and every suggestions request read. A push giving it a 17th is refused with 409,
+    /// pointing at that donation, and nothing of it is stored; a deletion by group makes room.
+    @Test func donationGroupsBeyondAShortcutsBoundAreRefused() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            func donation(seq: Int, group: Int) -> String {
+                Self.event(seq: "\(seq)", type: "donation", fields: #""bundleId":"com.example.soup","identifier":"order","kind":"intent","intentType":"OrderSoupIntent","title":"Soup","groupIdentifier":"g\#(group)""#)
+            }
+            let bound = Limits.maxGroupsPerShortcut
+            let tooMany = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                               body: InputLimitTests.push((1...bound + 1).map { donation(seq: $0, group: $0) }))
+            #expect(tooMany.status == 409)
+            #expect(tooMany.json["limit"] as? String == "groupsPerShortcut")
+            #expect(tooMany.json.pointers == ["/events/\(bound)"])
+            #expect(try await eventCount(server.sql) == 0)
+
+            // Repeated groups count once: the bound itself is accepted.
+            let full = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                            body: InputLimitTests.push((1...bound).map { donation(seq: $0, group: $0) } + [donation(seq: bound + 1, group: 1)]))
+            #expect(full.status == 200)
+            let next = bound + 2
+            let oneMore = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                               body: InputLimitTests.push([donation(seq: next, group: 1), donation(seq: next + 1, group: bound + 1)]))
+            #expect(oneMore.status == 409)
+            #expect(oneMore.json.pointers == ["/events/1"])
+            #expect(try await eventCount(server.sql) == Int64(bound + 1))
+
+            let deletion = Self.event(seq: "\(next)", type: "deletion", fields: #""bundleId":"com.example.soup","groupIdentifier":"g2""#)
+            #expect(try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([deletion])).status == 200)
+            #expect(try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                         body: InputLimitTests.push([donation(seq: next + 1, group: bound + 1)])).status == 200)
+        }
+    }
+
     /// A pull waiting for a change ends when its device is signed out, and gets no view.
     @Test func signingOutEndsAWaitingPull() async throws {
         try await Self.withWaitingVersion { server, account, device, version in

@@ -225,6 +225,9 @@ public struct AccountBatchFold: Sendable {
             exists[shortcut] = new != nil
             if old != new { result.shortcuts[shortcut] = .some(new) }
             if old == nil && new != nil { result.addedShortcuts.insert(shortcut) }
+            let held = afterByShortcut[shortcut] ?? []
+            let gained = Set(held.lazy.filter { self.before.groups[$0.id] == nil }.map(\.id.group))
+            if !gained.isEmpty { result.groupsGained[shortcut] = GroupsGained(held: held.count, new: gained) }
         }
 
         // Marks a deletion of the batch raised.

@@ -32,4 +32,7 @@ public struct AccountBatchResult: Sendable, Hashable {
     /// Of those, the ones that were not in the view before the batch: what counts against the
     /// account's bound on shortcuts (DESIGN §5).
     public var addedShortcuts: Set<ShortcutID> = []
+    /// Shortcuts that hold a donation group after the batch that they did not before: what
+    /// counts against the bound on groups per shortcut (DESIGN §5).
+    public var groupsGained: [ShortcutID: GroupsGained] = [:]
 }
