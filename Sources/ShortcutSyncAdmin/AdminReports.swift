@@ -37,6 +37,8 @@ extension EventBody {
             "\(deleted.voiceShortcutId.short)"
         case .appsReported(let report):
             "\(report.installed.count) app\(report.installed.count == 1 ? "" : "s")"
+        case .signedOut:
+            "signed out: what it taught the suggestions is forgotten"
         }
     }
 }

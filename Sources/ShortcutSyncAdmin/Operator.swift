@@ -217,10 +217,12 @@ public struct Operator: Sendable {
     }
 
     /// Signs the device out, as `DELETE /v1/devices/{id}` does: its token stops working on every
-    /// server at once, its open streams end, its push token goes; its events stay.
+    /// server at once, its open streams end, its push token goes, what it taught the suggestions
+    /// is forgotten; its events stay.
     public func signOut(device: UUID, account: UUID) async throws {
         try await requireAccount(account)
-        guard try await AccountStore(client: client, logger: logger).revokeDevice(device, account: account) else {
+        let events = PostgresEventStore(client: client, logger: logger)
+        guard try await events.signOut(device: device, account: account, wallMillis: Int64(Date().timeIntervalSince1970 * 1000)) else {
             throw AdminUsageError("account \(account.lowercased) has no device \(device.lowercased); `shortcut-sync admin devices --account A` lists its devices")
         }
     }

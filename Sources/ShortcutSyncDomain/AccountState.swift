@@ -84,6 +84,8 @@ public struct AccountState: Sendable, Hashable {
             voiceShortcuts[deleted.voiceShortcutId] = VoiceShortcutState(target: nil, phrase: nil, normalizedPhrase: nil, deleted: true)
         case .appsReported(let report):
             appsReported[accepted.deviceId].keepLatest(Stamped(key: key, value: Set(report.installed)))
+        case .signedOut:
+            break  // what it changes is the suggestion sums, which `AccountBatchFold` keeps
         }
     }
 

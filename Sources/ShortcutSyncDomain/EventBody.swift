@@ -8,6 +8,10 @@ public enum EventBody: Sendable, Hashable {
     case voiceShortcutUpdated(VoiceShortcutUpdated)
     case voiceShortcutDeleted(VoiceShortcutDeleted)
     case appsReported(AppsReported)
+    /// The device was signed out: what it taught the suggestions is forgotten (DESIGN §3). The
+    /// service appends it as the device's last event, with the greatest seq there is, so nothing
+    /// of the device can follow it.
+    case signedOut
 
     public var type: EventType {
         switch self {
@@ -17,6 +21,7 @@ public enum EventBody: Sendable, Hashable {
         case .voiceShortcutUpdated: .voiceShortcutUpdated
         case .voiceShortcutDeleted: .voiceShortcutDeleted
         case .appsReported: .appsReported
+        case .signedOut: .deviceSignedOut
         }
     }
 
@@ -29,6 +34,7 @@ public enum EventBody: Sendable, Hashable {
         case .voiceShortcutUpdated: self = .voiceShortcutUpdated(try VoiceShortcutUpdated(from: decoder))
         case .voiceShortcutDeleted: self = .voiceShortcutDeleted(try VoiceShortcutDeleted(from: decoder))
         case .appsReported: self = .appsReported(try AppsReported(from: decoder))
+        case .deviceSignedOut: self = .signedOut
         }
     }
 
@@ -41,6 +47,10 @@ public enum EventBody: Sendable, Hashable {
         case .voiceShortcutUpdated(let body): try body.encode(to: encoder)
         case .voiceShortcutDeleted(let body): try body.encode(to: encoder)
         case .appsReported(let body): try body.encode(to: encoder)
+        case .signedOut: _ = encoder.container(keyedBy: NoFields.self)
         }
     }
 }
+
+/// The fields of a body that has none: it is written as `{}`.
+private enum NoFields: CodingKey {}

@@ -90,6 +90,8 @@ public struct EventValidator: Sendable {
             for (index, bundleId) in report.installed.enumerated() {
                 check.bundleId(bundleId, at: "/installed/\(index)")
             }
+        case .signedOut:
+            check.fail("/type", "deviceSignedOut is written by the service; a device cannot push it")
         }
         return check.errors
     }

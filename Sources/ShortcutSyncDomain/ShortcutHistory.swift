@@ -217,7 +217,7 @@ public struct ShortcutHistory: Sendable {
                 voiceShortcuts.contains(updated.voiceShortcutId)
             case .voiceShortcutDeleted(let deleted):
                 voiceShortcuts.contains(deleted.voiceShortcutId)
-            case .appsReported:
+            case .appsReported, .signedOut:
                 false
             }
         }

@@ -41,7 +41,7 @@ extension SyncAPI {
         let account = try requireAccount()
         // Another account's device, or no device at all, is not found: ids of others are not confirmed.
         guard let device = UUID(uuidString: input.path.deviceId),
-              try await accounts.revokeDevice(device, account: account) else {
+              try await events.signOut(device: device, account: account, wallMillis: now()) else {
             throw APIProblem.notFound("this account has no device \(input.path.deviceId)")
         }
         // Other servers end theirs when the sign-out's notification reaches them.

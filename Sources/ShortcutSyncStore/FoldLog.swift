@@ -76,7 +76,8 @@ struct FoldLogCoding: Sendable {
     static let columns = """
         version, account_id, device_id, seq, hlc_wall, hlc_counter,
         (CASE type WHEN 'donation' THEN 0 WHEN 'deletion' THEN 1 WHEN 'voiceShortcutAdded' THEN 2
-                   WHEN 'voiceShortcutUpdated' THEN 3 WHEN 'voiceShortcutDeleted' THEN 4 ELSE 5 END)::int2,
+                   WHEN 'voiceShortcutUpdated' THEN 3 WHEN 'voiceShortcutDeleted' THEN 4 WHEN 'appsReported' THEN 5
+                   ELSE 6 END)::int2,
         body->>'bundleId', body->>'identifier', body->>'groupIdentifier', (body->>'voiceShortcutId')::uuid,
         body->>'phrase', body->>'title',
         CASE type WHEN 'deletion' THEN CASE WHEN body ? 'identifiers' THEN ARRAY(SELECT jsonb_array_elements_text(body->'identifiers')) END
@@ -134,6 +135,8 @@ struct FoldLogCoding: Sendable {
             return voiceId.map { .voiceShortcutDeleted($0) }
         case 5:
             return .appsReported(Set(list ?? []))
+        case 6:
+            return .signedOut
         default:
             return nil
         }

@@ -190,10 +190,10 @@ public struct PostgresEventStore: Sendable {
     /// inserted, the account was current and `fold`) the fold of the new events, which moved the
     /// folded version with the head. Without `fold` the account is parked instead.
     private func appendAndFold(
-        _ batch: ArraySlice<Event>, account: UUID, device: UUID, fold: Bool, on connection: PostgresConnection
+        _ batch: ArraySlice<Event>, account: UUID, device: UUID, fold: Bool, after: Int64? = nil, on connection: PostgresConnection
     ) async throws -> AppendOutcome {
         try await connection.inTransaction(logger: logger) { connection in
-            let statement = AppendStatement(account: account, device: device, batch: batch, fold: fold)
+            let statement = AppendStatement(account: account, device: device, batch: batch, fold: fold, after: after)
             guard let head = try await connection.execute(statement, logger: logger).collectAll().first else { return .noHead }
             guard head.inserted > 0 else { return .nothingInserted(head) }
             let version = head.version + Int64(head.inserted)
@@ -279,13 +279,15 @@ public struct PostgresEventStore: Sendable {
         /// Not empty.
         var batch: ArraySlice<Event>
         var fold: Bool
+        /// The device's last seq the batch follows: the one before its first, unless given.
+        var after: Int64?
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 10)
             bindings.append(account)
             bindings.append(device)
             bindings.appendColumns(of: batch, bodies: batch.map(\.body.fieldsJSON))
-            bindings.append(batch.first.map { $0.seq - 1 } ?? 0)
+            bindings.append(after ?? batch.first.map { $0.seq - 1 } ?? 0)
             bindings.append(fold)
             return bindings
         }
@@ -323,6 +325,48 @@ public struct PostgresEventStore: Sendable {
             stored[event.id].map { $0.device != device || $0.seq != event.seq } ?? false
         } ?? 0
         return .idReused(index: index, id: events[index].id)
+    }
+
+    /// Signs a device out: its token is revoked (`AccountStore.revokeDevice`), then its sign-out
+    /// is appended to the log (`appendSignOut`). False if the account has no such device. A
+    /// sign-out that failed between the two is finished by doing it again.
+    public func signOut(device: UUID, account: UUID, wallMillis: Int64) async throws -> Bool {
+        guard try await AccountStore(client: client, logger: logger).revokeDevice(device, account: account) else { return false }
+        try await appendSignOut(account: account, device: device, wallMillis: wallMillis)
+        return true
+    }
+
+    /// Appends `device`'s sign-out (DESIGN §3), once its token is revoked: its last event, with the
+    /// greatest seq there is, so that nothing of the device can follow it (a push of it still under
+    /// way finds its seqs taken and stores nothing). Folded like a push, in its own transaction, it
+    /// takes what the device taught the suggestions out of every donation group, through the log,
+    /// so that a rebuild forgets it too. A device whose last event is its sign-out gets no other.
+    public func appendSignOut(account: UUID, device: UUID, wallMillis: Int64) async throws {
+        let signOut = Event(seq: Limits.seqRange.upperBound, hlc: HLCTimestamp(wallMillis: wallMillis), body: .signedOut)
+        var fold = true
+        for _ in 0..<maxAttempts {
+            let last = try await lastAcceptedSeq(account: account, device: device)
+            guard last < signOut.seq else { return }
+            let outcome: AppendOutcome
+            do {
+                outcome = try await client.withConnection { connection in
+                    try await appendAndFold([signOut][...], account: account, device: device, fold: fold, after: last, on: connection)
+                }
+            } catch let error as PSQLError where error.isUniqueViolation {
+                continue  // a push of the device came between: look again
+            } catch let failure as FoldFailure {
+                logger.log(level: .error, "a sign-out could not be folded: it is stored and the account is parked", error: failure.error,
+                           metadata: ["account": "\(account)"])
+                fold = false
+                continue
+            }
+            switch outcome {
+            case .noHead: throw AppendError.accountUnknown
+            case .appended: return
+            case .nothingInserted: continue
+            }
+        }
+        throw StoreError.tooMuchContention(attempts: maxAttempts)
     }
 
     /// The greatest seq accepted from a device, 0 when none.

@@ -46,7 +46,15 @@ public struct ProjectionRowStore: Sendable {
     func readWithHead(
         account: UUID, needs: FoldNeeds, device: UUID?, on connection: PostgresConnection
     ) async throws -> (rows: AccountFoldRows, head: AccountHead?) {
-        switch tables {
+        var needs = needs
+        if needs.everyGroup {
+            // A sign-out (rare): every group of the account is every group of each of its apps.
+            let bundles = try await connection.guardedQuery("""
+                SELECT DISTINCT bundle_id FROM \(unescaped: tables.prefix)projection_donation_groups WHERE account_id = \(account)
+                """, logger: logger)
+            for try await bundle in bundles.decode(String.self) { needs.bundles.insert(bundle) }
+        }
+        return switch tables {
         case .live: try await read(FoldReadStatement<LiveProjectionTables>(account: account, needs: needs, device: device), on: connection)
         case .rebuild: try await read(FoldReadStatement<RebuildProjectionTables>(account: account, needs: needs, device: device), on: connection)
         }

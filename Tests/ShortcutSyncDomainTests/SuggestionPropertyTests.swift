@@ -108,6 +108,50 @@ import ShortcutSyncTestSupport
         }
     }
 
+    /// Devices signed out, chosen by `choice`: each one's sign-out is appended as its last event
+    /// (the greatest seq, as the service writes it), after all of its other events.
+    static func signingOut(_ events: [AcceptedEvent], choice: Int) -> (events: [AcceptedEvent], signedOut: Set<UUID>) {
+        var rng = SeededGenerator(seed: UInt64(choice))
+        let signedOut = Set(devices.filter { _ in Int.random(in: 0..<3, using: &rng) == 0 })
+        let signOuts = signedOut.sorted { $0.isOrdered(before: $1) }.map { device in
+            AcceptedEvent(deviceId: device, event: Event(seq: Limits.seqRange.upperBound,
+                                                         hlc: HLCTimestamp(wallMillis: start + Int64.random(in: 0..<(7 * week), using: &rng)),
+                                                         body: .signedOut))
+        }
+        return (events + signOuts, signedOut)
+    }
+
+    /// `events` shuffled as pushes can arrive: devices interleave in any order, each device's own
+    /// events come in its seq order (a device's seqs are contiguous), and some arrive twice.
+    static func arrivals(_ events: [AcceptedEvent], seed: Int) -> [AcceptedEvent] {
+        var rng = SeededGenerator(seed: UInt64(seed))
+        var shuffled = events + events.filter { _ in Bool.random(using: &rng) }
+        shuffled.shuffle(using: &rng)
+        // Each device's places in the shuffle, filled with its events in seq order.
+        var byDevice = Dictionary(grouping: shuffled, by: \.deviceId).mapValues { $0.sorted { $0.event.seq < $1.event.seq } }
+        return shuffled.map { byDevice[$0.deviceId]!.removeFirst() }
+    }
+
+    /// Signing a device out forgets what it taught: the sums are those of the other devices'
+    /// eligible uncovered donations, bit for bit, in whatever order the devices' pushes arrive,
+    /// folded in batches of any size (a rebuild folds the log in its own batches).
+    @Test func aSignedOutDevicesSumsAreForgottenWhateverTheArrivalOrder() async {
+        await propertyCheck(count: 200, input: Self.choices, Self.seeds) { choices, seed in
+            let (events, signedOut) = Self.signingOut(Self.history(from: choices), choice: seed)
+            // Its deletions still cover what they cover: only its own sums go.
+            let kept = Self.reference(events).compactMapValues { sums -> ShortcutHabits? in
+                var sums = sums
+                for device in signedOut { sums.drop(device) }
+                return sums.isEmpty ? nil : sums
+            }
+            let inOrder = Self.candidates(try! Self.fold(events, seed: seed).rows)
+            let arrived = Self.candidates(try! Self.fold(Self.arrivals(events, seed: seed &+ 1), seed: seed &+ 2).rows)
+            #expect(inOrder == kept)
+            #expect(arrived == kept)
+            for sums in arrived.values { #expect(sums.byDevice.keys.allSatisfy { !signedOut.contains($0) }) }
+        }
+    }
+
     @Test func sumsAreTheSameWhateverOrderTheyAreAddedAndTakenBackIn() async {
         await propertyCheck(count: 200, input: Gen.int(in: 0...Int(Int32.max)).array(of: 1...40), Self.seeds) { walls, seed in
             var rng = SeededGenerator(seed: UInt64(seed))

@@ -55,7 +55,7 @@ import Testing
             try await eventually("the device's token is refused", timeout: .seconds(5)) {
                 try await server.raw(.GET, "/v1/sync/pull", token: phone.token).status == 401
             }
-            #expect(try await eventCount(server.sql) == 1, "its events stay")
+            #expect(try await eventCount(server.sql) == 2, "its donation stays, and its sign-out follows it")
 
             let other = try await CommandProcess.run(["admin", "sign-out", "--account", account.id.uuidString, "--device", UUID().uuidString],
                                                      environment: ["DATABASE_URL": server.database.urlString])

@@ -1,8 +1,11 @@
 import Foundation
 import NIOHTTP1
+import PostgresNIO
 import ShortcutSyncAPI
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncWorker
 import Testing
 
 /// `GET /v1/suggestions` against the real service and PostgreSQL (DESIGN §3, §5): a planted
@@ -70,6 +73,38 @@ import Testing
             let after = try await Self.suggestions(server, phone, at: Self.nextFriday, limit: 20)
             #expect(!after.isEmpty)
             #expect(!after.contains { $0["bundleId"] as? String == "com.example.bank" })
+        }
+    }
+
+    /// Signing a device out forgets what it taught, through the log (issue 31): its sign-out is
+    /// the device's last event, folded like a push, so the other devices are no longer offered
+    /// its routines and a rebuild from the log agrees. Signing it out again adds nothing.
+    @Test func aSignedOutDevicesRoutinesAreForgottenAndARebuildAgrees() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token, name: "iPhone", platform: .iOS)
+            let mac = try await server.createDevice(accountToken: account.token, name: "Mac", platform: .macOS)
+            try await Self.plant(on: phone)
+            #expect(try await Self.suggestions(server, mac, at: Self.nextFriday).first?["identifier"] as? String == "atm",
+                    "the Mac is offered what the phone taught")
+
+            #expect(try await server.raw(.DELETE, "/v1/devices/\(phone.id)", token: account.token).status == 204)
+            #expect(try await Self.suggestions(server, mac, at: Self.nextFriday, limit: 20).isEmpty, "nothing the phone taught is left")
+            let inputs = try await ProjectionStore(client: server.sql, logger: TestDatabase.shared.logger).suggestionInputs(account: account.id, device: mac.id)
+            #expect(inputs.candidates.isEmpty)
+
+            // The sign-out is the phone's last event, with the greatest seq: nothing of it can follow.
+            let signOuts = try await server.sql.query("SELECT seq FROM events WHERE type = 'deviceSignedOut' AND device_id = \(phone.id)",
+                                                      logger: TestDatabase.shared.logger).decode(Int64.self).collectAll()
+            #expect(signOuts == [Limits.seqRange.upperBound])
+            #expect(try await server.raw(.DELETE, "/v1/devices/\(phone.id)", token: account.token).status == 204)
+            let again = try await server.sql.query("SELECT count(*) FROM events WHERE type = 'deviceSignedOut'",
+                                                   logger: TestDatabase.shared.logger).decode(Int64.self).collectAll()
+            #expect(again == [1], "a second sign-out appends nothing")
+
+            // The rows the pushes folded are the rows a fold of the whole log gives.
+            let verification = try await ProjectionStore(client: server.sql, logger: TestDatabase.shared.logger).rebuilder.verify()
+            #expect(verification.differences == [])
         }
     }
 

@@ -48,6 +48,9 @@ public struct AccountBatchFold: Sendable {
     private var normalizedPhrases: [String: String]
     /// Thresholds looked up since the last deletion of the batch (which may raise any of them).
     private var thresholds: [DonationGroupID: EventKey?] = [:]
+    /// Devices signed out in the batch: their sums leave every group (all of which were read).
+    /// A signed-out device's sign-out is its last event, so no donation of it comes later.
+    private var signedOut: Set<UUID> = []
 
     public init(before: AccountFoldRows, normalizedPhrases: [String: String] = [:]) {
         self.before = before
@@ -102,6 +105,8 @@ public struct AccountBatchFold: Sendable {
             voiceShortcuts[id] = VoiceShortcutRow(id: id, deleted: true)
         case .appsReported(let installed):
             devices[key.deviceId].keepLatest(Stamped(key: key, value: installed))
+        case .signedOut:
+            signedOut.insert(key.deviceId)
         }
     }
 
@@ -207,6 +212,7 @@ public struct AccountBatchFold: Sendable {
             let uncovered = threshold.map { kept[kept.insertionIndex(of: BatchDonation(key: $0, version: 0))...] } ?? kept[...]
             count += uncovered.count
             for donation in uncovered { if let habit = donation.habit { habits.add(habit) } }
+            for device in signedOut { habits.drop(device) }
             if let last = uncovered.last, latest.map({ last.key > $0.key }) ?? true { latest = last }
             let new = latest.map {
                 DonationGroupRow(id: id, count: count, latest: $0.key, latestVersion: $0.version, coveredBelow: threshold, habits: habits)

@@ -13,6 +13,8 @@ public struct FoldEvent: Sendable, Hashable {
         case voiceShortcutDeleted(UUID)
         /// The reporting device is the key's device.
         case appsReported(Set<String>)
+        /// The key's device was signed out: its suggestion sums are dropped.
+        case signedOut
     }
 
     public var key: EventKey
@@ -51,6 +53,8 @@ public struct FoldEvent: Sendable, Hashable {
             change = .voiceShortcutDeleted(deleted.voiceShortcutId)
         case .appsReported(let report):
             change = .appsReported(Set(report.installed))
+        case .signedOut:
+            change = .signedOut
         }
     }
 }

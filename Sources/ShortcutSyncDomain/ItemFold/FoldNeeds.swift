@@ -28,6 +28,8 @@ public struct FoldNeeds: Sendable, Hashable {
     public var phrases: Set<String> = []
     /// Devices whose latest `appsReported` the batch reads.
     public var devices: Set<UUID> = []
+    /// Every donation group of the account (a device was signed out: its sums leave them all).
+    public var everyGroup = false
     /// Each phrase of the batch, normalized once (the fold takes them from here).
     public private(set) var normalizedPhrases: [String: String] = [:]
     /// Donation groups already seen, so repeated donations cost one lookup.
@@ -68,6 +70,8 @@ public struct FoldNeeds: Sendable, Hashable {
             voiceShortcuts.insert(id)
         case .appsReported:
             devices.insert(event.key.deviceId)
+        case .signedOut:
+            everyGroup = true
         }
     }
 

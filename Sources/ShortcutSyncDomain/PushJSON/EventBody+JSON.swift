@@ -47,6 +47,8 @@ extension EventBody {
             json.field("voiceShortcutId", deleted.voiceShortcutId.uuidString)
         case .appsReported(let report):
             json.field("installed", report.installed)
+        case .signedOut:
+            break
         }
         return json.object
     }

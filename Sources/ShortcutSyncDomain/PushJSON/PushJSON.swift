@@ -40,7 +40,11 @@ public enum PushJSON {
                 wallMillis: try clock.required("wallMillis") { node, path throws(DecodingError) in try integer(node, path: path, as: Int64.self) },
                 counter: try clock.required("counter") { node, path throws(DecodingError) in try integer(node, path: path, as: Int.self) })
         }
-        let type = try fields.required("type") { node, path throws(DecodingError) in try rawValue(node, path: path, as: EventType.self) }
+        let type = try fields.required("type") { node, path throws(DecodingError) -> EventType in
+            let type = try rawValue(node, path: path, as: EventType.self)
+            guard type.isPushed else { throw .dataCorrupted(context(path, "\(type.rawValue) is written by the service; a device cannot push it")) }
+            return type
+        }
         return Event(id: id, seq: seq, hlc: hlc, body: try body(type, fields))
     }
 
@@ -93,6 +97,8 @@ public enum PushJSON {
             return .voiceShortcutDeleted(VoiceShortcutDeleted(voiceShortcutId: try fields.required("voiceShortcutId", uuid)))
         case .appsReported:
             return .appsReported(AppsReported(installed: try fields.required("installed", strings)))
+        case .deviceSignedOut:
+            return .signedOut
         }
     }
 

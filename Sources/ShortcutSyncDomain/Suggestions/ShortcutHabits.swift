@@ -25,6 +25,11 @@ public struct ShortcutHabits: Sendable, Hashable {
         if byDevice[donation.deviceId]?.isEmpty == true { byDevice[donation.deviceId] = nil }
     }
 
+    /// Forgets what `device` taught (it was signed out).
+    public mutating func drop(_ device: UUID) {
+        byDevice[device] = nil
+    }
+
     /// Adds another part's sums device by device, or takes them back (`subtracting`).
     public mutating func add(_ other: ShortcutHabits, subtracting: Bool = false) {
         for (device, sums) in other.byDevice {

@@ -42,6 +42,9 @@ public struct FoldRowStore: Sendable {
 
     /// The rows `needs` selects, as the store's queries select them.
     public func read(_ needs: FoldNeeds) -> AccountFoldRows {
+        var needs = needs
+        // A sign-out reads every group: the store reads every group of each app the account has.
+        if needs.everyGroup { needs.bundles.formUnion(rows.groups.keys.map(\.shortcut.bundleId)) }
         var selected = AccountFoldRows()
         selected.version = rows.version
         selected.maxHLC = rows.maxHLC
