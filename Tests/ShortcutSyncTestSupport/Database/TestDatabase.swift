@@ -68,7 +68,10 @@ public actor TestDatabase {
                 removeClustersOfEndedRuns(in: URL(fileURLWithPath: place))
             }
             let directory = temporary.appendingPathComponent("shortcut-sync-tests-\(getpid())")
-            let cluster = EmbeddedPostgres(dataDirectory: directory, logger: logger)
+            // Every suite's services share it: at the run's start its clusters held up to about 360
+            // sessions at once (sampled), too near the embedded cluster's own bound of 400, and
+            // tests then failed to connect now and then.
+            let cluster = EmbeddedPostgres(dataDirectory: directory, logger: logger, settings: [("max_connections", "1000")])
             url = try DatabaseURL(try await cluster.start().url(database: "postgres"))
         }
         try await withAdmin(url, logger: logger) { admin in
