@@ -150,12 +150,7 @@ public struct RebuildBenchmark: Sendable {
     /// Makes every account behind its head with nothing folded, as an import of the whole log
     /// would leave it: the live projections are emptied.
     private func forgetFolds(_ client: PostgresClient) async throws {
-        // Cross-account: the bench's own setup.
-        try await client.query("""
-            TRUNCATE projection_accounts, projection_devices, projection_shortcuts, projection_voice_shortcuts,
-                projection_donation_groups, projection_deletion_marks
-            """, logger: logger)
-        try await client.query("UPDATE account_heads SET folded_version = 0", logger: logger)
+        try await ProjectionStore(client: client, logger: logger).forgetEveryFold()
     }
 
     /// Runs the maintenance tasks, one per core, until no account is behind.

@@ -69,16 +69,14 @@ public final class ChangeAnnouncer: Service, Sendable {
             return all
         }
         guard !versions.isEmpty else { return }
-        let payloads = ProjectionNotification.payloads(sender: processID, versions: versions)
+        let notification = ProjectionNotification(sender: processID, versions: versions)
         let (client, logger) = (client, logger)
         do {
             // Never waits on a database that is away (`DatabaseReach`), nor on a connection that
             // died under it (`guardedQuery`); cancelled, it ends.
             try await hub.reach.whileReachable {
                 try await client.withConnection { connection in
-                    try await connection.guardedQuery(
-                        "SELECT pg_notify(\(ProjectionNotification.channel), payload) FROM unnest(\(payloads)::text[]) AS payload",
-                        logger: logger)
+                    try await ProjectionRowStore(tables: .live, logger: logger).notify(notification, on: connection)
                 }
             }
         } catch {

@@ -167,4 +167,13 @@ extension ProjectionStore {
         try await connection.guardedQuery(
             "UPDATE projection_checkpoint SET epoch = epoch + 1, updated_at = now() WHERE name = 'live'", logger: logger)
     }
+
+    /// Puts every account behind its head with nothing folded, as an import of a whole log would
+    /// leave them (the live projections emptied): for benchmarks of the maintenance fold, on their
+    /// own scratch database. Never on a service's database: every view is gone until refolded.
+    public func forgetEveryFold() async throws {
+        try await ProjectionRowStore(tables: .live, logger: logger).reset(client)
+        // Cross-account: a benchmark's setup.
+        try await client.query("UPDATE account_heads SET folded_version = 0", logger: logger)
+    }
 }
