@@ -49,6 +49,34 @@ import Testing
     }
 }
 
+extension ConnectionLossTests {
+    /// The race itself, pinned ([docs/postgresnio-race.md](../../docs/postgresnio-race.md)): the
+    /// same rounds with an unguarded query, until one hangs. It hangs within a few rounds with
+    /// PostgresNIO 1.33. When this test fails, the PostgresNIO in use answers every such query:
+    /// the guard (`PostgresConnection.untilClosed`) may go, and this test with it.
+    @Test func anUnguardedQueryRacingTheEndOfItsSessionCanHang() async throws {
+        try await TestDatabase.withClient { client, url in
+            let logger = TestDatabase.shared.logger
+            var rounds = 0
+            var hung = false
+            while rounds < 150, !hung {
+                rounds += 1
+                let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 9, logger: logger)
+                let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self).collectAll().first!
+                async let killed = client.query("SELECT pg_terminate_backend(\(pid))")
+                let outcome = await firstOutcome(within: .seconds(2)) {
+                    while true { try await connection.query("SELECT 1", logger: logger) }
+                }
+                _ = try await killed
+                hung = outcome == "hung"
+                // A hung query's task stays parked on the dead connection (a few hundred bytes).
+                try? await connection.untilClosed { try await $0.close() }
+            }
+            #expect(hung, "no unguarded query hung in \(rounds) rounds: PostgresNIO may have fixed the race (docs/postgresnio-race.md)")
+        }
+    }
+}
+
 /// "failed" or "hung", whichever comes first: the operation runs in a task of its own so that a
 /// hang is reported, not suffered.
 func firstOutcome(within limit: Duration, _ operation: @escaping @Sendable () async throws -> Void) async -> String {
