@@ -34,15 +34,10 @@ import Testing
             let logger = TestDatabase.shared.logger
             var outcomes: [String: Int] = [:]
             for _ in 0..<150 {
-                let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 8, logger: logger)
-                let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self).collectAll().first!
-                async let killed = client.query("SELECT pg_terminate_backend(\(pid))")
-                let outcome = await firstOutcome(within: .seconds(3)) {
-                    while true { try await connection.guardedQuery("SELECT 1", logger: logger) }
+                let outcome = try await Self.raceRound(client: client, url: url, within: .seconds(3)) { connection in
+                    try await connection.guardedQuery("SELECT 1", logger: logger)
                 }
-                _ = try await killed
                 outcomes[outcome, default: 0] += 1
-                try? await connection.untilClosed { try await $0.close() }
             }
             #expect(outcomes == ["failed": 150], "every round ends in an error, none hangs")
         }
@@ -61,19 +56,33 @@ extension ConnectionLossTests {
             var hung = false
             while rounds < 150, !hung {
                 rounds += 1
-                let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 9, logger: logger)
-                let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self).collectAll().first!
-                async let killed = client.query("SELECT pg_terminate_backend(\(pid))")
-                let outcome = await firstOutcome(within: .seconds(2)) {
-                    while true { try await connection.query("SELECT 1", logger: logger) }
-                }
-                _ = try await killed
-                hung = outcome == "hung"
                 // A hung query's task stays parked on the dead connection (a few hundred bytes).
-                try? await connection.untilClosed { try await $0.close() }
+                hung = try await Self.raceRound(client: client, url: url, within: .seconds(2)) { connection in
+                    try await connection.query("SELECT 1", logger: logger)
+                } == "hung"
             }
             #expect(hung, "no unguarded query hung in \(rounds) rounds: PostgresNIO may have fixed the race (docs/postgresnio-race.md)")
         }
+    }
+}
+
+extension ConnectionLossTests {
+    /// One round of the race: a new connection queried with `query` in a loop while another
+    /// session ends it; how the loop ended ("failed" or "hung").
+    static func raceRound(
+        client: PostgresClient, url: DatabaseURL, within limit: Duration,
+        _ query: @escaping @Sendable (PostgresConnection) async throws -> Void
+    ) async throws -> String {
+        let logger = TestDatabase.shared.logger
+        let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 8, logger: logger)
+        let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self).collectAll().first!
+        async let killed = client.query("SELECT pg_terminate_backend(\(pid))")
+        let outcome = await firstOutcome(within: limit) {
+            while true { try await query(connection) }
+        }
+        _ = try await killed
+        try? await connection.untilClosed { try await $0.close() }
+        return outcome
     }
 }
 
