@@ -36,7 +36,9 @@ public func buildApplication(
     let migrator = try Migrator(client: client, logger: logger)
 
     let accounts = AccountStore(client: client, logger: logger)
-    let hub = NotificationHub(configuration: try database.connectionConfiguration(), logger: logger,
+    // One LISTEN connection for the hub and the waker.
+    let notifications = SharedNotifications(NotificationSource(.dedicated(try database.connectionConfiguration()), logger: logger))
+    let hub = NotificationHub(notifications: notifications, logger: logger,
                               keepAliveInterval: configuration.keepAliveInterval,
                               signedIn: { try await accounts.signedIn(among: $0) },
                               poolServes: { try await accounts.ping() })
@@ -45,7 +47,7 @@ public func buildApplication(
         ? SyncWorker(client: client, logger: logger, tasks: configuration.workerTasks)
         : nil
     let pushTokens = PushTokenStore(client: client, logger: logger)
-    let waker = Waker(store: pushTokens, apns: apns, notifications: try database.connectionConfiguration(),
+    let waker = Waker(store: pushTokens, apns: apns, notifications: notifications,
                       configuration: configuration.wake, logger: logger)
     let api = SyncAPI(
         accounts: accounts,

@@ -25,7 +25,7 @@ public final class NotificationHub: Service, Sendable {
         weak var mailbox: StreamMailbox?
     }
 
-    private let notifications: NotificationSource
+    private let notifications: any NotificationEvents
     /// Which of the subscribers' devices are still signed in: asked each time LISTEN is in place,
     /// since sign-outs and erasures notified while it was not are lost.
     private let signedIn: @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>
@@ -44,12 +44,12 @@ public final class NotificationHub: Service, Sendable {
     public let processID = UUID()
 
     public init(
-        configuration: PostgresConnection.Configuration, logger: Logger, keepAliveInterval: Duration = .seconds(15),
+        notifications: any NotificationEvents, logger: Logger, keepAliveInterval: Duration = .seconds(15),
         signedIn: @escaping @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>,
         poolServes: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.poolServes = poolServes
-        notifications = NotificationSource(.dedicated(configuration), logger: logger)
+        self.notifications = notifications
         self.signedIn = signedIn
         self.logger = logger
         self.keepAliveInterval = keepAliveInterval

@@ -21,7 +21,7 @@ public final class Waker: Service, Sendable {
     private let store: PushTokenStore
     /// How to reach APNs; its client is made when the waker runs and shut down when it stops.
     private let apns: APNsConfiguration?
-    private let notifications: NotificationSource
+    private let notifications: any NotificationEvents
     private let configuration: WakeConfiguration
     private let logger: Logger
     /// When a failed database step was last logged: while the database is away the loops fail
@@ -30,11 +30,12 @@ public final class Waker: Service, Sendable {
 
     /// `apns` nil: wakes are off (no key), and `status` says so. Check the configuration first
     /// (`APNsConfiguration.validate()`): a bad key is meant to stop the service at start.
-    public init(store: PushTokenStore, apns: APNsConfiguration?, notifications: PostgresConnection.Configuration,
+    /// `notifications`: the database's, on the projection channel at least (the others are ignored).
+    public init(store: PushTokenStore, apns: APNsConfiguration?, notifications: any NotificationEvents,
                 configuration: WakeConfiguration = WakeConfiguration(), logger: Logger) {
         self.store = store
         self.apns = apns
-        self.notifications = NotificationSource(.dedicated(notifications), channels: [.projection], logger: logger)
+        self.notifications = notifications
         self.configuration = configuration
         self.logger = logger
         status = WakeStatus(apns == nil ? .off : .configured)

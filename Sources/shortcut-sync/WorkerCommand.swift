@@ -31,7 +31,8 @@ struct WorkerCommand: AsyncParsableCommand {
             let settings = try apns.configuration()
             try await settings?.validate()
             let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: settings,
-                              notifications: try location.url.connectionConfiguration(), configuration: apns.wake, logger: logger)
+                              notifications: NotificationSource(.dedicated(try location.url.connectionConfiguration()), channels: [.projection], logger: logger),
+                              configuration: apns.wake, logger: logger)
             try await ServiceGroup.runUntilSignalled(location.services + [client, worker, waker], logger: logger)
         }
     }

@@ -70,7 +70,8 @@ final class HeardNotifications: Sendable {
             let recorder = StreamRecorder()
             // Another server on the same database: its announcer (its hub does not listen here).
             let logger = TestDatabase.shared.logger
-            let otherHub = NotificationHub(configuration: try server.database.connectionConfiguration(), logger: logger, signedIn: { _ in [] })
+            let otherHub = NotificationHub(notifications: NotificationSource(.dedicated(try server.database.connectionConfiguration()), logger: logger),
+                                           logger: logger, signedIn: { _ in [] })
             let other = ChangeAnnouncer(client: server.sql, hub: otherHub, logger: logger)
             // What the database announces, to know when this server's own NOTIFY for the push went out.
             let heard = HeardNotifications()

@@ -48,6 +48,21 @@ import Testing
         return try await household.phone.push()
     }
 
+    /// The stream hub and the waker of one server hear the database through one LISTEN session
+    /// (`SharedNotifications`), not one each.
+    @Test func theHubAndTheWakerShareOneListenSession() async throws {
+        try await TestServer.withWakes { server, standIn in
+            let home = try await Self.household(server)
+            try await Self.change(home)
+            // The waker heard the change (it woke the iPad), so both listen by now.
+            #expect(try await standIn.waitForRequests(1, within: .seconds(20)).count == 1)
+            let sessions = try await server.sql.query("""
+                SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'
+                """, logger: TestDatabase.shared.logger).decode(Int64.self).collectAll()
+            #expect(sessions == [1])
+        }
+    }
+
     @Test func aSleepingDeviceIsWokenOnceAfterAChange() async throws {
         try await TestServer.withWakes { server, standIn in
             let home = try await Self.household(server)

@@ -70,6 +70,47 @@ private let logger = TestDatabase.shared.logger
     }
 }
 
+/// One LISTEN session for several listeners of a process (`SharedNotifications`).
+@Suite struct SharedNotificationsTests {
+    static func listenSessions(_ client: PostgresClient) async throws -> Int64 {
+        try await client.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
+            .decode(Int64.self).collectAll().first ?? 0
+    }
+
+    /// Each listener gets every event; one that joins while the source listens is told so first;
+    /// the last one to leave ends the session.
+    @Test func listenersShareOneSessionAndALateOneIsToldWhereItStands() async throws {
+        try await TestDatabase.withClient { client, url in
+            let shared = SharedNotifications(NotificationSource(.dedicated(try url.connectionConfiguration()), logger: logger))
+            let change = ProjectionNotification(sender: UUID(), versions: [UUID(): 5])
+            let (first, second) = (SeenEvents(), SeenEvents())
+            func listen(_ seen: SeenEvents) async throws {
+                try await shared.withEvents { events in
+                    for await event in events {
+                        seen.append(event)
+                        if event == .projection(change) { return }
+                    }
+                }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await listen(first) }
+                try await eventually("the first listens") { first.all.contains(.listening(resumed: false)) }
+                group.addTask { try await listen(second) }
+                try await eventually("the second is told that it listens") { second.all.contains(.listening(resumed: false)) }
+                #expect(shared.listenerCount == 2)
+                #expect(try await Self.listenSessions(client) == 1)
+                try await notify(ProjectionNotification.channel, ProjectionNotification.payloads(sender: change.sender, versions: change.versions)[0], client: client)
+                try await group.waitForAll()
+            }
+            let expected: [NotificationSource.Event] = [.connected, .listening(resumed: false), .projection(change)]
+            #expect(first.all == expected)
+            #expect(second.all == expected)
+            #expect(shared.listenerCount == 0)
+            try await eventually("the session ended with the last listener") { try await Self.listenSessions(client) == 0 }
+        }
+    }
+}
+
 private func notify(_ channel: String, _ payload: String, client: PostgresClient) async throws {
     try await client.query("SELECT pg_notify(\(channel), \(payload))")
 }
