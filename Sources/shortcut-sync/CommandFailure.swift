@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import PostgresNIO
 import ShortcutSyncStore
 
 /// A command's failure as an operator reads it (DESIGN §7): one line on standard error that says
@@ -29,30 +28,18 @@ enum CommandFailure {
         if let error = error as? PasswordRequired {
             return ("\(error)", 3)
         }
-        if DatabaseAvailability.isUnavailable(error) {
-            return ("cannot reach PostgreSQL (\(reason(error))): \(startTheDatabase)", 3)
+        switch DatabaseFailure(error) {
+        case .unreachable(let reason):
+            return ("cannot reach PostgreSQL (\(reason)): \(startTheDatabase)", 3)
+        case .refused(let message, _):
+            return ("PostgreSQL refused the connection (\(message)): check --database-url (or DATABASE_URL), PGPASSWORD and ~/.pgpass", 3)
+        case .passwordRequired:
+            return ("PostgreSQL asks for a password and none was given: check --database-url (or DATABASE_URL), PGPASSWORD and ~/.pgpass", 3)
+        case .answered(let message):
+            return ("PostgreSQL answered: \(message)", 1)
+        case nil:
+            return (firstLine(String(describing: error)), 1)
         }
-        if let psql = error as? PSQLError, let message = psql.serverInfo?[.message], let state = psql.serverInfo?[.sqlState] {
-            // Authentication and a missing database are the server's answers at connect time.
-            if state == "28P01" || state == "28000" || state == "3D000" {
-                return ("PostgreSQL refused the connection (\(message)): check --database-url (or DATABASE_URL), PGPASSWORD and ~/.pgpass", 3)
-            }
-            return ("PostgreSQL answered: \(firstLine(message))", 1)
-        }
-        return (firstLine(String(describing: error)), 1)
-    }
-
-    /// Why a connection could not be made or was lost, in a few words (the operating system's
-    /// reason where it gave one), never a library's type names.
-    static func reason(_ error: any Error) -> String {
-        if let psql = error as? PSQLError, let message = psql.serverInfo?[.message] { return firstLine(message) }
-        let text = String(reflecting: error)
-        let known = [("Connection refused", "connection refused"), ("timed out", "timed out"), ("Timeout", "timed out"),
-                     ("No route to host", "no route to host"), ("Network is unreachable", "network unreachable"),
-                     ("Name or service not known", "host not found"), ("nodename nor servname", "host not found"),
-                     ("Connection reset", "connection reset"), ("serverClosedConnection", "the server closed the connection"),
-                     ("poolClosed", "shutting down")]
-        return known.first { text.contains($0.0) }?.1 ?? "no connection"
     }
 
     static func firstLine(_ text: String) -> String {

@@ -2,7 +2,6 @@ import ArgumentParser
 import EmbeddedPostgres
 import Foundation
 import Logging
-import PostgresNIO
 import ShortcutSyncStore
 
 /// The options every command that touches the database shares.
@@ -63,7 +62,7 @@ struct DatabaseOptions: ParsableArguments {
         if let url = try givenURL() {
             do {
                 try await url.createDatabaseIfMissing(logger: logger)
-            } catch let error as PSQLError where error.code == .authMechanismRequiresPassword {
+            } catch where DatabaseFailure(error) == .passwordRequired {
                 throw PasswordRequired(url: url, dataDir: dataDir)
             }
             return try await body(DatabaseLocation(url: url, embedded: nil))

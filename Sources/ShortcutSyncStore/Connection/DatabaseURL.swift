@@ -103,6 +103,13 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
         return configuration
     }
 
+    /// Makes one connection and closes it: a server that cannot be reached fails here, in seconds
+    /// (a pool would keep trying). What went wrong is `DatabaseFailure(error)`.
+    public func checkConnection(logger: Logger) async throws {
+        let connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(), id: 1, logger: logger)
+        try await connection.close()
+    }
+
     /// Creates the database if the server does not have it yet (connecting to `postgres` to do so).
     public func createDatabaseIfMissing(logger: Logger) async throws {
         let database = database

@@ -44,17 +44,20 @@ struct AdminOptions: ParsableArguments {
     private func reach(logger: Logger, _ body: (DatabaseLocation) async throws -> Void) async throws {
         if let parsed = try database.givenURL() {
             do {
-                let connection = try await PostgresConnection.connect(configuration: try parsed.connectionConfiguration(), id: 1, logger: logger)
-                try await connection.close()
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "3D000" {
-                // The server answers; its database does not exist yet, and is created next.
-            } catch let error as PSQLError where error.code == .authMechanismRequiresPassword {
-                throw PasswordRequired(url: parsed, dataDir: database.dataDir)
-            } catch let error as PSQLError where error.code == .server {
-                // The server answered and refused (a wrong password, an unknown user): as every command says it.
-                throw error
+                try await parsed.checkConnection(logger: logger)
             } catch {
-                throw Unreachable(detail: "cannot reach PostgreSQL at \(parsed.host):\(parsed.port) (\(CommandFailure.reason(error)))")
+                switch DatabaseFailure(error) {
+                case .refused(_, missingDatabase: true):
+                    break  // The server answers; its database does not exist yet, and is created next.
+                case .passwordRequired:
+                    throw PasswordRequired(url: parsed, dataDir: database.dataDir)
+                case .refused, .answered:
+                    throw error  // The server answered and refused (a wrong password, an unknown user): as every command says it.
+                case .unreachable(let reason):
+                    throw Unreachable(detail: "cannot reach PostgreSQL at \(parsed.host):\(parsed.port) (\(reason))")
+                case nil:
+                    throw Unreachable(detail: "cannot reach PostgreSQL at \(parsed.host):\(parsed.port) (\(DatabaseFailure.reason(error)))")
+                }
             }
         }
         do {

@@ -1,0 +1,48 @@
+import Foundation
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncStore
+import Testing
+
+/// The store's classification of what went wrong with the database (`DatabaseFailure`), which
+/// the command line turns into its one line and exit status.
+@Suite struct DatabaseFailureTests {
+    static func failure(connecting url: DatabaseURL) async -> DatabaseFailure? {
+        do {
+            try await url.checkConnection(logger: TestDatabase.shared.logger)
+            return nil
+        } catch {
+            return DatabaseFailure(error)
+        }
+    }
+
+    @Test func eachWayAConnectionFailsIsToldApart() async throws {
+        let url = try await TestDatabase.shared.freshDatabase()
+        #expect(await Self.failure(connecting: url) == nil, "the database itself connects")
+
+        var wrongPassword = url
+        wrongPassword.password = "not-the-password"
+        guard case .refused(let message, missingDatabase: false)? = await Self.failure(connecting: wrongPassword) else {
+            Issue.record("a wrong password is a refusal")
+            return
+        }
+        #expect(message.contains("password authentication failed"), "\(message)")
+
+        var noPassword = url
+        noPassword.password = nil
+        #expect(await Self.failure(connecting: noPassword) == .passwordRequired)
+
+        var missing = url
+        missing.database = "no_such_database_\(UUID().uuidString.prefix(8).lowercased())"
+        guard case .refused(_, missingDatabase: true)? = await Self.failure(connecting: missing) else {
+            Issue.record("a missing database is a refusal that says so")
+            return
+        }
+
+        // Nothing listens on port 1 of the loopback address.
+        var nowhere = url
+        nowhere.port = 1
+        #expect(await Self.failure(connecting: nowhere) == .unreachable(reason: "connection refused"))
+
+        #expect(DatabaseFailure(CancellationError()) == nil, "not the database's")
+    }
+}
