@@ -108,6 +108,33 @@ import Testing
         }
     }
 
+    /// A request costs what its candidates cost, not what the account holds (issue 31): beyond
+    /// `suggestionCandidates` shortcuts it scores the most donated and the most recently donated,
+    /// and a routine among many other shortcuts is still found at its hour.
+    @Test func aLargeAccountIsScoredOverABoundedSetOfCandidates() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            try await Self.plant(on: phone)
+            // 600 more shortcuts, each donated once, the week after the routine's six.
+            let noise = 600
+            for chunk in stride(from: 0, to: noise, by: 300) {
+                for index in chunk..<chunk + 300 {
+                    phone.record(Self.donation("noise-\(index)", bundle: "com.example.noise"), at: Self.start + 6 * Self.week + Int64(index) * 60_000)
+                }
+                try await phone.push()
+            }
+            let inputs = try await ProjectionStore(client: server.sql, logger: TestDatabase.shared.logger).suggestionInputs(account: account.id, device: phone.id)
+            #expect(inputs.candidates.count <= 2 * ProjectionStore.suggestionCandidates, "\(inputs.candidates.count) shortcuts scored")
+            #expect(inputs.candidates.count >= ProjectionStore.suggestionCandidates)
+            for routine in ["atm", "coffee", "news"] {
+                #expect(inputs.candidates.keys.contains { $0.identifier == routine }, "the most donated are candidates: \(routine)")
+            }
+            #expect(inputs.candidates.keys.contains { $0.identifier == "noise-\(noise - 1)" }, "the most recently donated is a candidate")
+            #expect(try await Self.suggestions(server, phone, at: Self.nextFriday).first?["identifier"] as? String == "atm")
+        }
+    }
+
     @Test func appsNotInstalledOnTheDeviceAreNeverSuggested() async throws {
         try await TestServer.with { server in
             let account = try await server.createAccount()
