@@ -61,8 +61,14 @@ struct DatabaseMeter {
     ) async throws -> Result {
         let client = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
         return try await client.withRunning {
+            // Made only where the server loads it: made where it does not (its files installed, the
+            // server not told to load it), the extension's view fails every query that reads it,
+            // and a Citus coordinator then fails statements of its own that look at it.
+            let preloaded = try await client.query("SELECT current_setting('shared_preload_libraries')", logger: logger)
+                .decode(String.self).collectAll().first?.contains("pg_stat_statements") ?? false
             let kept: Bool
             do {
+                guard preloaded else { throw NotLoaded() }
                 try await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", logger: logger)
                 try await client.query("SELECT pg_stat_statements_reset()", logger: logger)
                 kept = true
@@ -188,3 +194,6 @@ extension ProcessCPU {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
+
+/// `pg_stat_statements` is not among the libraries the server loads.
+private struct NotLoaded: Error {}
