@@ -1,15 +1,6 @@
 import Foundation
 import Synchronization
 
-/// The database's notifications as a sequence of events (`NotificationSource.Event`), however
-/// they are listened to: what the stream hub and the waker read.
-public protocol NotificationEvents: Sendable {
-    /// Runs `body` with the events for as long as it runs; see `NotificationSource.withEvents`.
-    func withEvents<Result>(_ body: (NotificationSource.Events) async throws -> Result) async throws -> Result
-}
-
-extension NotificationSource: NotificationEvents {}
-
 /// One `NotificationSource` read by several listeners of one process (`serve`'s stream hub and
 /// waker): one `LISTEN` connection for all of them, each listener with its own sequence of every
 /// event. The source listens while at least one listener reads, and stops when the last one ends.
