@@ -3,49 +3,6 @@ import Logging
 import PostgresNIO
 import ShortcutSyncStore
 
-/// What PostgreSQL spent on one part of a benchmark, measured from outside the service: its
-/// statements' execution and planning time in the benchmark's database (`pg_stat_statements`,
-/// when the server loads it) and the CPU time of the server's processes (when it runs on this
-/// machine: its postmaster, every backend and helper, and the backends that ended meanwhile).
-public struct DatabaseCost: Sendable, Hashable, Codable {
-    /// Statement time, in milliseconds; nil without `pg_stat_statements`.
-    public var executionMilliseconds: Double?
-    public var planningMilliseconds: Double?
-    /// The server's CPU time (user and system), in milliseconds; nil when it is not on this machine.
-    public var cpuMilliseconds: Double?
-    /// The statements that took the most time, most first.
-    public var statements: [Statement]
-
-    public struct Statement: Sendable, Hashable, Codable {
-        /// The statement's text, its spaces collapsed, cut after 70 characters.
-        public var text: String
-        public var calls: Int
-        public var executionMilliseconds: Double
-        /// How many of the calls were planned (a prepared statement planned once per session
-        /// counts once per session).
-        public var plans: Int
-        public var planningMilliseconds: Double
-        public var rows: Int
-        /// Shared buffers hit or read.
-        public var buffers: Int
-        public var walBytes: Int
-    }
-
-    /// A table of `statements` with each one's figures per call.
-    public var statementTable: String {
-        var lines = ["| statement | calls | exec ms/call | plans | plan ms/plan | rows/call | buffers/call | WAL bytes/call |",
-                     "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-        for statement in statements {
-            let calls = Double(max(statement.calls, 1))
-            lines.append("| `\(statement.text)` | \(statement.calls) | " + String(format: "%.3f", statement.executionMilliseconds / calls)
-                + " | \(statement.plans) | " + String(format: "%.3f", statement.planningMilliseconds / Double(max(statement.plans, 1)))
-                + " | " + String(format: "%.1f", Double(statement.rows) / calls) + " | " + String(format: "%.1f", Double(statement.buffers) / calls)
-                + " | " + String(format: "%.0f", Double(statement.walBytes) / calls) + " |")
-        }
-        return lines.joined(separator: "\n")
-    }
-}
-
 /// Measures `DatabaseCost` around a part of a benchmark, over a connection of its own.
 struct DatabaseMeter {
     let client: PostgresClient
@@ -114,76 +71,6 @@ struct DatabaseMeter {
         cost.executionMilliseconds = execution
         cost.planningMilliseconds = planning
         return cost
-    }
-}
-
-/// CPU time of processes on this machine, from /proc (Linux).
-enum ProcessCPU {
-    /// A process's parent, from /proc/<pid>/stat.
-    static func parent(of pid: Int32) -> Int32? {
-        fields(pid).flatMap { $0.count > 1 ? Int32($0[1]) : nil }
-    }
-
-    /// A process's command name (/proc/<pid>/comm).
-    static func command(_ pid: Int32) -> String? {
-        (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    /// A PostgreSQL server's CPU time so far, in seconds: its postmaster's own and that of its
-    /// children that ended (which the postmaster waited for), and every child still running.
-    static func ofServer(_ postmaster: Int32) -> Double? {
-        guard let own = fields(postmaster), own.count > 14,
-              let user = Double(own[11]), let system = Double(own[12]),
-              let childrenUser = Double(own[13]), let childrenSystem = Double(own[14]) else { return nil }
-        var ticks = user + system + childrenUser + childrenSystem
-        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        for entry in processes {
-            guard let pid = Int32(entry), pid != postmaster, let child = fields(pid), child.count > 12,
-                  Int32(child[1]) == postmaster, let childUser = Double(child[11]), let childSystem = Double(child[12]) else { continue }
-            ticks += childUser + childSystem
-        }
-        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    /// The fields of /proc/<pid>/stat after the command's closing parenthesis: [0] is the state
-    /// (field 3), [1] the parent (4), [11] utime (14), [12] stime (15), [13] cutime, [14] cstime.
-    static func fields(_ pid: Int32) -> [Substring]? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        return stat[stat.index(after: close)...].split(separator: " ")
-    }
-}
-
-/// PostgreSQL's cost per event of the pushes beside the raw inserts', in microseconds (nil where
-/// unknown), with the pushes' whole measurement.
-public struct DatabaseCostPerEvent: Sendable, Hashable, Codable {
-    public var executionMicroseconds: Double?
-    public var planningMicroseconds: Double?
-    public var cpuMicroseconds: Double?
-    public var rawExecutionMicroseconds: Double?
-    public var rawCPUMicroseconds: Double?
-    public var pushes: DatabaseCost
-
-    init(ours: DatabaseCost, events: Int, raw: DatabaseCost, rawRows: Int) {
-        func per(_ milliseconds: Double?, _ count: Int) -> Double? {
-            guard let milliseconds, count > 0 else { return nil }
-            return milliseconds * 1000 / Double(count)
-        }
-        executionMicroseconds = per(ours.executionMilliseconds, events)
-        planningMicroseconds = per(ours.planningMilliseconds, events)
-        cpuMicroseconds = per(ours.cpuMilliseconds, events)
-        rawExecutionMicroseconds = per(raw.executionMilliseconds.map { $0 + (raw.planningMilliseconds ?? 0) }, rawRows)
-        rawCPUMicroseconds = per(raw.cpuMilliseconds, rawRows)
-        pushes = ours
-    }
-
-    /// Statement time (execution and planning) per event, ours beside raw, and CPU per event.
-    var summary: String {
-        func micros(_ value: Double?) -> String { value.map { String(format: "%.0f µs", $0) } ?? "?" }
-        let ours = executionMicroseconds.map { $0 + (planningMicroseconds ?? 0) }
-        let ratio = ours.flatMap { ours in rawExecutionMicroseconds.flatMap { $0 > 0 ? String(format: " (%.1f×)", ours / $0) : nil } } ?? ""
-        return "statements \(micros(ours)) (planning \(micros(planningMicroseconds))) vs raw \(micros(rawExecutionMicroseconds))\(ratio); "
-            + "CPU \(micros(cpuMicroseconds)) vs raw \(micros(rawCPUMicroseconds))"
     }
 }
 

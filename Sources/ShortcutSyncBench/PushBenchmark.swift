@@ -371,61 +371,6 @@ public struct PushBenchmark: Sendable {
     }
 }
 
-/// Who has opened their stream and how many pokes each got.
-actor PokeBoard {
-    private var open: Set<Int> = []
-    private var pokes: [Int: Int] = [:]
-
-    private var failures: [String] = []
-
-    func opened(_ index: Int) { open.insert(index) }
-    func failed(_ error: any Error) { failures.append("\(error)") }
-    func poked(_ index: Int, times: Int) { pokes[index, default: 0] += times }
-    func count(_ index: Int) -> Int { pokes[index] ?? 0 }
-
-    func waitForOpen(_ count: Int, timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while open.count < count {
-            if let first = failures.first { throw BenchError("\(failures.count) stream(s) could not be opened; the first: \(first)") }
-            guard ContinuousClock.now < deadline else { throw BenchError("only \(open.count) of \(count) streams opened") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
-    func waitForPoke(_ index: Int, after seen: Int, timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while count(index) <= seen {
-            guard ContinuousClock.now < deadline else { throw BenchError("device \(index) was not poked within \(timeout)") }
-            try await Task.sleep(for: .microseconds(200))
-        }
-    }
-}
-
-/// Event-shaped push bodies, made as text (the load generator's own cost stays small): a
-/// donation of about 400 bytes, as DESIGN §8's raw figures assume.
-enum BenchEvents {
-    static let body = #"{"type":"donation","bundleId":"com.example.soup","identifier":"item-7","kind":"intent","intentType":"OrderSoupIntent","title":"Order a large bowl of tomato soup","subtitle":"From the place around the corner","groupIdentifier":"soups","keywords":["soup","tomato","lunch","order"],"eligibleForSearch":true,"eligibleForPrediction":true,"parameters":{"size":"large","count":2,"extras":["bread","cheese"],"note":"no onions please"}}"#
-
-    static func pushBody(from seq: Int64, count: Int, identifier: String? = nil) -> String {
-        let wall = Int64(Date().timeIntervalSince1970 * 1000)
-        var text = #"{"events":["#
-        for offset in 0..<count {
-            if offset > 0 { text += "," }
-            var fields = body.dropFirst().dropLast()
-            var custom = String(fields)
-            if let identifier { custom = custom.replacingOccurrences(of: #""identifier":"item-7""#, with: #""identifier":"\#(identifier)""#) }
-            fields = Substring(custom)
-            text += #"{"id":"\#(UUID().uuidString)","seq":\#(seq + Int64(offset)),"hlc":{"wallMillis":\#(wall),"counter":\#(offset)},\#(fields)}"#
-        }
-        return text + "]}"
-    }
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
 extension ResidentMemory {
     /// Another process's resident memory (VmRSS), in bytes.
     static func of(_ pid: Int32) -> Int? {
@@ -436,4 +381,3 @@ extension ResidentMemory {
         return nil
     }
 }
-

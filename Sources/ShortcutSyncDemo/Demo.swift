@@ -167,7 +167,3 @@ public struct Demo: Sendable {
         return "   \(padded) \(items) \(phrases.isEmpty ? "-" : phrases.joined(separator: ", "))\(note.isEmpty ? "" : "  [\(note)]")\n"
     }
 }
-
-struct DemoError: Error, CustomStringConvertible {
-    var description: String
-}

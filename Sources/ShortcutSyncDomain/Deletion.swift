@@ -1,12 +1,5 @@
 import Foundation
 
-/// Which donations of one app a deletion selects.
-public enum DeletionSelector: Sendable, Hashable {
-    case identifiers([String])
-    case groupIdentifier(String)
-    case all
-}
-
 /// An app's request to forget donations: by identifiers, by group, or all of the app's.
 public struct Deletion: Sendable, Hashable, Codable {
     public var bundleId: String

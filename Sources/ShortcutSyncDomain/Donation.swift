@@ -1,11 +1,5 @@
 import Foundation
 
-/// How a shortcut was donated on the device.
-public enum DonationKind: String, Sendable, Hashable, Codable, CaseIterable {
-    case userActivity
-    case intent
-}
-
 /// "The user just did this": an `INInteraction.donate` or an `NSUserActivity` eligible for prediction.
 public struct Donation: Sendable, Hashable, Codable {
     public var bundleId: String

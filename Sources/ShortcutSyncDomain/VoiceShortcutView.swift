@@ -1,11 +1,5 @@
 import Foundation
 
-/// Whether a voice shortcut owns its phrase or waits for the person to choose another.
-public enum VoiceShortcutStatus: String, Sendable, Hashable, Codable {
-    case active
-    case phraseConflict
-}
-
 /// A voice shortcut as a device sees it.
 public struct VoiceShortcutView: Sendable, Hashable, Codable {
     public var voiceShortcutId: UUID

@@ -98,11 +98,6 @@ public final class DatabaseReach: Sendable {
     }
 }
 
-/// The database is known to be unreachable: the request is answered 503 with `Retry-After`.
-public struct DatabaseAway: Error, Sendable {
-    public init() {}
-}
-
 /// The first of an operation's end and the database's going, handed to the one who waits.
 private final class FirstOutcome<Value: Sendable>: Sendable {
     enum Outcome: Sendable {

@@ -1,17 +1,5 @@
 import Foundation
 
-/// A voice shortcut row to write back; its projected view changed only if `viewChanged`.
-public struct VoiceShortcutChange: Sendable, Hashable {
-    public var row: VoiceShortcutRow
-    public var viewChanged: Bool
-}
-
-/// A device's latest `appsReported` to write back; `appsChanged` when its set of apps changed.
-public struct DeviceAppsChange: Sendable, Hashable {
-    public var reported: Stamped<Set<String>>
-    public var appsChanged: Bool
-}
-
 /// What one batch changes for one account.
 public struct AccountBatchResult: Sendable, Hashable {
     /// The account version after the batch (its last event's): the version of every row it changes.

@@ -3,22 +3,6 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDomain
 
-/// One page of a device's pull (DESIGN §5), read from one consistent snapshot.
-public struct PullSnapshot: Sendable {
-    /// The epoch, the device's apps version and the account version this answer brings the
-    /// device to, and where it stopped when `more`.
-    public var cursor: PullCursor
-    /// True when `changes` begin the whole view, to replace what the device holds.
-    public var reset: Bool
-    /// True when the answer stopped at its page size: pull again with `cursor` at once.
-    public var more: Bool
-    public var changes: ViewChanges
-    /// The greatest hlc the account has seen (zero if none), for the device's clock.
-    public var maxHLC: HLCTimestamp
-    /// The device's greatest accepted seq.
-    public var lastAcceptedSeq: Int64
-}
-
 extension ProjectionStore {
     /// The most items a pull answers at once (DESIGN §5, "Bounded per person").
     public static let defaultPullPageSize = 1_000
@@ -199,34 +183,6 @@ extension ProjectionStore {
             ORDER BY version, voice_shortcut_id LIMIT \(limit)
             """
         }
-    }
-}
-
-/// How many bytes of views a pull's page may still take (nil: no bound). A page takes at least
-/// one row, whatever its size, so that every page moves on; past the bound it stops, and the
-/// rows of its query that were not read are not read at all.
-struct PageBytes {
-    var left: Int?
-    /// Whether a row was left out for want of room.
-    private(set) var full = false
-    /// The rows taken so far, of every query of the page.
-    private var taken = 0
-
-    init(left: Int?) {
-        self.left = left
-    }
-
-    /// Takes `count` bytes for a row when there is room, or when the page has no row yet; false
-    /// when the row does not fit.
-    mutating func take(_ count: Int) -> Bool {
-        guard let room = left else { return true }
-        if count > room, taken > 0 {
-            full = true
-            return false
-        }
-        left = room - count
-        taken += 1
-        return true
     }
 }
 

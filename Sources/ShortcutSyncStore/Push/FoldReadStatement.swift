@@ -2,23 +2,6 @@ import Foundation
 import PostgresNIO
 import ShortcutSyncDomain
 
-/// A set of projection tables as a type, so that each set's fold statements are prepared apart
-/// (a prepared statement's text is fixed).
-protocol ProjectionTableSet: Sendable {
-    static var tables: ProjectionTables { get }
-}
-
-/// The fold statements' texts (for the live tables), apart from their generic statements.
-enum FoldSQL {}
-
-enum LiveProjectionTables: ProjectionTableSet {
-    static var tables: ProjectionTables { .live }
-}
-
-enum RebuildProjectionTables: ProjectionTableSet {
-    static var tables: ProjectionTables { .rebuild }
-}
-
 extension ProjectionTables {
     /// The live tables' statement `sql` for this set: the rebuild's tables have the live ones'
     /// names in the `rebuild` schema. (Every `projection_` in the fold statements is a table name.)
@@ -205,11 +188,4 @@ extension FoldReadStatement {
             throw StoreError.corruptRow("a stored fold row of unknown part \(part)")
         }
     }
-}
-
-/// An account's head as a fold read saw it (DESIGN §6), with the pushing device's last seq.
-struct AccountHead: Sendable, Hashable {
-    var version: Int64
-    var foldedVersion: Int64
-    var deviceLastSeq: Int64
 }

@@ -152,48 +152,6 @@ public struct ProjectionRowStore: Sendable {
     }
 }
 
-/// One account's events to fold, all of them above `foldedVersion`, the version its rows include.
-public struct AccountBatch: Sendable, Hashable {
-    public var events: [FoldEvent]
-    public var foldedVersion: Int64
-
-    public init(events: [FoldEvent], foldedVersion: Int64) {
-        self.events = events
-        self.foldedVersion = foldedVersion
-    }
-}
-
-/// One account's deletion scopes as the columns of `projection_deletion_marks` (its account
-/// is a statement's parameter of its own).
-struct StoredScopes {
-    var bundles: [String] = [], scopes: [String] = [], values: [String] = []
-
-    mutating func append(_ scope: DeletionScope) {
-        let (kind, value) = Self.columns(of: scope)
-        bundles.append(scope.bundleId)
-        scopes.append(kind)
-        values.append(value)
-    }
-
-    /// The `scope` and `value` columns of a mark.
-    static func columns(of scope: DeletionScope) -> (scope: String, value: String) {
-        switch scope {
-        case .all: ("all", "")
-        case .identifier(let shortcut): ("identifier", shortcut.identifier)
-        case .group(_, let group): ("group", group)
-        }
-    }
-
-    static func scope(bundleId: String, scope: String, value: String) throws -> DeletionScope {
-        switch scope {
-        case "all": return .all(bundleId: bundleId)
-        case "identifier": return .identifier(ShortcutID(bundleId: bundleId, identifier: value))
-        case "group": return .group(bundleId: bundleId, group: value)
-        default: throw StoreError.corruptRow("unknown deletion scope \(scope)")
-        }
-    }
-}
-
 extension EventKey {
     /// The key as its stored column (`sortableBytes`).
     var stored: ByteBuffer { ByteBuffer(bytes: sortableBytes) }

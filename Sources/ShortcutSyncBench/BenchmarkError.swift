@@ -1,0 +1,12 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncWorker
+import Synchronization
+
+public struct BenchmarkError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

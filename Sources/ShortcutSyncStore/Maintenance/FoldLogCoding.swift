@@ -1,0 +1,80 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// How the fold's columns of an event are read: the few body fields the fold needs, extracted by
+/// the server, so no event is decoded from JSON here (most of them are donations, which bring
+/// their shortcut and group only).
+struct FoldLogCoding: Sendable {
+
+
+    static let columns = """
+        version, account_id, device_id, seq, hlc_wall, hlc_counter,
+        (CASE type WHEN 'donation' THEN 0 WHEN 'deletion' THEN 1 WHEN 'voiceShortcutAdded' THEN 2
+                   WHEN 'voiceShortcutUpdated' THEN 3 WHEN 'voiceShortcutDeleted' THEN 4 WHEN 'appsReported' THEN 5
+                   ELSE 6 END)::int2,
+        body->>'bundleId', body->>'identifier', body->>'groupIdentifier', (body->>'voiceShortcutId')::uuid,
+        body->>'phrase', body->>'title',
+        CASE type WHEN 'deletion' THEN CASE WHEN body ? 'identifiers' THEN ARRAY(SELECT jsonb_array_elements_text(body->'identifiers')) END
+                  WHEN 'appsReported' THEN ARRAY(SELECT jsonb_array_elements_text(body->'installed')) END,
+        (body->>'utcOffsetMinutes')::int4, coalesce((body->>'eligibleForPrediction')::bool, true)
+        """
+
+    /// Every row of `rows`, read to the end.
+    func entries(_ rows: PostgresRowSequence) async throws -> [FoldLogEntry] {
+        var entries: [FoldLogEntry] = []
+        for try await row in rows { entries.append(try entry(row)) }
+        return entries
+    }
+
+    /// Decodes the cells one by one, each with its concrete type (a tuple decode of fifteen
+    /// columns costs more than the fold of the event).
+    func entry(_ row: PostgresRow) throws -> FoldLogEntry {
+        var cells = CellReader(row)
+        let version = try cells.next(Int64.self)
+        let account = try cells.next(UUID.self), device = try cells.next(UUID.self)
+        let seq = try cells.next(Int64.self), wall = try cells.next(Int64.self), counter = try cells.next(Int64.self)
+        let type = try cells.next(Int16.self)
+        let bundleId = try cells.next(String?.self), identifier = try cells.next(String?.self), group = try cells.next(String?.self)
+        let voiceId = try cells.next(UUID?.self), phrase = try cells.next(String?.self), title = try cells.next(String?.self)
+        let list = try cells.next([String]?.self)
+        let offset = try cells.next(Int32?.self), eligible = try cells.next(Bool.self)
+        let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
+        guard let change = Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group,
+                                       voiceId: voiceId, phrase: phrase, title: title, list: list) else {
+            throw StoreError.corruptRow("event \(version) of account \(account) (type \(type)) lacks a field its type needs")
+        }
+        // A donation eligible for prediction teaches the suggestions (DESIGN §3).
+        let habit = type == 0 && eligible ? HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0)) : nil
+        return FoldLogEntry(accountId: account, event: FoldEvent(key: key, version: version, change: change, habit: habit))
+    }
+
+    private static func change(
+        type: Int16, bundleId: String?, identifier: String?, group: String?, voiceId: UUID?, phrase: String?, title: String?, list: [String]?
+    ) -> FoldEvent.Change? {
+        switch type {
+        case 0:
+            guard let bundleId, let identifier else { return nil }
+            return .donation(ShortcutID(bundleId: bundleId, identifier: identifier), group: group ?? "")
+        case 1:
+            guard let bundleId else { return nil }
+            let selector: DeletionSelector = if let list { .identifiers(list) } else if let group { .groupIdentifier(group) } else { .all }
+            return .deletion(Deletion(bundleId: bundleId, selector: selector))
+        case 2:
+            guard let voiceId, let phrase, let bundleId, let identifier, let title else { return nil }
+            return .voiceShortcutAdded(VoiceShortcutAdded(voiceShortcutId: voiceId, phrase: phrase, bundleId: bundleId, identifier: identifier, title: title))
+        case 3:
+            guard let voiceId, let phrase else { return nil }
+            return .voiceShortcutUpdated(VoiceShortcutUpdated(voiceShortcutId: voiceId, phrase: phrase))
+        case 4:
+            return voiceId.map { .voiceShortcutDeleted($0) }
+        case 5:
+            return .appsReported(Set(list ?? []))
+        case 6:
+            return .signedOut
+        default:
+            return nil
+        }
+    }
+}

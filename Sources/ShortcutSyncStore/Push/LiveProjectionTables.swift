@@ -1,0 +1,7 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncDomain
+
+enum LiveProjectionTables: ProjectionTableSet {
+    static var tables: ProjectionTables { .live }
+}
