@@ -124,7 +124,6 @@ let package = Package(
             dependencies: [
                 "ShortcutSyncDomain",
                 "ShortcutSyncStore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),

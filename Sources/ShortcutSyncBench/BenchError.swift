@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import PostgresNIO
 import ShortcutSyncStore
 
 struct BenchError: Error, CustomStringConvertible {

@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import PostgresNIO
 import ShortcutSyncStore
 
 /// Event-shaped push bodies, made as text (the load generator's own cost stays small): a

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import PostgresNIO
 import ShortcutSyncStore
 
 /// What PostgreSQL spent on one part of a benchmark, measured from outside the service: its

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import PostgresNIO
 import ShortcutSyncStore
 
 /// PostgreSQL's cost per event of the pushes beside the raw inserts', in microseconds (nil where

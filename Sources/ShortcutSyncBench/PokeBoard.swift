@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import PostgresNIO
 import ShortcutSyncStore
 
 /// Who has opened their stream and how many pokes each got.

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import PostgresNIO
 import ShortcutSyncStore
 
 /// CPU time of processes on this machine, from /proc (Linux).

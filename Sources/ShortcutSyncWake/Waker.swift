@@ -1,7 +1,6 @@
 import CoreMetrics
 import Foundation
 import Logging
-import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncDomain
 import ShortcutSyncStore

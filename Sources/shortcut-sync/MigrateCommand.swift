@@ -1,6 +1,5 @@
 import ArgumentParser
 import Logging
-import PostgresNIO
 import ShortcutSyncStore
 
 /// `shortcut-sync migrate`: applies the migrations of `Schema/` that the database lacks.

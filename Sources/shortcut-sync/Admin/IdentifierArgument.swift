@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import PostgresNIO
 import ShortcutSyncAdmin
 import ShortcutSyncStore
 
