@@ -42,7 +42,7 @@ public func buildApplication(
                               keepAliveInterval: configuration.keepAliveInterval,
                               signedIn: { try await accounts.signedIn(among: $0) },
                               poolServes: { try await accounts.ping() })
-    let announcer = ChangeAnnouncer(client: client, hub: hub, logger: logger)
+    let announcer = ChangeAnnouncer(projections: ProjectionStore(client: client, logger: logger), hub: hub, logger: logger)
     let worker = configuration.runsWorker
         ? SyncWorker(client: client, logger: logger, tasks: configuration.workerTasks)
         : nil

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncStore
 import Synchronization
@@ -16,7 +15,7 @@ import Synchronization
 public final class ChangeAnnouncer: Service, Sendable {
     /// This process, as the sender of its notifications.
     public let processID: UUID
-    private let client: PostgresClient
+    private let projections: ProjectionStore
     private let hub: NotificationHub
     private let interval: Duration
     private let logger: Logger
@@ -24,9 +23,9 @@ public final class ChangeAnnouncer: Service, Sendable {
     private let wake: AsyncStream<Void>.Continuation
     private let wakeups: AsyncStream<Void>
 
-    public init(client: PostgresClient, hub: NotificationHub, interval: Duration = .milliseconds(5), logger: Logger) {
+    public init(projections: ProjectionStore, hub: NotificationHub, interval: Duration = .milliseconds(5), logger: Logger) {
         self.processID = hub.processID
-        self.client = client
+        self.projections = projections
         self.hub = hub
         self.interval = interval
         self.logger = logger
@@ -70,15 +69,11 @@ public final class ChangeAnnouncer: Service, Sendable {
         }
         guard !versions.isEmpty else { return }
         let notification = ProjectionNotification(sender: processID, versions: versions)
-        let (client, logger) = (client, logger)
+        let projections = projections
         do {
             // Never waits on a database that is away (`DatabaseReach`), nor on a connection that
             // died under it (`guardedQuery`); cancelled, it ends.
-            try await hub.reach.whileReachable {
-                try await client.withConnection { connection in
-                    try await ProjectionRowStore(tables: .live, logger: logger).notify(notification, on: connection)
-                }
-            }
+            try await hub.reach.whileReachable { try await projections.announce(notification) }
         } catch {
             // A poke is a hint: the other servers' streams learn of the change with their next
             // one, or by pulling when their LISTEN connection comes back.

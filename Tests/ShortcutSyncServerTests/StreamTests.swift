@@ -72,7 +72,7 @@ final class HeardNotifications: Sendable {
             let logger = TestDatabase.shared.logger
             let otherHub = NotificationHub(notifications: NotificationSource(.dedicated(try server.database.connectionConfiguration()), logger: logger),
                                            logger: logger, signedIn: { _ in [] })
-            let other = ChangeAnnouncer(client: server.sql, hub: otherHub, logger: logger)
+            let other = ChangeAnnouncer(projections: ProjectionStore(client: server.sql, logger: logger), hub: otherHub, logger: logger)
             // What the database announces, to know when this server's own NOTIFY for the push went out.
             let heard = HeardNotifications()
             let source = NotificationSource(.dedicated(try server.database.connectionConfiguration()), channels: [.projection], logger: logger)

@@ -88,3 +88,13 @@ extension JSONDecoder {
         }
     }
 }
+
+extension ProjectionStore {
+    /// Tells every server which accounts' views changed (`NOTIFY`, coalesced as few payloads
+    /// as the limit allows), on a pooled connection, at once: what a server's announcer sends.
+    public func announce(_ notification: ProjectionNotification) async throws {
+        try await client.withConnection { connection in
+            try await ProjectionRowStore(tables: .live, logger: logger).notify(notification, on: connection)
+        }
+    }
+}
