@@ -91,7 +91,7 @@ public struct EventValidator: Sendable {
                 check.bundleId(bundleId, at: "/installed/\(index)")
             }
         case .signedOut:
-            check.fail("/type", "deviceSignedOut is written by the service; a device cannot push it")
+            break  // no fields; a push may not carry it (`violations(ofBatch:)`), an archive may
         }
         return check.errors
     }
@@ -110,6 +110,9 @@ public struct EventValidator: Sendable {
         var seenSeqs: [Int64: Int] = [:]
         for (index, event) in events.enumerated() {
             let prefix = "/events/\(index)"
+            if !event.type.isPushed {
+                errors.append(FieldError(pointer: prefix + "/type", detail: "\(event.type.rawValue) is written by the service; a device cannot push it"))
+            }
             errors += violations(of: event).map { $0.nested(under: prefix) }
             if let first = seenIds.updateValue(index, forKey: event.id) {
                 errors.append(FieldError(pointer: prefix + "/id", detail: "repeats the id of /events/\(first)"))

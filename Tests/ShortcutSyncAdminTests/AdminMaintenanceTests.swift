@@ -82,12 +82,17 @@ private let logger = TestDatabase.shared.logger
                 var scenario = Scenario(seed: 21, accounts: 1, devicesPerAccount: 3)
                 let log = try await PushLog.registering(&scenario, pushes: 30, client: source)
                 let account = scenario.devices[0].account
+                // A device signed out: its sign-out is an event of the archive like any other.
+                #expect(try await PostgresEventStore(client: source, logger: logger).signOut(
+                    device: scenario.devices[2].deviceId, account: account, wallMillis: Int64(Date().timeIntervalSince1970 * 1000)))
+                let events = (log.accepted[account]?.count ?? 0) + 1
                 let lines = try await Operator(client: source, logger: logger).export(account: account)
-                #expect(lines.count == 1 + 3 + (log.accepted[account]?.count ?? 0))
+                #expect(lines.count == 1 + 3 + events)
+                #expect(lines.last?.contains(#""type":"deviceSignedOut""#) == true)
 
                 let importer = Operator(client: target, logger: logger)
                 let first = try await importer.importAccount(try AccountArchive.read(lines.map { Substring($0) }))
-                #expect(first.accountsAdded == 1 && first.devicesAdded == 3 && first.eventsAdded == log.accepted[account]?.count)
+                #expect(first.accountsAdded == 1 && first.devicesAdded == 3 && first.eventsAdded == events)
                 let second = try await importer.importAccount(try AccountArchive.read(lines.map { Substring($0) }))
                 #expect(second.accountsAdded == 0 && second.devicesAdded == 0 && second.eventsAdded == 0)
                 #expect(second.eventsAlreadyStored == first.eventsAdded)
