@@ -180,10 +180,22 @@ public struct PostgresEventStore: Sendable {
                 try requireRoom(for: batch, adding: result.addedShortcuts,
                                 held: try await rows.shortcutCount(account: account, after: result, on: connection))
             }
-            let statement = AppendFoldedStatement(account: account, device: device, batch: batch, expectedVersion: head.version, result: result)
-            guard let appended = try await connection.guardedExecute(statement, logger: logger).first, appended > 0 else { return nil }
+            // Only the arms this fold writes: a push of donations alone runs the smaller statement.
+            let appended = if DonationFoldArms.holds(result) {
+                try await appendFolded(AppendFoldedStatement<DonationFoldArms>(
+                    account: account, device: device, batch: batch, expectedVersion: head.version, result: result), on: connection)
+            } else {
+                try await appendFolded(AppendFoldedStatement<EveryFoldArm>(
+                    account: account, device: device, batch: batch, expectedVersion: head.version, result: result), on: connection)
+            }
+            guard appended > 0 else { return nil }
             return AppendResult(lastAcceptedSeq: last.seq, version: head.version + Int64(appended), appended: appended, folded: true)
         }
+    }
+
+    /// How many events `statement` appended: 0 when its head check failed.
+    private func appendFolded<Arms>(_ statement: AppendFoldedStatement<Arms>, on connection: PostgresConnection) async throws -> Int {
+        try await connection.guardedExecute(statement, logger: logger).first ?? 0
     }
 
     /// One attempt, in one transaction on `connection`: the append statement, then (when it
