@@ -4,8 +4,9 @@ import ShortcutSyncDomain
 import ShortcutSyncStore
 
 extension SuggestionBenchmark {
-    /// One account with `latencyShortcuts` shortcuts, each donated three times over a few weeks
-    /// at different hours by two devices; then `latencyRequests` suggestions requests one after
+    /// One account with `latencyShortcuts` shortcuts, each donated three times (or once in each
+    /// of its `latencyGroups` donation groups, when more) over a few weeks at different hours by
+    /// two devices; then `latencyRequests` suggestions requests one after
     /// another at moments spread over a week: their p50 and p99 in milliseconds.
     func measureLatency(report: @escaping @Sendable (String) -> Void) async throws -> (p50: Double, p99: Double) {
         let account = try await post("/v1/accounts", token: adminToken, body: nil)
@@ -18,24 +19,26 @@ extension SuggestionBenchmark {
         let start: Int64 = 1_767_571_200_000
         var rng = SplitMix64(state: load.seed)
         var events: [[Event]] = [[], []]
-        var donations: [(device: Int, wall: Int64, identifier: Int)] = []
+        var donations: [(device: Int, wall: Int64, identifier: Int, group: String?)] = []
+        let groups = load.latencyGroups ?? 1
         for identifier in 0..<load.latencyShortcuts {
-            for _ in 0..<3 {
-                donations.append((Int.random(in: 0...1, using: &rng), start + Int64.random(in: 0..<(4 * 7 * 86_400_000), using: &rng), identifier))
+            for donation in 0..<max(3, groups) {
+                donations.append((Int.random(in: 0...1, using: &rng), start + Int64.random(in: 0..<(4 * 7 * 86_400_000), using: &rng), identifier,
+                                  groups > 1 ? "group-\(donation % groups)" : nil))
             }
         }
         for donation in donations.sorted(by: { $0.wall < $1.wall }) {
             let seq = Int64(events[donation.device].count + 1)
             events[donation.device].append(Event(seq: seq, hlc: HLCTimestamp(wallMillis: donation.wall), body: .donation(Donation(
                 bundleId: "com.example.app\(donation.identifier % 20)", identifier: "item-\(donation.identifier)", kind: .userActivity,
-                activityType: "com.example.open", title: "Item \(donation.identifier)", utcOffsetMinutes: 60))))
+                activityType: "com.example.open", title: "Item \(donation.identifier)", groupIdentifier: donation.group, utcOffsetMinutes: 60))))
         }
         for (device, list) in events.enumerated() {
             for batch in stride(from: 0, to: list.count, by: 500) {
                 try await pushBatch(Array(list[batch..<min(list.count, batch + 500)]), token: devices[device])
             }
         }
-        report("latency: an account with \(load.latencyShortcuts) shortcuts (\(donations.count) donations on 2 devices)")
+        report("latency: an account with \(load.latencyShortcuts) shortcuts of \(groups) donation group(s) each (\(donations.count) donations on 2 devices)")
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         let after = start + 4 * 7 * 86_400_000
         for index in 0..<load.latencyRequests {

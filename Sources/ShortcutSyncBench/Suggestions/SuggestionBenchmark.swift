@@ -20,6 +20,8 @@ public struct SuggestionBenchmark: Sendable {
         /// Shortcuts of the account the latency is measured on, and how many requests.
         public var latencyShortcuts: Int
         public var latencyRequests: Int
+        /// Donation groups per shortcut of that account (nil: one, no group identifier).
+        public var latencyGroups: Int?
 
         public init(people: Int = 60, weeks: Int = 10, seed: UInt64 = 21, concurrency: Int = 8,
                     latencyShortcuts: Int = 1_000, latencyRequests: Int = 2_000) {

@@ -26,6 +26,9 @@ struct SuggestionsBenchCommand: AsyncParsableCommand {
     @Option(help: "Shortcuts of the account whose requests are timed (at most the bound per account, 10,000).")
     var latencyShortcuts: Int?
 
+    @Option(help: "Donation groups of each of those shortcuts (at most the bound per shortcut, 16).")
+    var latencyGroups: Int?
+
     @Option(help: "Suggestions requests timed, one after another.")
     var latencyRequests: Int?
 
@@ -44,6 +47,9 @@ struct SuggestionsBenchCommand: AsyncParsableCommand {
         if let latencyShortcuts, !(1...Limits.maxShortcutsPerAccount).contains(latencyShortcuts) {
             throw ValidationError("--latency-shortcuts must be 1 to \(Limits.maxShortcutsPerAccount), the bound per account")
         }
+        if let latencyGroups, !(1...Limits.maxGroupsPerShortcut).contains(latencyGroups) {
+            throw ValidationError("--latency-groups must be 1 to \(Limits.maxGroupsPerShortcut), the bound per shortcut")
+        }
         if let latencyRequests, !(100...1_000_000).contains(latencyRequests) {
             throw ValidationError("--latency-requests must be 100 to 1,000,000")
         }
@@ -55,6 +61,7 @@ struct SuggestionsBenchCommand: AsyncParsableCommand {
             : SuggestionBenchmark.Load(people: people, weeks: weeks, seed: seed, concurrency: concurrency)
         if let latencyShortcuts { load.latencyShortcuts = latencyShortcuts }
         if let latencyRequests { load.latencyRequests = latencyRequests }
+        if let latencyGroups { load.latencyGroups = latencyGroups }
         let chosen = load
         let result = try await database.withDatabase(logger: logger) { location in
             let machine = try await BenchMachine.describe(database: location.url, logger: logger)
