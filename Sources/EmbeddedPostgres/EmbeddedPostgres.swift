@@ -223,6 +223,15 @@ public final class EmbeddedPostgres: Service, Sendable {
             logger.info("embedded PostgreSQL stopped")
         } catch {
             logger.error("stopping the embedded PostgreSQL failed", metadata: ["error": "\(error)"])
+            // A server that was gone already (killed) left its socket and lock files behind: with
+            // no server running on the cluster, they go, and the directory with them.
+            let running = (try? await tools.run("pg_ctl", ["-D", home.appendingPathComponent("cluster").path, "status"])) != nil
+            if let socketDirectory, !running {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: socketDirectory)) ?? [] where name.hasPrefix(".s.PGSQL.") {
+                    unlink(socketDirectory + "/" + name)
+                }
+                rmdir(socketDirectory)
+            }
         }
     }
 

@@ -92,6 +92,11 @@ public final class CommandProcess: @unchecked Sendable {
         for path in [outputPath, errorPath].compactMap(\.self) { try? FileManager.default.removeItem(atPath: path) }
     }
 
+    /// Whoever forgot `forceStop()`, nothing is left behind: no child, no output file.
+    deinit {
+        forceStop()
+    }
+
     /// Waits up to `timeout` for `pid` — a child or not, such as a postmaster — to end; whether it did.
     public static func waitUntilEnded(_ pid: pid_t, timeout: Duration = .seconds(5)) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout

@@ -17,8 +17,12 @@ import Testing
 /// `ShortcutSyncClient` against the real service: the outbox survives a killed app, devices that
 /// were offline converge, 503s are retried, resets rebuild the view, the stream reconnects.
 @Suite struct ClientLibraryTests {
+    /// A device's outbox file, in a folder of this test process's own: its journal files
+    /// (`-wal`, `-shm`) go with the folder, which the next run removes with this run's cluster.
     static func storage() -> String {
-        NSTemporaryDirectory() + "shortcut-sync-client-\(UUID().uuidString).sqlite"
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("shortcut-sync-tests-\(getpid())/clients")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder.appendingPathComponent("\(UUID().uuidString).sqlite").path
     }
 
     static func client(_ server: TestServer, token: String, storage: String, wrapping: (any SyncTransport) -> any SyncTransport = { $0 },
