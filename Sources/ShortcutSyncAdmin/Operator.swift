@@ -75,7 +75,8 @@ public struct Operator: Sendable {
         guard let account = try await store.account(ofDevice: device) else {
             throw AdminUsageError("there is no device \(device.lowercased); `shortcut-sync admin devices --account A` lists an account's devices")
         }
-        let inputs = try await ProjectionStore(client: client, logger: logger).suggestionInputs(account: account, device: device)
+        let inputs = try await ProjectionStore(client: client, logger: logger).suggestionInputs(account: account, device: device,
+                                                                                               latestOffset: utcOffsetMinutes == nil)
         let millis = Int64((at.timeIntervalSince1970 * 1000).rounded())
         let offset = utcOffsetMinutes ?? inputs.latestUTCOffsetMinutes ?? 0
         let moment = SuggestionMoment(deviceId: device, atMillis: millis, utcOffsetMinutes: offset,

@@ -26,7 +26,8 @@ extension SyncAPI {
         }
         guard invalid.isEmpty else { throw APIProblem.invalid(invalid) }
         let at = input.query.at ?? now()
-        let inputs = try await projections.suggestionInputs(account: account, device: device)
+        let inputs = try await projections.suggestionInputs(account: account, device: device,
+                                                            latestOffset: input.query.utcOffsetMinutes == nil)
         let moment = SuggestionMoment(
             deviceId: device, atMillis: at,
             utcOffsetMinutes: input.query.utcOffsetMinutes.map(Int.init) ?? inputs.latestUTCOffsetMinutes ?? 0,

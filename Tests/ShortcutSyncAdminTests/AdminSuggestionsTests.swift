@@ -38,4 +38,26 @@ import Testing
             }
         }
     }
+
+    /// Without an offset, the local hour is taken at the device's latest donation's offset (the
+    /// last one it pushed, found among its latest events); a given offset is taken as given.
+    @Test func withoutAnOffsetTheDevicesLatestDonationsIsTaken() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var phone = DeviceScript()
+            try await register([phone], client: client)
+            var log = PushLog(client: client)
+            let monday: Int64 = 1_767_571_200_000, hour: Int64 = 3_600_000
+            let earlier = phone.donate("atm", bundle: "com.example.bank", at: monday + hour)
+            var later = phone.donate("coffee", bundle: "com.example.life", at: monday + 2 * hour)
+            if case .donation(var donation) = later.event.body {
+                donation.utcOffsetMinutes = 120
+                later.event.body = .donation(donation)
+            }
+            try await log.push(phone, [earlier, later])
+            let admin = Operator(client: client, logger: TestDatabase.shared.logger)
+            let at = Date(timeIntervalSince1970: Double(monday + 3 * hour) / 1000)
+            #expect(try await admin.suggestions(device: phone.deviceId, at: at, utcOffsetMinutes: nil, limit: 4).utcOffsetMinutes == 120)
+            #expect(try await admin.suggestions(device: phone.deviceId, at: at, utcOffsetMinutes: -300, limit: 4).utcOffsetMinutes == -300)
+        }
+    }
 }

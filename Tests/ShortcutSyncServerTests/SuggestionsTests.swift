@@ -88,8 +88,17 @@ import Testing
             #expect(try await Self.suggestions(server, mac, at: Self.nextFriday).first?["identifier"] as? String == "atm",
                     "the Mac is offered what the phone taught")
 
+            let versions = "SELECT coalesce(max(version), 0), count(*) FILTER (WHERE habits IS NOT NULL) FROM projection_shortcuts WHERE account_id = '\(account.id)'"
+            let before = try await server.sql.query(PostgresQuery(unsafeSQL: versions), logger: TestDatabase.shared.logger)
+                .decode((Int64, Int64).self).collectAll()
+            #expect(before.first?.1 ?? 0 > 0, "the shortcuts' rows hold the phone's sums")
             #expect(try await server.raw(.DELETE, "/v1/devices/\(phone.id)", token: account.token).status == 204)
             #expect(try await Self.suggestions(server, mac, at: Self.nextFriday, limit: 20).isEmpty, "nothing the phone taught is left")
+            // The views did not change: their rows keep their versions (no pull sends them again).
+            let after = try await server.sql.query(PostgresQuery(unsafeSQL: versions), logger: TestDatabase.shared.logger)
+                .decode((Int64, Int64).self).collectAll()
+            #expect(after.first?.0 == before.first?.0)
+            #expect(after.first?.1 == 0, "no shortcut's row holds sums any more")
             let inputs = try await ProjectionStore(client: server.sql, logger: TestDatabase.shared.logger).suggestionInputs(account: account.id, device: mac.id)
             #expect(inputs.candidates.isEmpty)
 

@@ -230,6 +230,8 @@ public struct AccountBatchFold: Sendable {
             let new = ShortcutProjection(groups: afterByShortcut[shortcut] ?? [])
             exists[shortcut] = new != nil
             if old != new { result.shortcuts[shortcut] = .some(new) }
+            let sums = Self.sums(of: afterByShortcut[shortcut])
+            if old != new || sums != Self.sums(of: beforeByShortcut[shortcut]) { result.shortcutSums[shortcut] = sums }
             if old == nil && new != nil { result.addedShortcuts.insert(shortcut) }
             let held = afterByShortcut[shortcut] ?? []
             let gained = Set(held.lazy.filter { self.before.groups[$0.id] == nil }.map(\.id.group))
@@ -280,6 +282,16 @@ public struct AccountBatchFold: Sendable {
         result.viewChanged = viewChanged
         result.notify = viewChanged || result.devices.values.contains(where: \.appsChanged)
         return result
+    }
+}
+
+extension AccountBatchFold {
+    /// The suggestion sums of one shortcut's donation groups `rows`, together.
+    static func sums(of rows: [DonationGroupRow]?) -> ShortcutHabits {
+        guard let rows, let first = rows.first else { return ShortcutHabits() }
+        var sums = first.habits
+        for row in rows.dropFirst() { sums.add(row.habits) }
+        return sums
     }
 }
 

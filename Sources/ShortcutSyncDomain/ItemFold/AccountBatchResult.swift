@@ -17,6 +17,10 @@ public struct AccountBatchResult: Sendable, Hashable {
     public var devices: [UUID: DeviceAppsChange] = [:]
     /// Projected shortcuts that changed; nil: it left the view.
     public var shortcuts: [ShortcutID: ShortcutProjection?] = [:]
+    /// The suggestion sums of every shortcut whose projection or sums changed: its donation
+    /// groups' sums together (empty: none). What a suggestions request reads, one row per
+    /// shortcut (DESIGN §3). A sign-out changes sums alone: the view stays as it was.
+    public var shortcutSums: [ShortcutID: ShortcutHabits] = [:]
     /// Of those, the ones that were not in the view before the batch: what counts against the
     /// account's bound on shortcuts (DESIGN §5).
     public var addedShortcuts: Set<ShortcutID> = []

@@ -43,7 +43,8 @@ extension ProjectionRowStore {
             }
             for case let (shortcut, projection?) in result.shortcuts {
                 shortcuts.row([.text(account.uuidString), .text(shortcut.bundleId), .text(shortcut.identifier),
-                               .int(projection.latestVersion), .int(Int64(projection.donationCount)), .int(result.version)])
+                               .int(projection.latestVersion), .int(Int64(projection.donationCount)), .int(result.version),
+                               .bytes(projection.latest.sortableBytes), result.shortcutSums[shortcut]?.bytes.map { .bytes($0) } ?? .null])
             }
         }
         try await connection.inTransaction(logger: logger) { connection in
@@ -62,16 +63,18 @@ extension ProjectionRowStore {
             try await copy(devices, into: "projection_devices", ["account_id", "device_id", "installed", "apps_version", "reported_key"], on: connection)
             try await connection.guardedQuery("""
                 CREATE TEMP TABLE IF NOT EXISTS copied_shortcuts (
-                    account_id uuid, bundle_id text, identifier text, latest_version bigint, donations bigint, version bigint
+                    account_id uuid, bundle_id text, identifier text, latest_version bigint, donations bigint, version bigint,
+                    latest_key bytea, habits bytea
                 ) ON COMMIT DELETE ROWS
                 """, logger: logger)
-            try await copy(shortcuts, into: "copied_shortcuts", ["account_id", "bundle_id", "identifier", "latest_version", "donations", "version"], on: connection)
+            try await copy(shortcuts, into: "copied_shortcuts",
+                           ["account_id", "bundle_id", "identifier", "latest_version", "donations", "version", "latest_key", "habits"], on: connection)
             try await connection.guardedQuery("""
-                INSERT INTO \(unescaped: p)projection_shortcuts (account_id, bundle_id, identifier, view, version)
+                INSERT INTO \(unescaped: p)projection_shortcuts (account_id, bundle_id, identifier, view, version, donations, latest_key, habits)
                 SELECT k.account_id, k.bundle_id, k.identifier,
                        e.body || jsonb_build_object('donationCount', k.donations,
                                                     'lastDonatedAt', jsonb_build_object('wallMillis', e.hlc_wall, 'counter', e.hlc_counter)),
-                       k.version
+                       k.version, k.donations, k.latest_key, k.habits
                 FROM copied_shortcuts k JOIN events e ON e.account_id = k.account_id AND e.version = k.latest_version
                 """, logger: logger)
         }

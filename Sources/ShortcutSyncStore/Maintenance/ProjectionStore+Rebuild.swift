@@ -70,11 +70,13 @@ extension ProjectionStore {
                 """),
             (.shortcut, """
                 SELECT coalesce(l.account_id, r.account_id),
-                       coalesce(l.bundle_id, r.bundle_id) || '/' || coalesce(l.identifier, r.identifier), l.view::text, r.view::text
+                       coalesce(l.bundle_id, r.bundle_id) || '/' || coalesce(l.identifier, r.identifier),
+                       CASE WHEN l.account_id IS NOT NULL THEN concat(l.view::text, ' donations ', l.donations, ' latest ', encode(l.latest_key, 'hex'), ' habits ', md5(l.habits)) END,
+                       CASE WHEN r.account_id IS NOT NULL THEN concat(r.view::text, ' donations ', r.donations, ' latest ', encode(r.latest_key, 'hex'), ' habits ', md5(r.habits)) END
                 FROM (SELECT * FROM projection_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) l
                 FULL JOIN (SELECT * FROM rebuild.projection_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.identifier = r.identifier
-                WHERE (l.view IS DISTINCT FROM r.view)
+                WHERE ((l.view, l.donations, l.latest_key, l.habits) IS DISTINCT FROM (r.view, r.donations, r.latest_key, r.habits))
                 ORDER BY 1, 2 LIMIT \(limit)
                 """),
             (.voiceShortcut, """

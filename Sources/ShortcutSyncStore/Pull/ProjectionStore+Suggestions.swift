@@ -4,64 +4,70 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 extension ProjectionStore {
-    /// How many donation groups choose the shortcuts a suggestions request scores, twice over: the
-    /// account's most donated groups and its most recently donated (DESIGN §3). An account with
-    /// fewer has all of its shortcuts scored; a larger one costs the request no more than the
-    /// shortcuts of twice this many groups.
+    /// How many shortcuts a suggestions request scores, twice over: the account's most donated
+    /// and its most recently donated (DESIGN §3). An account with fewer has all of its shortcuts
+    /// scored; a larger one costs the request no more than twice this many rows.
     public static let suggestionCandidates = 256
 
-    /// The inputs of `device`'s suggestions (DESIGN §3, §5): the sums of every donation group of
-    /// the candidate shortcuts in its view — every one, up to `suggestionCandidates` groups; beyond,
-    /// those of the most donated and of the most recently donated groups (by key, so the same
-    /// whatever order the events arrived in) — read in one snapshot through the account's keys. Two statements, each naming
-    /// the account; the cost is bounded by the candidates' groups (at most 16 each), never the
-    /// account's history.
-    public func suggestionInputs(account: UUID, device: UUID) async throws -> SuggestionInputs {
+    /// How many of a device's latest events a suggestions request without an offset looks
+    /// through for the latest donation's (else it counts as 0).
+    public static let offsetWindow = 1_000
+
+    /// The inputs of `device`'s suggestions (DESIGN §3, §5): the sums of the candidate shortcuts
+    /// in its view — every one, up to `suggestionCandidates`; beyond, the most donated and the
+    /// most recently donated (by key, so the same whatever order the events arrived in) — read in
+    /// one snapshot. Two statements, each naming the account; the second reads the top of two
+    /// indexes, at most twice `suggestionCandidates` rows, whatever the account holds.
+    ///
+    /// `latestOffset`: also the offset from UTC of the device's latest donation among its last
+    /// `offsetWindow` events (`latestUTCOffsetMinutes`), for a request that gives none.
+    public func suggestionInputs(account: UUID, device: UUID, latestOffset: Bool = true) async throws -> SuggestionInputs {
         try await client.withConnection { connection in
             try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
                 var inputs = SuggestionInputs()
+                // The device's last events through its seq index, newest first: what the request
+                // reads for the offset does not grow with the device's history (a donation among
+                // all of the account's, sorted, took 12 ms at 30,000 donations).
                 let head = try await connection.guardedQuery("""
                     SELECT coalesce((SELECT a.version FROM projection_accounts a WHERE a.account_id = \(account)), 0),
                            (SELECT d.platform FROM devices d WHERE d.account_id = \(account) AND d.device_id = \(device)),
-                           (SELECT (e.body->>'utcOffsetMinutes')::int4 FROM events e
-                            WHERE e.account_id = \(account) AND e.device_id = \(device) AND e.type = 'donation'
-                            ORDER BY e.seq DESC LIMIT 1)
+                           (SELECT (l.body->>'utcOffsetMinutes')::int4
+                            FROM (SELECT e.type, e.body FROM events e
+                                  WHERE e.account_id = \(account) AND e.device_id = \(device) AND \(latestOffset)
+                                  ORDER BY e.seq DESC LIMIT \(Self.offsetWindow)) l
+                            WHERE l.type = 'donation' LIMIT 1)
                     """, logger: logger)
                 for try await (version, platform, offset) in head.decode((Int64, String?, Int32?).self) {
                     inputs.version = version
                     inputs.platform = platform
                     inputs.latestUTCOffsetMinutes = offset.map(Int.init)
                 }
-                // A group has a row while one of its donations is uncovered: its shortcut is in the
-                // view. Titles are read afterwards for the few answered (`suggestionTitles`).
+                // A shortcut's row holds its groups' sums together (NULL: none), its donation
+                // count and its latest donation's key, kept by the fold. Two index reads, from the
+                // top (most donated, then most recently donated; keys are unique, so each order is
+                // total and independent of arrival), each stopping at `candidates` rows of apps
+                // the device has (all, when it has reported none). Titles are read afterwards for
+                // the few answered (`suggestionTitles`).
                 let candidates = Self.suggestionCandidates
-                // The groups are ranked, not their shortcuts: an aggregate per shortcut sorted the
-                // account's groups by text first (42 ms for 10,000 in EXPLAIN ANALYZE; 15 ms thus).
-                // A group's donation count and latest key are functions of the event set, and keys
-                // are unique, so the order is total and independent of arrival.
                 let rows = try await connection.guardedQuery("""
-                    WITH visible AS MATERIALIZED (
-                        SELECT g.bundle_id, g.identifier, g.donations, g.latest_key
-                        FROM projection_donation_groups g
-                        LEFT JOIN projection_devices d ON d.account_id = \(account) AND d.device_id = \(device)
-                        WHERE g.account_id = \(account) AND g.habits IS NOT NULL
-                          AND (d.installed IS NULL OR g.bundle_id = ANY(d.installed))
-                    ), chosen AS (
-                        (SELECT bundle_id, identifier FROM visible ORDER BY donations DESC, latest_key DESC LIMIT \(candidates))
-                        UNION
-                        (SELECT bundle_id, identifier FROM visible ORDER BY latest_key DESC LIMIT \(candidates))
-                    )
-                    SELECT g.bundle_id, g.identifier, g.habits
-                    FROM chosen c
-                    CROSS JOIN LATERAL (SELECT g.bundle_id, g.identifier, g.habits FROM projection_donation_groups g
-                                        WHERE g.account_id = \(account) AND g.bundle_id = c.bundle_id AND g.identifier = c.identifier
-                                          AND g.habits IS NOT NULL OFFSET 0) g
+                    (SELECT s.bundle_id, s.identifier, s.habits
+                     FROM projection_shortcuts s
+                     CROSS JOIN (SELECT (SELECT d.installed FROM projection_devices d
+                                         WHERE d.account_id = \(account) AND d.device_id = \(device))) AS i(installed)
+                     WHERE s.account_id = \(account) AND s.habits IS NOT NULL AND (i.installed IS NULL OR s.bundle_id = ANY(i.installed))
+                     ORDER BY s.donations DESC, s.latest_key DESC LIMIT \(candidates))
+                    UNION ALL
+                    (SELECT s.bundle_id, s.identifier, s.habits
+                     FROM projection_shortcuts s
+                     CROSS JOIN (SELECT (SELECT d.installed FROM projection_devices d
+                                         WHERE d.account_id = \(account) AND d.device_id = \(device))) AS i(installed)
+                     WHERE s.account_id = \(account) AND s.habits IS NOT NULL AND (i.installed IS NULL OR s.bundle_id = ANY(i.installed))
+                     ORDER BY s.latest_key DESC LIMIT \(candidates))
                     """, logger: logger)
                 for try await (bundleId, identifier, habits) in rows.decode((String, String, ByteBuffer).self) {
                     let shortcut = ShortcutID(bundleId: bundleId, identifier: identifier)
-                    // A shortcut's groups add up: its sums are theirs together.
-                    let sums = try ShortcutHabits(stored: habits)
-                    if inputs.candidates[shortcut] == nil { inputs.candidates[shortcut] = sums } else { inputs.candidates[shortcut]?.add(sums) }
+                    // In both orders, it is read twice: decoded once.
+                    if inputs.candidates[shortcut] == nil { inputs.candidates[shortcut] = try ShortcutHabits(stored: habits) }
                 }
                 return inputs
             }

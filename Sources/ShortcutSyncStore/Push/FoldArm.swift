@@ -7,7 +7,7 @@ import ShortcutSyncDomain
 ///
 /// Every arm reads its rows from `go`, a one-row arm that the statement defines before it: always
 /// one row in the maintenance write, one row only when the push's head check passed in the
-/// push's. Their parameters are numbered once for all of them (`$1` the account, `$2`…`$43` the
+/// push's. Their parameters are numbered once for all of them (`$1` the account, `$2`…`$48` the
 /// fold's values, `FoldWriteStatement.appendValues`), so an arm reads the same in every statement.
 enum FoldArm: String, CaseIterable, Sendable {
     case account
@@ -15,6 +15,7 @@ enum FoldArm: String, CaseIterable, Sendable {
     case keptGroups = "kept_groups"
     case marks
     case shortcuts
+    case shortcutSums = "shortcut_sums"
     case voiceShortcuts = "voice_shortcuts"
     case devices
 
@@ -26,6 +27,7 @@ enum FoldArm: String, CaseIterable, Sendable {
         if result.groups.values.contains(where: { $0 != nil }) { arms.insert(.keptGroups) }
         if !result.marks.isEmpty { arms.insert(.marks) }
         if !result.shortcuts.isEmpty { arms.insert(.shortcuts) }
+        if result.shortcutSums.keys.contains(where: { result.shortcuts[$0] == nil }) { arms.insert(.shortcutSums) }
         if !result.voiceShortcuts.isEmpty { arms.insert(.voiceShortcuts) }
         if !result.devices.isEmpty { arms.insert(.devices) }
         return arms
@@ -66,16 +68,27 @@ enum FoldArm: String, CaseIterable, Sendable {
             """
         case .shortcuts:
             """
-            INSERT INTO projection_shortcuts (account_id, bundle_id, identifier, view, version)
+            INSERT INTO projection_shortcuts (account_id, bundle_id, identifier, view, version, donations, latest_key, habits)
             SELECT $1, k.b, k.i,
                    coalesce(e.body, nullif(k.body, '')::jsonb)
                        || jsonb_build_object('donationCount', k.n, 'lastDonatedAt',
                                              jsonb_build_object('wallMillis', coalesce(e.hlc_wall, k.w), 'counter', coalesce(e.hlc_counter, k.c))),
-                   $2
-            FROM go, unnest($19::text[], $20::text[], $21::int8[], $22::int8[], $40::text[], $41::int8[], $42::int8[]) AS k(b, i, p, n, body, w, c)
+                   $2, k.n, nullif(k.l, ''::bytea), nullif(k.h, ''::bytea)
+            FROM go, unnest($19::text[], $20::text[], $21::int8[], $22::int8[], $40::text[], $41::int8[], $42::int8[], $44::bytea[], $45::bytea[])
+                 AS k(b, i, p, n, body, w, c, l, h)
             LEFT JOIN LATERAL (SELECT e.body, e.hlc_wall, e.hlc_counter FROM events e
                                WHERE e.account_id = $1 AND e.version = k.p AND k.body = '' OFFSET 0) e ON true
-            ON CONFLICT (account_id, bundle_id, identifier) DO UPDATE SET view = excluded.view, version = excluded.version
+            ON CONFLICT (account_id, bundle_id, identifier) DO UPDATE SET
+                view = excluded.view, version = excluded.version,
+                donations = excluded.donations, latest_key = excluded.latest_key, habits = excluded.habits
+            """
+        case .shortcutSums:
+            // Sums changed with the view unchanged (a sign-out): the row keeps its version, so
+            // no pull sends it again.
+            """
+            UPDATE projection_shortcuts s SET habits = nullif(k.h, ''::bytea)
+            FROM go, unnest($46::text[], $47::text[], $48::bytea[]) AS k(b, i, h)
+            WHERE s.account_id = $1 AND s.bundle_id = k.b AND s.identifier = k.i
             """
         case .voiceShortcuts:
             """

@@ -21,7 +21,7 @@ struct FoldWriteStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement
 
 extension FoldWriteStatement {
     init(account: UUID, _ result: AccountBatchResult) throws {
-        var bindings = PostgresBindings(capacity: 42)
+        var bindings = PostgresBindings(capacity: 48)
         bindings.append(account)
         try Self.appendValues(of: result, unstored: .none, to: &bindings)
         self.bindings = bindings
@@ -31,7 +31,7 @@ extension FoldWriteStatement {
 
     func decodeRow(_ row: PostgresRow) throws {}
 
-    /// The statement's values after the account (`$2`…`$43`), in order. `unstored`: the events
+    /// The statement's values after the account (`$2`…`$48`), in order. `unstored`: the events
     /// appended by the same statement (`AppendFoldedStatement`), which cannot read them back from
     /// the events table: a shortcut whose latest donation is one of them takes its attributes
     /// from here.
@@ -69,7 +69,7 @@ extension FoldWriteStatement {
         bindings.append(marks.bundles); bindings.append(marks.scopes); bindings.append(marks.values); bindings.append(keys)
 
         var shortcuts = (bundles: [String](), identifiers: [String](), latest: [Int64](), counts: [Int64](),
-                         bodies: [String](), walls: [Int64](), counters: [Int64]())
+                         bodies: [String](), walls: [Int64](), counters: [Int64](), keys: [ByteBuffer](), sums: [ByteBuffer]())
         for (shortcut, projection) in result.shortcuts.sorted(by: { $0.key < $1.key }) {
             shortcuts.bundles.append(shortcut.bundleId); shortcuts.identifiers.append(shortcut.identifier)
             // Version 0 holds no event: the shortcut left the view, its row becomes a tombstone.
@@ -79,6 +79,8 @@ extension FoldWriteStatement {
             shortcuts.bodies.append(event?.body ?? "")
             shortcuts.walls.append(event?.hlc.wallMillis ?? 0)
             shortcuts.counters.append(Int64(event?.hlc.counter ?? 0))
+            shortcuts.keys.append(projection?.latest.stored ?? ByteBuffer())
+            shortcuts.sums.append(Self.stored(result.shortcutSums[shortcut]))
         }
         bindings.append(shortcuts.bundles); bindings.append(shortcuts.identifiers)
         bindings.append(shortcuts.latest); bindings.append(shortcuts.counts)
@@ -103,6 +105,20 @@ extension FoldWriteStatement {
         bindings.append(shortcuts.bodies); bindings.append(shortcuts.walls); bindings.append(shortcuts.counters)
         // $43: the donation groups' suggestion sums, last so the other parameters keep their numbers.
         bindings.append(kept.habits)
+        // $44, $45: the shortcuts' latest donation keys and sums; $46…$48: the sums of shortcuts
+        // whose view did not change.
+        bindings.append(shortcuts.keys); bindings.append(shortcuts.sums)
+        var sumsAlone = (bundles: [String](), identifiers: [String](), sums: [ByteBuffer]())
+        for (shortcut, sums) in result.shortcutSums.sorted(by: { $0.key < $1.key }) where result.shortcuts[shortcut] == nil {
+            sumsAlone.bundles.append(shortcut.bundleId); sumsAlone.identifiers.append(shortcut.identifier)
+            sumsAlone.sums.append(Self.stored(sums))
+        }
+        bindings.append(sumsAlone.bundles); bindings.append(sumsAlone.identifiers); bindings.append(sumsAlone.sums)
+    }
+
+    /// Sums as their column's bytes; empty bytes stand for none (NULL).
+    private static func stored(_ sums: ShortcutHabits?) -> ByteBuffer {
+        sums?.bytes.map { ByteBuffer(bytes: $0) } ?? ByteBuffer()
     }
 }
 
