@@ -7,6 +7,7 @@ import SecretFiles
 import ServiceLifecycle
 import ShortcutSyncServer
 import ShortcutSyncStore
+import ShortcutSyncWake
 
 /// `shortcut-sync serve`: the HTTP API, and the maintenance tasks in the same process.
 struct ServeCommand: AsyncParsableCommand {
@@ -78,6 +79,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = database.logger
+        // A key that cannot work is refused before the database is touched (started, created, migrated).
+        try await apns.configuration()?.validate()
         try await database.withDatabase { location in
             try await serve(on: location, logger: logger)
         }

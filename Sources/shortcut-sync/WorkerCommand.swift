@@ -23,13 +23,14 @@ struct WorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = database.logger
+        // A key that cannot work is refused before the database is touched (started, created, migrated).
+        let settings = try apns.configuration()
+        try await settings?.validate()
         try await database.withDatabase { location in
             try await Migrator.migrate(location.url, logger: logger)
             // Each task holds one connection while it folds; one more reads the queue's status, one the waker's.
             let client = PostgresClient(configuration: try await location.url.serviceClientConfiguration(maximumConnections: tasks + 2, logger: logger), backgroundLogger: logger)
             let worker = SyncWorker(client: client, logger: logger, tasks: tasks)
-            let settings = try apns.configuration()
-            try await settings?.validate()
             let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: settings,
                               notifications: NotificationSource(.dedicated(try location.url.connectionConfiguration()), channels: [.projection], logger: logger),
                               configuration: apns.wake, logger: logger)

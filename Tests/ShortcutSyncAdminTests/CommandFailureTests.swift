@@ -27,7 +27,8 @@ import Testing
     }
 
     /// Background wakes' options (DESIGN §7): given in part, a usage error; a key that is not one,
-    /// `serve` and `worker` refuse to start, saying which option to fix (and never the key).
+    /// `serve` and `worker` refuse to start, saying which option to fix (and never the key),
+    /// before they touch the database (here, one that nothing serves).
     @Test(arguments: [["serve", "--port", "0"], ["worker"]])
     func anAPNsKeyThatCannotWorkStopsTheCommandInOneLine(command: [String]) async throws {
         let partial = try await CommandProcess.run(command + ["--apns-key-id", "ABC123DEFG", "--database-url", "postgres://nobody@127.0.0.1:1/x"])
@@ -35,13 +36,13 @@ import Testing
         #expect(partial.exitStatus == 2)
         #expect(partial.errorOutput.contains("need all three of --apns-key-file, --apns-key-id and --apns-team-id"), "\(partial.errorOutput)")
 
-        try await TestDatabase.withClient { _, url in
+        do {
             let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-key-\(UUID().uuidString).p8")
             try Data("-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWJ1dC1ub3QtYS1rZXk=\n-----END PRIVATE KEY-----\n".utf8).write(to: keyFile)
             defer { try? FileManager.default.removeItem(at: keyFile) }
             let run = try await CommandProcess.run(command + ["--apns-key-file", keyFile.path, "--apns-key-id", "ABC123DEFG",
                                                               "--apns-team-id", "DEF123GHIJ", "--apns-topic", "com.example.shortcuts"],
-                                                   environment: ["SHORTCUT_SYNC_ADMIN_TOKEN": "admin-\(UUID())", "DATABASE_URL": url.urlString])
+                                                   environment: ["SHORTCUT_SYNC_ADMIN_TOKEN": "admin-\(UUID())", "DATABASE_URL": "postgres://nobody@127.0.0.1:1/x"])
             defer { run.forceStop() }
             #expect(run.exitStatus == 1)
             #expect(run.errorOutput == "error: the APNs key is not a P-256 private key in PEM, as Apple's .p8 files are: check --apns-key-file\n",

@@ -49,4 +49,16 @@ import Testing
 
         #expect(DatabaseFailure(CancellationError()) == nil, "not the database's")
     }
+
+    /// A reason an operator can act on: the operating system's words for an error it gave, and
+    /// "the connection closed" for a session that ended under a statement; never a type name.
+    @Test func reasonsAreTheOperatingSystemsWords() {
+        struct SystemCallFailed: Error, CustomDebugStringConvertible {
+            var debugDescription: String { "IOError { write(descriptor:pointer:size:): Broken pipe (errno: 32) }" }
+        }
+        #expect(DatabaseFailure.reason(SystemCallFailed()) == "broken pipe")
+        #expect(DatabaseFailure.reason(StoreError.connectionClosed) == "the connection closed")
+        struct Unknown: Error {}
+        #expect(DatabaseFailure.reason(Unknown()) == "no connection")
+    }
 }

@@ -1,4 +1,7 @@
 import PostgresNIO
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What went wrong with the database, as its users need to tell it apart: the store's own
 /// classification of an error, so that no other module reads the driver's error types (the
@@ -36,13 +39,20 @@ public enum DatabaseFailure: Sendable, Hashable {
     /// Why a connection could not be made or was lost, in a few words, never a library's type names.
     public static func reason(_ error: any Error) -> String {
         if let psql = error as? PSQLError, let message = psql.serverInfo?[.message] { return firstLine(message) }
+        if case StoreError.connectionClosed? = error as? StoreError { return "the connection closed" }
         let text = String(reflecting: error)
         let known = [("Connection refused", "connection refused"), ("timed out", "timed out"), ("Timeout", "timed out"),
                      ("No route to host", "no route to host"), ("Network is unreachable", "network unreachable"),
                      ("Name or service not known", "host not found"), ("nodename nor servname", "host not found"),
                      ("Connection reset", "connection reset"), ("serverClosedConnection", "the server closed the connection"),
                      ("poolClosed", "shutting down")]
-        return known.first { text.contains($0.0) }?.1 ?? "no connection"
+        if let known = known.first(where: { text.contains($0.0) }) { return known.1 }
+        // The operating system's words for any other error it gave (a broken pipe, an address
+        // it could not assign…), never the library's type names.
+        if let match = text.firstMatch(of: /errno: ([0-9]{1,4})\)/), let number = Int32(match.1) {
+            return String(cString: strerror(number)).lowercased()
+        }
+        return "no connection"
     }
 
     static func firstLine(_ text: String) -> String {
