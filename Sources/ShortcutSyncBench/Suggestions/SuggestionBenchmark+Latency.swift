@@ -33,6 +33,13 @@ extension SuggestionBenchmark {
                 bundleId: "com.example.app\(donation.identifier % 20)", identifier: "item-\(donation.identifier)", kind: .userActivity,
                 activityType: "com.example.open", title: "Item \(donation.identifier)", groupIdentifier: donation.group, utcOffsetMinutes: 60))))
         }
+        if load.latencyNoAppsInstalled == true {
+            for device in events.indices {
+                let last = events[device].last.map(\.hlc.wallMillis) ?? start
+                events[device].append(Event(seq: Int64(events[device].count + 1), hlc: HLCTimestamp(wallMillis: last + 1),
+                                            body: .appsReported(AppsReported(installed: ["com.example.elsewhere"]))))
+            }
+        }
         for (device, list) in events.enumerated() {
             for batch in stride(from: 0, to: list.count, by: 500) {
                 try await pushBatch(Array(list[batch..<min(list.count, batch + 500)]), token: devices[device])
@@ -46,7 +53,9 @@ extension SuggestionBenchmark {
             let started = ContinuousClock.now
             let answer = try await suggestions(token: devices[index % 2], at: at, offset: 60, limit: 4)
             histogram.record(UInt64((ContinuousClock.now - started).inSeconds * 1_000_000))
-            if answer.isEmpty { throw BenchError("an account with \(load.latencyShortcuts) shortcuts got no suggestion") }
+            if answer.isEmpty != (load.latencyNoAppsInstalled == true) {
+                throw BenchError("an account with \(load.latencyShortcuts) shortcuts got \(answer.count) suggestions")
+            }
         }
         return (Double(histogram.valueAtPercentile(50)) / 1000, Double(histogram.valueAtPercentile(99)) / 1000)
     }

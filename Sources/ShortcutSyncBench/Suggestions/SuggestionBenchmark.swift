@@ -22,6 +22,9 @@ public struct SuggestionBenchmark: Sendable {
         public var latencyRequests: Int
         /// Donation groups per shortcut of that account (nil: one, no group identifier).
         public var latencyGroups: Int?
+        /// Whether the devices asking report none of the account's apps installed (nil: they
+        /// report nothing), so that every request walks all of the account's shortcuts.
+        public var latencyNoAppsInstalled: Bool?
 
         public init(people: Int = 60, weeks: Int = 10, seed: UInt64 = 21, concurrency: Int = 8,
                     latencyShortcuts: Int = 1_000, latencyRequests: Int = 2_000) {

@@ -29,6 +29,9 @@ struct SuggestionsBenchCommand: AsyncParsableCommand {
     @Option(help: "Donation groups of each of those shortcuts (at most the bound per shortcut, 16).")
     var latencyGroups: Int?
 
+    @Flag(help: "The timed devices report none of the account's apps installed: each request walks every shortcut.")
+    var latencyNoAppsInstalled = false
+
     @Option(help: "Suggestions requests timed, one after another.")
     var latencyRequests: Int?
 
@@ -62,6 +65,7 @@ struct SuggestionsBenchCommand: AsyncParsableCommand {
         if let latencyShortcuts { load.latencyShortcuts = latencyShortcuts }
         if let latencyRequests { load.latencyRequests = latencyRequests }
         if let latencyGroups { load.latencyGroups = latencyGroups }
+        if latencyNoAppsInstalled { load.latencyNoAppsInstalled = true }
         let chosen = load
         let result = try await database.withDatabase(logger: logger) { location in
             let machine = try await BenchMachine.describe(database: location.url, logger: logger)
