@@ -50,17 +50,14 @@ extension ProjectionStore {
                 // the few answered (`suggestionTitles`).
                 let candidates = Self.suggestionCandidates
                 let rows = try await connection.guardedQuery("""
-                    (SELECT s.bundle_id, s.identifier, s.habits
-                     FROM projection_shortcuts s
-                     CROSS JOIN (SELECT (SELECT d.installed FROM projection_devices d
-                                         WHERE d.account_id = \(account) AND d.device_id = \(device))) AS i(installed)
+                    WITH i AS (
+                        SELECT (SELECT d.installed FROM projection_devices d WHERE d.account_id = \(account) AND d.device_id = \(device)) AS installed
+                    )
+                    (SELECT s.bundle_id, s.identifier, s.habits FROM projection_shortcuts s, i
                      WHERE s.account_id = \(account) AND s.habits IS NOT NULL AND (i.installed IS NULL OR s.bundle_id = ANY(i.installed))
                      ORDER BY s.donations DESC, s.latest_key DESC LIMIT \(candidates))
                     UNION ALL
-                    (SELECT s.bundle_id, s.identifier, s.habits
-                     FROM projection_shortcuts s
-                     CROSS JOIN (SELECT (SELECT d.installed FROM projection_devices d
-                                         WHERE d.account_id = \(account) AND d.device_id = \(device))) AS i(installed)
+                    (SELECT s.bundle_id, s.identifier, s.habits FROM projection_shortcuts s, i
                      WHERE s.account_id = \(account) AND s.habits IS NOT NULL AND (i.installed IS NULL OR s.bundle_id = ANY(i.installed))
                      ORDER BY s.latest_key DESC LIMIT \(candidates))
                     """, logger: logger)

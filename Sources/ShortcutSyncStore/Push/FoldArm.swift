@@ -27,7 +27,7 @@ enum FoldArm: String, CaseIterable, Sendable {
         if result.groups.values.contains(where: { $0 != nil }) { arms.insert(.keptGroups) }
         if !result.marks.isEmpty { arms.insert(.marks) }
         if !result.shortcuts.isEmpty { arms.insert(.shortcuts) }
-        if result.shortcutSums.keys.contains(where: { result.shortcuts[$0] == nil }) { arms.insert(.shortcutSums) }
+        if !result.sumsAlone.isEmpty { arms.insert(.shortcutSums) }
         if !result.voiceShortcuts.isEmpty { arms.insert(.voiceShortcuts) }
         if !result.devices.isEmpty { arms.insert(.devices) }
         return arms
@@ -121,5 +121,13 @@ enum FoldArm: String, CaseIterable, Sendable {
                 apps_version = t.apps_version + excluded.apps_version
             """
         }
+    }
+}
+
+extension AccountBatchResult {
+    /// The sums of the shortcuts whose view did not change (a sign-out's), in key order: what the
+    /// `shortcut_sums` arm writes. A shortcut whose view changed has its sums written with it.
+    var sumsAlone: [(shortcut: ShortcutID, sums: ShortcutHabits)] {
+        shortcutSums.filter { shortcuts[$0.key] == nil }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 }

@@ -109,7 +109,7 @@ extension FoldWriteStatement {
         // whose view did not change.
         bindings.append(shortcuts.keys); bindings.append(shortcuts.sums)
         var sumsAlone = (bundles: [String](), identifiers: [String](), sums: [ByteBuffer]())
-        for (shortcut, sums) in result.shortcutSums.sorted(by: { $0.key < $1.key }) where result.shortcuts[shortcut] == nil {
+        for (shortcut, sums) in result.sumsAlone {
             sumsAlone.bundles.append(shortcut.bundleId); sumsAlone.identifiers.append(shortcut.identifier)
             sumsAlone.sums.append(Self.stored(sums))
         }
