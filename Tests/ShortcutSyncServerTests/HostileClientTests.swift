@@ -497,7 +497,8 @@ import Testing
             #expect(signedOut.status == 204)
             let answer = try await waiting
             #expect(answer.status == 401)
-            #expect(ContinuousClock.now - started < .seconds(10), "the pull ended with the sign-out, not its timeout")
+            // Its timeout is 30 s: well before that, whatever the machine's load.
+            #expect(ContinuousClock.now - started < .seconds(25), "the pull ended with the sign-out, not its timeout")
         }
     }
 
@@ -517,7 +518,9 @@ import Testing
                 }
                 let first = try #require(try await group.next())
                 #expect(first.index == 0 && first.status == 200, "\(first)")
-                #expect(first.after < .seconds(10), "the oldest wait ended with the fifth, not its timeout")
+                // Its timeout is 30 s: well before that, whatever the machine's load (10.4 s was seen
+                // on a loaded run for the five pulls sent one after another).
+                #expect(first.after < .seconds(25), "the oldest wait ended with the fifth, not its timeout")
                 #expect(try await server.raw(.DELETE, "/v1/devices/\(device.id)", token: account.token).status == 204)
                 for try await rest in group {
                     #expect(rest.status == 401, "\(rest)")
