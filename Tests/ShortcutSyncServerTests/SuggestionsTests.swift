@@ -163,6 +163,39 @@ import Testing
         }
     }
 
+    /// A device that has few of the account's apps is offered candidates of its apps from the
+    /// top of each order, but no further down than `reach` rows (issue 31: a device with none of
+    /// them made each order walk every shortcut of the account). Bounds made small: 4 candidates,
+    /// 16 rows.
+    @Test func aDeviceWithFewOfTheAppsLooksNoFurtherThanTheReach() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let iPad = try await server.createDevice(accountToken: account.token, name: "iPad", platform: .iPadOS)
+            // "far": the oldest and least donated, 22nd in both orders. "near": donated once,
+            // among the 20 "noise" shortcuts donated twice: 9th most recent, 22nd most donated.
+            var at = Self.start
+            func next() -> Int64 { at += 60_000; return at }
+            phone.record(Self.donation("far", bundle: "com.example.life"), at: next())
+            for index in 0..<20 { phone.record(Self.donation("noise-\(index)", bundle: "com.example.noise"), at: next()) }
+            for index in 0..<12 { phone.record(Self.donation("noise-\(index)", bundle: "com.example.noise"), at: next()) }
+            phone.record(Self.donation("near", bundle: "com.example.life"), at: next())
+            for index in 12..<20 { phone.record(Self.donation("noise-\(index)", bundle: "com.example.noise"), at: next()) }
+            try await phone.push()
+            iPad.record(.appsReported(AppsReported(installed: ["com.example.life"])), at: next())
+            try await iPad.push()
+
+            let store = ProjectionStore(client: server.sql, logger: TestDatabase.shared.logger)
+            let reached = try await store.suggestionInputs(account: account.id, device: iPad.id, candidates: 4, reach: 16)
+            #expect(Set(reached.candidates.keys.map(\.identifier)) == ["near"], "the app's shortcut within the reach, beyond the first 4")
+            let unbounded = try await store.suggestionInputs(account: account.id, device: iPad.id, candidates: 4, reach: 100)
+            #expect(Set(unbounded.candidates.keys.map(\.identifier)) == ["near", "far"])
+            let everyApp = try await store.suggestionInputs(account: account.id, device: phone.id, candidates: 4, reach: 16)
+            // The 4 most donated (twice, latest first) are the 4 most recent too.
+            #expect(Set(everyApp.candidates.keys.map(\.identifier)) == Set((16..<20).map { "noise-\($0)" }))
+        }
+    }
+
     @Test func badLimitAtOrOffsetGets422AndOnlyADeviceMayAsk() async throws {
         try await TestServer.with { server in
             let account = try await server.createAccount()
