@@ -221,7 +221,7 @@ let package = Package(
         .target(
             name: "ShortcutSyncDemo",
             dependencies: [
-                "ShortcutSyncClient", "ShortcutSyncServer", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncAPI",
+                "ShortcutSyncClient", "ShortcutSyncApp", "ShortcutSyncServer", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncAPI",
                 "ShortcutSyncWake", "APNsStandIn",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
@@ -229,24 +229,40 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The HTTP service: the only module that speaks HTTP.
+        // The HTTP service: the only module that speaks HTTP. It knows the store, not the
+        // maintenance tasks nor APNs: the process that runs it wires those in (ShortcutSyncApp).
         .target(
             name: "ShortcutSyncServer",
             dependencies: [
                 "ShortcutSyncDomain",
                 "ShortcutSyncStore",
-                "ShortcutSyncWorker",
                 "ShortcutSyncAPI",
-                "ShortcutSyncWake",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The composition root: one build function per kind of process (serve, worker, admin),
+        // which the command line, the demo and the tests call.
+        .target(
+            name: "ShortcutSyncApp",
+            dependencies: [
+                "ShortcutSyncServer",
+                "ShortcutSyncStore",
+                "ShortcutSyncWorker",
+                "ShortcutSyncWake",
+                "ShortcutSyncAdmin",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -258,6 +274,7 @@ let package = Package(
                 "ShortcutSyncStore",
                 "ShortcutSyncWorker",
                 "ShortcutSyncServer",
+                "ShortcutSyncApp",
                 "ShortcutSyncBench",
                 "ShortcutSyncAdmin",
                 "ShortcutSyncDemo",
@@ -269,7 +286,6 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -364,8 +380,8 @@ let package = Package(
         .testTarget(
             name: "ShortcutSyncServerTests",
             dependencies: [
-                "ShortcutSyncServer", "ShortcutSyncClient", "ShortcutSyncWorker", "ShortcutSyncAPI", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
-                "ShortcutSyncChildProcess", "EmbeddedPostgres", "SecretFiles", "ShortcutSyncWake", "APNsStandIn",
+                "ShortcutSyncServer", "ShortcutSyncApp", "ShortcutSyncClient", "ShortcutSyncWorker", "ShortcutSyncAPI", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
+                "ShortcutSyncChildProcess", "EmbeddedPostgres", "SecretFiles", "ShortcutSyncWake", "ShortcutSyncAdmin", "APNsStandIn",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -6,6 +6,7 @@ import OpenAPIRuntime
 import ShortcutSyncAPI
 import ShortcutSyncClient
 import ShortcutSyncDomain
+import ShortcutSyncApp
 import ShortcutSyncServer
 import ShortcutSyncStore
 import ShortcutSyncWake
@@ -40,8 +41,9 @@ public struct Demo: Sendable {
         // APNs, trusted as `--apns-url` and `--apns-ca-file` would make it, with the default
         // wake delay (3 s after a change) and interval.
         return try await APNsStandIn.withStandIn(logger: logger) { standIn in
-            var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, adminToken: adminToken,
-                                                    maximumConnections: 10, keepAliveInterval: .seconds(1))
+            var configuration = ServeConfiguration(
+                server: ServerConfiguration(host: "127.0.0.1", port: 0, adminToken: adminToken, maximumConnections: 10, keepAliveInterval: .seconds(1)),
+                database: database)
             configuration.apns = APNsConfiguration(keyPEM: standIn.key.privateKeyPEM, keyID: standIn.key.keyID, teamID: standIn.key.teamID,
                                                    topics: ["com.example.soup"], url: standIn.url, additionalTrustRootsPEM: standIn.authorityPEM)
             return try await withRunningService(configuration, logger: logger) { running in

@@ -1,19 +1,15 @@
 import ShortcutSyncDomain
 import ShortcutSyncStore
-import ShortcutSyncWake
 
-/// Everything `buildApplication` needs to know; the `serve` command fills it from its arguments.
+/// What the HTTP service needs to know (`buildHTTPApplication`): its listeners, its limits, its
+/// budgets. The `serve` command fills it from its arguments, within the whole process's
+/// configuration (`ServeConfiguration`, which adds the database, the maintenance tasks, APNs).
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
-    public var database: DatabaseURL
     /// The admin token that may create accounts.
     public var adminToken: String
-    /// Whether this process also runs maintenance tasks (any number of processes may).
-    public var runsWorker: Bool
-    /// How many maintenance tasks it runs side by side.
-    public var workerTasks = 1
-    /// Connections in the pool shared by all requests.
+    /// Connections in the pool shared by all requests (pushes may hold all but four of them).
     public var maximumConnections: Int
     /// How often a live stream sends a keep-alive comment.
     public var keepAliveInterval: Duration
@@ -47,19 +43,9 @@ public struct ServerConfiguration: Sendable {
     /// The most items one pull answers (DESIGN §5: 1,000); more follow with `more: true`. Tests
     /// make it small to page through a few items.
     public var pullPageSize: Int
-    /// APNs, for background wakes (DESIGN §6, §7); nil: no key, no wake is sent.
-    public var apns: APNsConfiguration?
-    /// The topics a push token may be registered for when this server has no key of its own (a
-    /// `worker` beside it sends the wakes): `--apns-topic`. With a key, its `topics` are the ones.
-    /// None: any app's bundle id is taken (a waker sends only to the topics it was given).
-    public var apnsTopics: Set<String> = []
-
-    /// The topics a device may register a push token for; empty: any.
-    var acceptedTopics: Set<String> { apns?.topics ?? apnsTopics }
-    /// When devices are woken: the delay after a change, the interval between two wakes.
-    public var wake = WakeConfiguration()
-    /// Whether this process runs a waker (every server may; tests of two servers turn it off in one).
-    public var runsWaker = true
+    /// The apps a device may register a push token for (the APNs topics the service wakes);
+    /// empty: any app's bundle id is taken (a waker sends only to the topics it was given).
+    public var acceptedTopics: Set<String> = []
 
     /// The operators' listener (`--operator-host`, `--operator-port`): `/metrics` and `/readyz`,
     /// which say how the service fares (accounts behind, parked accounts, APNs' refusals, traffic)
@@ -68,16 +54,13 @@ public struct ServerConfiguration: Sendable {
     public var operatorPort = 0
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, database: DatabaseURL, adminToken: String,
-        runsWorker: Bool = true, maximumConnections: Int = 40, keepAliveInterval: Duration = .seconds(15),
+        host: String = "127.0.0.1", port: Int = 8080, adminToken: String, maximumConnections: Int = 40, keepAliveInterval: Duration = .seconds(15),
         degradedLag: Int64 = 10_000, bodyDeadline: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
         maximumHTTPConnections: Int = 16_384, pullPageSize: Int = ProjectionStore.defaultPullPageSize
     ) {
         self.host = host
         self.port = port
-        self.database = database
         self.adminToken = adminToken
-        self.runsWorker = runsWorker
         self.maximumConnections = maximumConnections
         self.keepAliveInterval = keepAliveInterval
         self.degradedLag = degradedLag

@@ -6,7 +6,6 @@ import Prometheus
 import ShortcutSyncAPI
 import ShortcutSyncDomain
 import ShortcutSyncStore
-import ShortcutSyncWake
 
 extension SyncAPI {
     func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output {
@@ -54,8 +53,9 @@ extension SyncAPI {
         }
         readiness.ready = readiness.database && readiness.migrations
         // Wakes never make the service unready: pushes and pulls go on without them.
-        readiness.wakes = wakeStatus.current.word
-        if case .keyRefused(reason: let reason) = wakeStatus.current, readiness.detail == nil {
+        let wakes = wakes()
+        readiness.wakes = wakes.word
+        if let reason = wakes.keyRefusal, readiness.detail == nil {
             readiness.detail = "APNs refused the provider token (\(reason)): no background wake can be sent; check the APNs key, key id and team id"
         }
         return readiness.ready ? .ok(.init(body: .json(readiness))) : .serviceUnavailable(.init(body: .json(readiness)))

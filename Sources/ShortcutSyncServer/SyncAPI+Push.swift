@@ -5,7 +5,6 @@ import Logging
 import ShortcutSyncAPI
 import ShortcutSyncDomain
 import ShortcutSyncStore
-import ShortcutSyncWorker
 
 extension SyncAPI {
     /// The generated server's entry for `push`, which `APIProtocol` requires but no route reaches:
@@ -39,7 +38,7 @@ extension SyncAPI {
             if result.appended > 0 {
                 // Folded in the push: every device may pull it now. Not folded (the account is
                 // behind, after an import or parked): the maintenance tasks fold it and announce it.
-                if result.folded { announcer.announce(account: account, version: result.version) } else { worker?.nudge() }
+                if result.folded { announcer.announce(account: account, version: result.version) } else { accountBehind() }
             }
             return result
         } catch {

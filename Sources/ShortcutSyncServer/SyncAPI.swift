@@ -4,8 +4,6 @@ import Logging
 import ShortcutSyncAPI
 import ShortcutSyncDomain
 import ShortcutSyncStore
-import ShortcutSyncWake
-import ShortcutSyncWorker
 
 /// The handlers of the operations in `openapi.yaml`; one extension per area, one file each.
 ///
@@ -22,10 +20,10 @@ struct SyncAPI: APIProtocol {
     /// waker wakes only the devices that did not pull a change.
     let pushTokens: PushTokenStore
     /// Whether wakes can be sent (`/readyz`): off without a key, else what APNs said of it.
-    let wakeStatus: WakeStatus
-    /// The maintenance tasks of this process, if it runs them: a push that could not fold (its
-    /// account is behind) nudges them.
-    let worker: SyncWorker?
+    let wakes: @Sendable () -> WakeReadiness
+    /// A push that could not fold (its account is behind) says so: the maintenance tasks of this
+    /// process, if it runs them, look at once.
+    let accountBehind: @Sendable () -> Void
     /// `/readyz` reports `degraded` while more events than this wait to be folded.
     let degradedLag: Int64
     /// The most signed-in devices an account may have (DESIGN §5).

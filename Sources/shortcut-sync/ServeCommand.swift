@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import SecretFiles
 import ServiceLifecycle
+import ShortcutSyncApp
 import ShortcutSyncServer
 import ShortcutSyncStore
 import ShortcutSyncWake
@@ -104,18 +105,17 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("an admin token is required with an external database: give SHORTCUT_SYNC_ADMIN_TOKEN or --admin-token-file")
         }
 
-        var configuration = ServerConfiguration(
-            host: host, port: port, database: location.url, adminToken: token, runsWorker: !noWorker,
-            degradedLag: degradedLag)
+        var server = ServerConfiguration(host: host, port: port, adminToken: token, degradedLag: degradedLag)
+        server.operatorHost = operatorHost
+        server.operatorPort = operatorPort
+        server.maximumConnectionsPerAddress = maxConnectionsPerAddress
+        server.maximumPushesInFlightPerAccount = maxPushesInFlightPerAccount
+        server.maximumPushesRunning = maxPushesRunning
+        server.deviceReadsPerSecond = deviceReadsPerSecond
+        server.deviceReadBurst = deviceReadBurst
+        server.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
+        var configuration = ServeConfiguration(server: server, database: location.url, runsWorker: !noWorker)
         configuration.workerTasks = workerTasks
-        configuration.operatorHost = operatorHost
-        configuration.operatorPort = operatorPort
-        configuration.maximumConnectionsPerAddress = maxConnectionsPerAddress
-        configuration.maximumPushesInFlightPerAccount = maxPushesInFlightPerAccount
-        configuration.maximumPushesRunning = maxPushesRunning
-        configuration.deviceReadsPerSecond = deviceReadsPerSecond
-        configuration.deviceReadBurst = deviceReadBurst
-        configuration.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
         configuration.apns = try apns.configuration()
         configuration.apnsTopics = try apns.topics()
         configuration.wake = apns.wake

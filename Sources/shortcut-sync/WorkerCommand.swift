@@ -1,10 +1,8 @@
 import ArgumentParser
 import Logging
-import PostgresNIO
 import ServiceLifecycle
-import ShortcutSyncStore
+import ShortcutSyncApp
 import ShortcutSyncWake
-import ShortcutSyncWorker
 
 /// `shortcut-sync worker`: the maintenance tasks alone (DESIGN §6, §7). Any number of processes
 /// may run, beside the servers' own tasks: each task takes accounts behind their head from the
@@ -27,14 +25,8 @@ struct WorkerCommand: AsyncParsableCommand {
         let settings = try apns.configuration()
         try await settings?.validate()
         try await database.withDatabase { location in
-            try await Migrator.migrate(location.url, logger: logger)
-            // Each task holds one connection while it folds; one more reads the queue's status, one the waker's.
-            let client = PostgresClient(configuration: try await location.url.serviceClientConfiguration(maximumConnections: tasks + 2, logger: logger), backgroundLogger: logger)
-            let worker = SyncWorker(client: client, logger: logger, tasks: tasks)
-            let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: settings,
-                              notifications: NotificationSource(.dedicated(try location.url.connectionConfiguration()), channels: [.projection], logger: logger),
-                              configuration: apns.wake, logger: logger)
-            try await ServiceGroup.runUntilSignalled(location.services + [client, worker, waker], logger: logger)
+            let services = try await buildWorkerServices(database: location.url, tasks: tasks, apns: settings, wake: apns.wake, logger: logger)
+            try await ServiceGroup.runUntilSignalled(location.services + services, logger: logger)
         }
     }
 }

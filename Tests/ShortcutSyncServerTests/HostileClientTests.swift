@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import PostgresNIO
 import ShortcutSyncAPI
+import ShortcutSyncApp
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncServer
@@ -212,7 +213,7 @@ import Testing
     /// One client address holds at most its share of the connections: past it, a new one is
     /// closed as it opens; once one of its own closes, it may open another.
     @Test func oneAddressHoldsAtMostItsShareOfTheConnections() async throws {
-        try await TestServer.with(configure: { $0.maximumConnectionsPerAddress = 3 }) { server in
+        try await TestServer.with(configure: { $0.server.maximumConnectionsPerAddress = 3 }) { server in
             let port = try #require(server.baseURL.port)
             var held = try (0..<3).map { _ in try RawConnection(port: port) }
             // Each is served (the handler counted it before this answer).
@@ -239,7 +240,7 @@ import Testing
     /// refused with 429 and Retry-After, its connection closed and its body never read; once the
     /// first is answered, pushes go through again.
     @Test func anAccountsPushesUnderWayAreBoundedBeforeTheirBodiesAreRead() async throws {
-        try await TestServer.with(configure: { $0.maximumPushesInFlightPerAccount = 1 }) { server in
+        try await TestServer.with(configure: { $0.server.maximumPushesInFlightPerAccount = 1 }) { server in
             let account = try await server.createAccount()
             let phone = try await server.createDevice(accountToken: account.token)
             let mac = try await server.createDevice(accountToken: account.token)
@@ -276,7 +277,7 @@ import Testing
     /// refill itself is `PushBudgetTests`'.)
     @Test func aDeviceThatReadsPastItsBudgetIs429WhileItsOtherDevicesRead() async throws {
         let stopped = ContinuousClock.now
-        try await TestServer.with(monotonic: { stopped }, configure: { $0.deviceReadsPerSecond = 0.1; $0.deviceReadBurst = 3 }) { server in
+        try await TestServer.with(monotonic: { stopped }, configure: { $0.server.deviceReadsPerSecond = 0.1; $0.server.deviceReadBurst = 3 }) { server in
             let account = try await server.createAccount()
             let phone = try await server.createDevice(accountToken: account.token)
             let mac = try await server.createDevice(accountToken: account.token)
@@ -295,7 +296,7 @@ import Testing
     /// 503 with Retry-After and nothing of it is stored. A pull is not queued behind it. Once a
     /// place is free, pushes go through again.
     @Test func aPushThatCannotStartInTimeIs503AndStoresNothing() async throws {
-        try await TestServer.with(configure: { $0.maximumPushesRunning = 1; $0.pushStartWait = .milliseconds(300) }) { server in
+        try await TestServer.with(configure: { $0.server.maximumPushesRunning = 1; $0.server.pushStartWait = .milliseconds(300) }) { server in
             let held = try await server.createAccount()
             let heldPhone = try await server.createDevice(accountToken: held.token)
             let other = try await server.createAccount()
@@ -332,7 +333,7 @@ import Testing
 
     /// An upload that stalls is cut off at the body deadline with 408 and its connection closed.
     @Test func aBodyThatDoesNotArriveInTimeIsRefusedAndItsConnectionClosed() async throws {
-        try await TestServer.with(configure: { $0.bodyDeadline = .seconds(1) }) { server in
+        try await TestServer.with(configure: { $0.server.bodyDeadline = .seconds(1) }) { server in
             let account = try await server.createAccount()
             let device = try await server.createDevice(accountToken: account.token)
             let connection = try RawConnection(port: try #require(server.baseURL.port))
@@ -349,7 +350,7 @@ import Testing
     /// A connection that says nothing is closed after the idle timeout; a stream, which the
     /// service keeps busy with its comments, is not.
     @Test func anIdleConnectionIsClosedButAStreamStaysOpen() async throws {
-        try await TestServer.with(configure: { $0.idleTimeout = .seconds(1) }) { server in
+        try await TestServer.with(configure: { $0.server.idleTimeout = .seconds(1) }) { server in
             let account = try await server.createAccount()
             let device = try await server.createDevice(accountToken: account.token)
             let port = try #require(server.baseURL.port)
@@ -425,7 +426,7 @@ import Testing
     /// nothing of its push is stored; donations to shortcuts the account holds still go through,
     /// and a deletion makes room. (The bound is lowered here; its default is 10,000.)
     @Test func shortcutsBeyondTheAccountsBoundAreRefused() async throws {
-        try await TestServer.with(configure: { $0.maximumShortcutsPerAccount = 5 }) { server in
+        try await TestServer.with(configure: { $0.server.maximumShortcutsPerAccount = 5 }) { server in
             let account = try await server.createAccount()
             let device = try await server.createDevice(accountToken: account.token)
             let five = try await server.raw(.POST, "/v1/sync/push", token: device.token,

@@ -1,4 +1,5 @@
 import Foundation
+import ShortcutSyncApp
 import Synchronization
 import NIOHTTP1
 import ShortcutSyncDomain
@@ -46,7 +47,7 @@ import Testing
         // over the first push, nothing refills before the refused one.
         let start = ContinuousClock.now, elapsed = Mutex(Duration.zero)
         try await TestServer.with(monotonic: { start + elapsed.withLock { $0 } },
-                                  configure: { $0.pushBudget = PushBudgetConfiguration(eventsPerSecond: 0.2, burst: Limits.maxEventsPerPush) }) { server in
+                                  configure: { $0.server.pushBudget = PushBudgetConfiguration(eventsPerSecond: 0.2, burst: Limits.maxEventsPerPush) }) { server in
             let runaway = try await server.createAccount(), calm = try await server.createAccount()
             let phone = try await server.createDevice(accountToken: runaway.token)
             let tablet = try await server.createDevice(accountToken: calm.token)

@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import PostgresNIO
 import ShortcutSyncAPI
+import ShortcutSyncApp
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncServer

@@ -13,6 +13,7 @@ import ServiceLifecycle
 import ShortcutSyncAPI
 import ShortcutSyncClient
 import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncApp
 import ShortcutSyncDomain
 import ShortcutSyncServer
 import ShortcutSyncStore
@@ -35,7 +36,7 @@ struct TestServer {
         pullPageSize: Int = ProjectionStore.defaultPullPageSize,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         monotonic: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
-        configure: (inout ServerConfiguration) -> Void = { _ in },
+        configure: (inout ServeConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
         try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
@@ -53,17 +54,17 @@ struct TestServer {
         pullPageSize: Int = ProjectionStore.defaultPullPageSize,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         monotonic: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
-        configure: (inout ServerConfiguration) -> Void = { _ in },
+        configure: (inout ServeConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> Void
     ) async throws {
         let adminToken = "admin-\(UUID())"
-        var configuration = ServerConfiguration(
-            host: "127.0.0.1", port: 0, database: url, adminToken: adminToken, runsWorker: runsWorker,
-            maximumConnections: 20, keepAliveInterval: .seconds(1), degradedLag: degradedLag)
-        configuration.pullPageSize = pullPageSize
+        var server = ServerConfiguration(
+            host: "127.0.0.1", port: 0, adminToken: adminToken, maximumConnections: 20, keepAliveInterval: .seconds(1), degradedLag: degradedLag)
+        server.pullPageSize = pullPageSize
         // Tests poll and page as fast as they like; the read budget's own test sets one.
-        configuration.deviceReadsPerSecond = 1_000_000
-        configuration.deviceReadBurst = 1_000_000
+        server.deviceReadsPerSecond = 1_000_000
+        server.deviceReadBurst = 1_000_000
+        var configuration = ServeConfiguration(server: server, database: url, runsWorker: runsWorker)
         configure(&configuration)
         try await withRunningService(configuration, logger: TestDatabase.shared.logger, clock: clock, monotonic: monotonic) { running in
             try await body(TestServer(baseURL: running.baseURL, operatorURL: running.operatorURL, adminToken: adminToken, database: url, sql: sql))

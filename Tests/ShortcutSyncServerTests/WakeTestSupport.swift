@@ -5,6 +5,7 @@ import NIOHTTP1
 import PostgresNIO
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
+import ShortcutSyncApp
 import ShortcutSyncServer
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
@@ -19,7 +20,7 @@ extension TestServer {
 
     /// Points the service's waker at `standIn`, with short delays; `interval` between two wakes.
     static func wakes(_ standIn: APNsStandIn, interval: Duration = .seconds(600),
-                      delay: Duration = .milliseconds(200)) -> (inout ServerConfiguration) -> Void {
+                      delay: Duration = .milliseconds(200)) -> (inout ServeConfiguration) -> Void {
         { configuration in
             configuration.apns = APNsConfiguration(
                 keyPEM: standIn.key.privateKeyPEM, keyID: standIn.key.keyID, teamID: standIn.key.teamID,

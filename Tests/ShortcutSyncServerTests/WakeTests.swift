@@ -6,6 +6,7 @@ import NIOHTTP1
 import OpenAPIAsyncHTTPClient
 import PostgresNIO
 import ShortcutSyncAPI
+import ShortcutSyncApp
 import ShortcutSyncChildProcess
 import ShortcutSyncClient
 import ShortcutSyncDatabaseTestSupport

@@ -34,7 +34,7 @@ import Testing
             let logger = TestDatabase.shared.logger
             var outcomes: [String: Int] = [:]
             for _ in 0..<150 {
-                let outcome = try await Self.raceRound(client: client, url: url, within: .seconds(3)) { connection in
+                let outcome = try await Self.raceRound(client: client, url: url, within: .seconds(10)) { connection in
                     try await connection.guardedQuery("SELECT 1", logger: logger)
                 }
                 outcomes[outcome, default: 0] += 1

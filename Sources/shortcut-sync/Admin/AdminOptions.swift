@@ -2,8 +2,8 @@ import ArgumentParser
 import EmbeddedPostgres
 import Foundation
 import Logging
-import PostgresNIO
 import ShortcutSyncAdmin
+import ShortcutSyncApp
 import ShortcutSyncStore
 
 /// What every `admin` command takes: where the database is, and `--json`.
@@ -21,11 +21,7 @@ struct AdminOptions: ParsableArguments {
         let logger = database.logger(defaultLevel: .error)
         do {
             try await reach(logger: logger) { location in
-                try await Migrator.migrate(location.url, logger: logger)
-                let client = PostgresClient(configuration: try location.url.clientConfiguration(maximumConnections: 6), backgroundLogger: logger)
-                try await client.withRunning {
-                    try await body(Operator(client: client, logger: logger))
-                }
+                try await ShortcutSyncApp.withOperator(database: location.url, logger: logger, body)
             }
         } catch let error as ExitCode {
             throw error

@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import PostgresNIO
+import ShortcutSyncApp
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncServer
@@ -41,7 +42,7 @@ struct CitusServerTests {
     /// push answers 200, and the device's view is the fold of what it pushed.
     @Test func racingRetriesStoreEachEventOnce() async throws {
         // Six at once, past the default of four pushes of an account under way: they really race.
-        try await TestServer.with(configure: { $0.maximumPushesInFlightPerAccount = 8 }) { server in
+        try await TestServer.with(configure: { $0.server.maximumPushesInFlightPerAccount = 8 }) { server in
             let account = try await server.createAccount()
             let phone = try await server.createDevice(accountToken: account.token)
             let millis = Int64(Date().timeIntervalSince1970 * 1000)

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import ServiceLifecycle
+import ShortcutSyncServer
 
 /// Where a running service answers: its public base URL, and its operators' listener's
 /// (`/metrics`, `/readyz`).
@@ -10,11 +11,11 @@ public struct RunningService: Sendable {
     public var operatorURL: URL
 }
 
-/// Runs the service (`configuration.port` 0 for a free port) while `body` runs with its base
+/// Runs the service (`configuration.server.port` 0 for a free port) while `body` runs with its base
 /// URLs, then stops it as SIGTERM stops `serve`: gracefully, bounded, then cancelled, also when
 /// `body` throws. For programs that drive a service of their own: the demo, the tests.
 public func withRunningService<Result: Sendable>(
-    _ configuration: ServerConfiguration,
+    _ configuration: ServeConfiguration,
     logger: Logger,
     clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
     monotonic: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
@@ -43,8 +44,8 @@ public func withRunningService<Result: Sendable>(
         let outcome: Swift.Result<Result, any Error>
         do {
             outcome = .success(try await body(RunningService(
-                baseURL: URL(string: "http://\(configuration.host):\(port)")!,
-                operatorURL: URL(string: "http://\(configuration.operatorHost):\(operatorPort)")!)))
+                baseURL: URL(string: "http://\(configuration.server.host):\(port)")!,
+                operatorURL: URL(string: "http://\(configuration.server.operatorHost):\(operatorPort)")!)))
         } catch {
             outcome = .failure(error)
         }

@@ -5,64 +5,76 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import OpenAPIHummingbird
-import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncAPI
 import ShortcutSyncStore
-import ShortcutSyncWake
-import ShortcutSyncWorker
 
-/// Builds the whole service from its configuration: the `serve` command and the tests call this.
-///
-/// It wires the pool, the LISTEN hub, the change announcer, the waker of sleeping devices, the maintenance tasks (if this process runs them) and the HTTP server
-/// into one application whose services shut down gracefully together. The migrations run inside
-/// that lifecycle, on the running pool, before the HTTP server starts (`beforeServerStarts`); the
-/// maintenance tasks start once they are applied.
-public func buildApplication(
+/// What the HTTP service is built on, made by the process that runs it (`buildApplication` of
+/// `ShortcutSyncApp`): the stores on one pool, the notifications every listener of the process
+/// shares, and two hooks into the rest of the process, so that this module knows nothing of the
+/// maintenance tasks or of APNs.
+public struct ServerParts: Sendable {
+    public var accounts: AccountStore
+    public var events: PostgresEventStore
+    public var projections: ProjectionStore
+    public var pushTokens: PushTokenStore
+    public var migrator: Migrator
+    /// The process's one LISTEN connection: the streams' pokes and tokens revoked elsewhere.
+    public var notifications: SharedNotifications
+    /// What `/readyz` says of the background wakes.
+    public var wakes: @Sendable () -> WakeReadiness
+    /// Called when a push could not fold its account (it is behind): the maintenance tasks of
+    /// this process, if it runs them, look at once rather than at their next poll.
+    public var accountBehind: @Sendable () -> Void
+
+    public init(accounts: AccountStore, events: PostgresEventStore, projections: ProjectionStore, pushTokens: PushTokenStore,
+                migrator: Migrator, notifications: SharedNotifications,
+                wakes: @escaping @Sendable () -> WakeReadiness, accountBehind: @escaping @Sendable () -> Void) {
+        self.accounts = accounts
+        self.events = events
+        self.projections = projections
+        self.pushTokens = pushTokens
+        self.migrator = migrator
+        self.notifications = notifications
+        self.wakes = wakes
+        self.accountBehind = accountBehind
+    }
+}
+
+/// Builds the HTTP service on `parts`: the public listener (the API, token before body, budgets,
+/// limits) and the operators' (`/metrics`, `/readyz`), with the streams' hub and the change
+/// announcer, and `services` (the pool and whatever else the process runs) beside them, so that
+/// all shut down gracefully together. `beforeServerStarts` runs on the running services before
+/// the listeners open (the migrations).
+public func buildHTTPApplication(
     _ configuration: ServerConfiguration,
+    parts: ServerParts,
+    services: [any Service],
     logger: Logger,
-    clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-    monotonic: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
-    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
-    onOperatorsListenerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-) async throws -> some ApplicationProtocol {
-    let database = configuration.database
-    // The key is read (and a bad one refused) before anything starts.
-    let apns = configuration.runsWaker ? configuration.apns : nil
-    try await apns?.validate()
-    let client = PostgresClient(
-        configuration: try await database.serviceClientConfiguration(maximumConnections: configuration.maximumConnections, logger: logger),
-        backgroundLogger: logger)
-    let migrator = try Migrator(client: client, logger: logger)
-
-    let accounts = AccountStore(client: client, logger: logger)
-    // One LISTEN connection for the hub and the waker.
-    let notifications = SharedNotifications(NotificationSource(.dedicated(try database.connectionConfiguration()), logger: logger))
-    let hub = NotificationHub(notifications: notifications, logger: logger,
+    clock: @escaping @Sendable () -> Int64,
+    monotonic: @escaping @Sendable () -> ContinuousClock.Instant,
+    beforeServerStarts: @escaping @Sendable () async throws -> Void,
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void,
+    onOperatorsListenerRunning: @escaping @Sendable (any Channel) async -> Void
+) throws -> some ApplicationProtocol {
+    let accounts = parts.accounts
+    let hub = NotificationHub(notifications: parts.notifications, logger: logger,
                               keepAliveInterval: configuration.keepAliveInterval,
                               signedIn: { try await accounts.signedIn(among: $0) },
                               poolServes: { try await accounts.ping() })
-    let announcer = ChangeAnnouncer(projections: ProjectionStore(client: client, logger: logger), hub: hub, logger: logger)
-    let worker = configuration.runsWorker
-        ? SyncWorker(client: client, logger: logger, tasks: configuration.workerTasks)
-        : nil
-    let pushTokens = PushTokenStore(client: client, logger: logger)
-    let waker = Waker(store: pushTokens, apns: apns, notifications: notifications,
-                      configuration: configuration.wake, logger: logger)
+    let announcer = ChangeAnnouncer(projections: parts.projections, hub: hub, logger: logger)
+    var events = parts.events
+    events.maximumShortcuts = configuration.maximumShortcutsPerAccount
     let api = SyncAPI(
         accounts: accounts,
-        events: {
-            var events = PostgresEventStore(client: client, logger: logger)
-            events.maximumShortcuts = configuration.maximumShortcutsPerAccount
-            return events
-        }(),
-        projections: ProjectionStore(client: client, logger: logger, pullPageSize: configuration.pullPageSize),
-        migrator: migrator,
+        events: events,
+        projections: parts.projections,
+        migrator: parts.migrator,
         hub: hub,
         announcer: announcer,
-        pushTokens: pushTokens,
-        wakeStatus: waker.status,
-        worker: worker,
+        pushTokens: parts.pushTokens,
+        wakes: parts.wakes,
+        accountBehind: parts.accountBehind,
         degradedLag: configuration.degradedLag,
         maximumDevices: configuration.maximumDevicesPerAccount,
         acceptedTopics: configuration.acceptedTopics,
@@ -97,7 +109,6 @@ public func buildApplication(
     routes.set(router.routes.map { ($0.path.description, $0.method.rawValue) })
 
     let perAddress = ConnectionsPerAddress(limit: configuration.maximumConnectionsPerAddress, logger: logger)
-    let (migrated, migrationsApplied) = AsyncStream<Void>.makeStream()
     // The operators' listener: /metrics and /readyz, loopback by default, apart from the public one.
     let operatorRouter = Router(context: BasicRequestContext.self)
     try api.registerHandlers(on: GeneratedRoutes(router: operatorRouter) { method, path in
@@ -108,31 +119,20 @@ public func buildApplication(
         configuration: .init(address: .hostname(configuration.operatorHost, port: configuration.operatorPort), serverName: "shortcut-sync"),
         onServerRunning: onOperatorsListenerRunning,
         logger: logger)
-    var services: [any Service] = [client, hub, announcer, operators]
-    if let worker { services.append(AfterMigrations(service: worker, migrated: migrated)) }
-    // Each waits on a stream of its own: an AsyncStream hands each element to one reader only.
-    let (wakerMigrated, wakerMigrationsApplied) = AsyncStream<Void>.makeStream()
-    services.append(AfterMigrations(service: waker, migrated: wakerMigrated))
     var app = Application(
         // Every wait on the database ends within moments of its going (DESIGN §8).
         responder: DatabaseReachResponder(inner: router.buildResponder(), reach: hub.reach),
         // A connection idle for the timeout is closed (streams send a comment every 15 s, and a
-        // response being written is never idle); no more than the cap are open at once.
-        // and one client address has at most its own share of them.
+        // response being written is never idle); no more than the cap are open at once, and one
+        // client address has at most its own share of them.
         server: .http1(configuration: .init(
             additionalChannelHandlers: [perAddress.handler()], idleTimeout: .init(configuration.idleTimeout))),
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "shortcut-sync",
             availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumHTTPConnections, logger: logger)),
-        services: services,
+        services: services + [hub, announcer, operators],
         onServerRunning: onServerRunning,
         logger: logger)
-    app.beforeServerStarts {
-        try await migrator.migrate()
-        migrationsApplied.yield()
-        migrationsApplied.finish()
-        wakerMigrationsApplied.yield()
-        wakerMigrationsApplied.finish()
-    }
+    app.beforeServerStarts(perform: beforeServerStarts)
     return app
 }

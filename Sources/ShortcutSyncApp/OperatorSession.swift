@@ -1,0 +1,15 @@
+import Logging
+import PostgresNIO
+import ShortcutSyncAdmin
+import ShortcutSyncStore
+
+/// Runs `body` with an `Operator` on `database` (migrated first), on a small pool of its own that
+/// is closed when `body` ends: what every `admin` command does.
+public func withOperator<Result: Sendable>(database: DatabaseURL, logger: Logger, isolation: isolated (any Actor)? = #isolation,
+                                           _ body: (Operator) async throws -> Result) async throws -> Result {
+    try await Migrator.migrate(database, logger: logger)
+    let client = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: 6), backgroundLogger: logger)
+    return try await client.withRunning {
+        try await body(Operator(client: client, logger: logger))
+    }
+}

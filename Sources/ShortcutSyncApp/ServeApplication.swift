@@ -1,0 +1,75 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+import ShortcutSyncServer
+import ShortcutSyncStore
+import ShortcutSyncWake
+import ShortcutSyncWorker
+
+/// Builds a whole `serve` process from its configuration: the `serve` command, the demo and the
+/// tests call this.
+///
+/// It wires the pool, the one LISTEN connection, the waker of sleeping devices and the
+/// maintenance tasks (if this process runs them) to the HTTP service, into one application whose
+/// services shut down gracefully together. The migrations run inside that lifecycle, on the
+/// running pool, before the listeners open; the maintenance tasks and the waker start once they
+/// are applied.
+public func buildApplication(
+    _ configuration: ServeConfiguration,
+    logger: Logger,
+    clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
+    monotonic: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+    onOperatorsListenerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+) async throws -> some ApplicationProtocol {
+    let database = configuration.database
+    // The key is read (and a bad one refused) before anything starts.
+    let apns = configuration.runsWaker ? configuration.apns : nil
+    try await apns?.validate()
+    let client = PostgresClient(
+        configuration: try await database.serviceClientConfiguration(maximumConnections: configuration.server.maximumConnections, logger: logger),
+        backgroundLogger: logger)
+    let migrator = try Migrator(client: client, logger: logger)
+    // One LISTEN connection for the streams' hub and the waker.
+    let notifications = SharedNotifications(NotificationSource(.dedicated(try database.connectionConfiguration()), logger: logger))
+    let worker = configuration.runsWorker ? SyncWorker(client: client, logger: logger, tasks: configuration.workerTasks) : nil
+    let pushTokens = PushTokenStore(client: client, logger: logger)
+    let waker = Waker(store: pushTokens, apns: apns, notifications: notifications, configuration: configuration.wake, logger: logger)
+    let wakeStatus = waker.status
+    let parts = ServerParts(
+        accounts: AccountStore(client: client, logger: logger),
+        events: PostgresEventStore(client: client, logger: logger),
+        projections: ProjectionStore(client: client, logger: logger, pullPageSize: configuration.server.pullPageSize),
+        pushTokens: pushTokens,
+        migrator: migrator,
+        notifications: notifications,
+        wakes: {
+            let state = wakeStatus.current
+            guard case .keyRefused(let reason) = state else { return WakeReadiness(word: state.word) }
+            return WakeReadiness(word: state.word, keyRefusal: reason)
+        },
+        accountBehind: { worker?.nudge() })
+
+    // Each waits on a stream of its own: an AsyncStream hands each element to one reader only.
+    let (workerMigrated, workerMigrationsApplied) = AsyncStream<Void>.makeStream()
+    let (wakerMigrated, wakerMigrationsApplied) = AsyncStream<Void>.makeStream()
+    var services: [any Service] = [client]
+    if let worker { services.append(AfterMigrations(service: worker, migrated: workerMigrated)) }
+    services.append(AfterMigrations(service: waker, migrated: wakerMigrated))
+    var server = configuration.server
+    server.acceptedTopics = configuration.acceptedTopics
+    return try buildHTTPApplication(
+        server, parts: parts, services: services, logger: logger, clock: clock, monotonic: monotonic,
+        beforeServerStarts: {
+            try await migrator.migrate()
+            for applied in [workerMigrationsApplied, wakerMigrationsApplied] {
+                applied.yield()
+                applied.finish()
+            }
+        },
+        onServerRunning: onServerRunning,
+        onOperatorsListenerRunning: onOperatorsListenerRunning)
+}

@@ -1,0 +1,35 @@
+import ShortcutSyncServer
+import ShortcutSyncStore
+import ShortcutSyncWake
+
+/// Everything a `serve` process needs to know (`buildApplication`): its HTTP service's
+/// configuration, its database, and what else it runs beside the HTTP service — maintenance
+/// tasks and a waker of sleeping devices. The `serve` command fills it from its arguments.
+public struct ServeConfiguration: Sendable {
+    /// The listeners, limits and budgets of the HTTP service.
+    public var server: ServerConfiguration
+    public var database: DatabaseURL
+    /// Whether this process also runs maintenance tasks (any number of processes may).
+    public var runsWorker: Bool
+    /// How many maintenance tasks it runs side by side.
+    public var workerTasks = 1
+    /// APNs, for background wakes (DESIGN §6, §7); nil: no key, no wake is sent.
+    public var apns: APNsConfiguration?
+    /// The topics a push token may be registered for when this server has no key of its own (a
+    /// `worker` beside it sends the wakes): `--apns-topic`. With a key, its `topics` are the ones.
+    /// None: any app's bundle id is taken (a waker sends only to the topics it was given).
+    public var apnsTopics: Set<String> = []
+    /// When devices are woken: the delay after a change, the interval between two wakes.
+    public var wake = WakeConfiguration()
+    /// Whether this process runs a waker (every server may; tests of two servers turn it off in one).
+    public var runsWaker = true
+
+    public init(server: ServerConfiguration, database: DatabaseURL, runsWorker: Bool = true) {
+        self.server = server
+        self.database = database
+        self.runsWorker = runsWorker
+    }
+
+    /// The topics a device may register a push token for; empty: any.
+    var acceptedTopics: Set<String> { apns?.topics ?? apnsTopics }
+}

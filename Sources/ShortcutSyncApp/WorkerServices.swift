@@ -1,0 +1,23 @@
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import ShortcutSyncStore
+import ShortcutSyncWake
+import ShortcutSyncWorker
+
+/// What a `worker` process runs (DESIGN §6, §7): `tasks` maintenance tasks and, with an APNs key,
+/// a waker of sleeping devices, on a pool of their own, after migrating `database`. The services
+/// are returned in the order they start: the pool first, so it stops last. `apns` is validated by
+/// the caller, before the database is touched.
+public func buildWorkerServices(database: DatabaseURL, tasks: Int, apns: APNsConfiguration?, wake: WakeConfiguration,
+                                logger: Logger) async throws -> [any Service] {
+    try await Migrator.migrate(database, logger: logger)
+    // Each task holds one connection while it folds; one more reads the queue's status, one the waker's.
+    let client = PostgresClient(configuration: try await database.serviceClientConfiguration(maximumConnections: tasks + 2, logger: logger),
+                                backgroundLogger: logger)
+    let worker = SyncWorker(client: client, logger: logger, tasks: tasks)
+    let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: apns,
+                      notifications: NotificationSource(.dedicated(try database.connectionConfiguration()), channels: [.projection], logger: logger),
+                      configuration: wake, logger: logger)
+    return [client, worker, waker]
+}
