@@ -104,7 +104,6 @@ let package = Package(
             dependencies: [
                 "ShortcutSyncDomain",
                 "ShortcutSyncStore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -185,8 +184,6 @@ let package = Package(
             dependencies: [
                 "ShortcutSyncDomain",
                 "ShortcutSyncStore",
-                "ShortcutSyncWorker",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -261,7 +258,6 @@ let package = Package(
                 "ShortcutSyncAdmin",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -272,7 +268,6 @@ let package = Package(
             dependencies: [
                 "ShortcutSyncDomain",
                 "ShortcutSyncStore",
-                "ShortcutSyncWorker",
                 "ShortcutSyncServer",
                 "ShortcutSyncApp",
                 "ShortcutSyncBench",

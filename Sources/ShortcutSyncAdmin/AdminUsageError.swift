@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import ShortcutSyncDomain
 import ShortcutSyncStore
-import ShortcutSyncWorker
 
 /// Bad input to an `admin` command: it changes nothing and exits with status 2.
 public struct AdminUsageError: Error, Sendable, CustomStringConvertible {

@@ -1,17 +1,15 @@
 import Foundation
 import Logging
-import PostgresNIO
 import ShortcutSyncDomain
 import ShortcutSyncStore
-import ShortcutSyncWorker
 
 /// What the operators' commands do (`shortcut-sync admin …`, DESIGN §7), against one database;
 /// each returns a report the command line prints as a table or as JSON.
 public struct Operator: Sendable {
-    public let client: PostgresClient
+    public let client: DatabasePool
     public let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: DatabasePool, logger: Logger) {
         self.client = client
         self.logger = logger
     }

@@ -1,5 +1,4 @@
 import Logging
-import PostgresNIO
 import ShortcutSyncAdmin
 import ShortcutSyncStore
 
@@ -8,7 +7,7 @@ import ShortcutSyncStore
 public func withOperator<Result: Sendable>(database: DatabaseURL, logger: Logger, isolation: isolated (any Actor)? = #isolation,
                                            _ body: (Operator) async throws -> Result) async throws -> Result {
     try await Migrator.migrate(database, logger: logger)
-    let client = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: 6), backgroundLogger: logger)
+    let client = try database.commandPool(maximumConnections: 6, logger: logger)
     return try await client.withRunning {
         try await body(Operator(client: client, logger: logger))
     }

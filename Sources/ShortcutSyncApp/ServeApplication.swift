@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
-import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncServer
 import ShortcutSyncStore
@@ -29,19 +28,21 @@ public func buildApplication(
     // The key is read (and a bad one refused) before anything starts.
     let apns = configuration.runsWaker ? configuration.apns : nil
     try await apns?.validate()
-    let client = PostgresClient(
-        configuration: try await database.serviceClientConfiguration(maximumConnections: configuration.server.maximumConnections, logger: logger),
-        backgroundLogger: logger)
+    let client = try await database.servicePool(maximumConnections: configuration.server.maximumConnections, logger: logger)
     let migrator = try Migrator(client: client, logger: logger)
     // One LISTEN connection for the streams' hub and the waker.
-    let notifications = SharedNotifications(NotificationSource(.dedicated(try database.connectionConfiguration()), logger: logger))
-    let worker = configuration.runsWorker ? SyncWorker(client: client, logger: logger, tasks: configuration.workerTasks) : nil
+    let notifications = SharedNotifications(try database.notificationSource(logger: logger))
+    let worker = configuration.runsWorker ? SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, tasks: configuration.workerTasks) : nil
     let pushTokens = PushTokenStore(client: client, logger: logger)
     let waker = Waker(store: pushTokens, apns: apns, notifications: notifications, configuration: configuration.wake, logger: logger)
     let wakeStatus = waker.status
     let parts = ServerParts(
         accounts: AccountStore(client: client, logger: logger),
-        events: PostgresEventStore(client: client, logger: logger),
+        events: {
+            var events = PostgresEventStore(client: client, logger: logger)
+            events.maximumShortcuts = configuration.server.maximumShortcutsPerAccount
+            return events
+        }(),
         projections: ProjectionStore(client: client, logger: logger, pullPageSize: configuration.server.pullPageSize),
         pushTokens: pushTokens,
         migrator: migrator,

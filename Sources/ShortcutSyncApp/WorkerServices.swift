@@ -1,5 +1,4 @@
 import Logging
-import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncStore
 import ShortcutSyncWake
@@ -13,11 +12,10 @@ public func buildWorkerServices(database: DatabaseURL, tasks: Int, apns: APNsCon
                                 logger: Logger) async throws -> [any Service] {
     try await Migrator.migrate(database, logger: logger)
     // Each task holds one connection while it folds; one more reads the queue's status, one the waker's.
-    let client = PostgresClient(configuration: try await database.serviceClientConfiguration(maximumConnections: tasks + 2, logger: logger),
-                                backgroundLogger: logger)
-    let worker = SyncWorker(client: client, logger: logger, tasks: tasks)
+    let client = try await database.servicePool(maximumConnections: tasks + 2, logger: logger)
+    let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, tasks: tasks)
     let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: apns,
-                      notifications: NotificationSource(.dedicated(try database.connectionConfiguration()), channels: [.projection], logger: logger),
+                      notifications: try database.notificationSource(channels: [.projection], logger: logger),
                       configuration: wake, logger: logger)
     return [client, worker, waker]
 }

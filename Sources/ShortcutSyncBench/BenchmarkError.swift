@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import ShortcutSyncDomain
 import ShortcutSyncStore
-import ShortcutSyncWorker
 import Synchronization
 
 public struct BenchmarkError: Error, CustomStringConvertible {

@@ -155,7 +155,7 @@ public struct RebuildBenchmark: Sendable {
 
     /// Runs the maintenance tasks, one per core, until no account is behind.
     private func catchUpWithWorker(_ client: PostgresClient) async throws {
-        let worker = SyncWorker(client: client, logger: logger, tasks: max(2, ProcessInfo.processInfo.activeProcessorCount), idlePoll: .milliseconds(20))
+        let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, tasks: max(2, ProcessInfo.processInfo.activeProcessorCount), idlePoll: .milliseconds(20))
         let store = ProjectionStore(client: client, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await worker.run() }

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import ShortcutSyncDomain
 import ShortcutSyncStore
-import ShortcutSyncWorker
 import Synchronization
 
 /// The process's resident memory high-water mark, from /proc (Linux); nil elsewhere.

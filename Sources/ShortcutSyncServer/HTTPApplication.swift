@@ -15,7 +15,8 @@ import ShortcutSyncStore
 /// maintenance tasks or of APNs.
 public struct ServerParts: Sendable {
     public var accounts: AccountStore
-    public var events: PostgresEventStore
+    /// The log pushes and sign-outs are appended to, with the account's limits on shortcuts.
+    public var events: any EventStore
     public var projections: ProjectionStore
     public var pushTokens: PushTokenStore
     public var migrator: Migrator
@@ -27,7 +28,7 @@ public struct ServerParts: Sendable {
     /// this process, if it runs them, look at once rather than at their next poll.
     public var accountBehind: @Sendable () -> Void
 
-    public init(accounts: AccountStore, events: PostgresEventStore, projections: ProjectionStore, pushTokens: PushTokenStore,
+    public init(accounts: AccountStore, events: any EventStore, projections: ProjectionStore, pushTokens: PushTokenStore,
                 migrator: Migrator, notifications: SharedNotifications,
                 wakes: @escaping @Sendable () -> WakeReadiness, accountBehind: @escaping @Sendable () -> Void) {
         self.accounts = accounts
@@ -63,11 +64,9 @@ public func buildHTTPApplication(
                               signedIn: { try await accounts.signedIn(among: $0) },
                               poolServes: { try await accounts.ping() })
     let announcer = ChangeAnnouncer(projections: parts.projections, hub: hub, logger: logger)
-    var events = parts.events
-    events.maximumShortcuts = configuration.maximumShortcutsPerAccount
     let api = SyncAPI(
         accounts: accounts,
-        events: events,
+        events: parts.events,
         projections: parts.projections,
         migrator: parts.migrator,
         hub: hub,

@@ -10,7 +10,8 @@ import ShortcutSyncStore
 /// Handlers throw `APIProblem` for anything the caller did wrong; `ProblemMiddleware` renders it.
 struct SyncAPI: APIProtocol {
     let accounts: AccountStore
-    let events: PostgresEventStore
+    /// The log pushes and sign-outs are appended to (`PostgresEventStore` on PostgreSQL).
+    let events: any EventStore
     let projections: ProjectionStore
     let migrator: Migrator
     let hub: NotificationHub

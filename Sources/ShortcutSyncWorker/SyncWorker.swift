@@ -1,7 +1,6 @@
 import CoreMetrics
 import Foundation
 import Logging
-import PostgresNIO
 import ServiceLifecycle
 import ShortcutSyncDomain
 import ShortcutSyncStore
@@ -13,12 +12,13 @@ import Synchronization
 /// migration marked (`refold_pending`: its rows lack what the fold now derives).
 ///
 /// Any number of tasks, in any number of processes, run side by side; none is special. Each takes
-/// one account at a time with `FOR UPDATE SKIP LOCKED` on its head row, folds up to `batchSize` of
-/// its events in that transaction, records the folded version and commits: a task that dies
-/// leaves nothing half done, and its account is taken by another. An account whose events cannot
+/// one account at a time from the queue (`MaintenanceQueue`), which folds up to `batchSize` of its
+/// events in one transaction and records the folded version: a task that dies leaves nothing half
+/// done, and its account is taken by another. An account whose events cannot
 /// be folded is parked (with a growing pause before its next try), and the others go on.
 public struct SyncWorker: Service {
-    public let client: PostgresClient
+    /// The accounts behind their head, and how each is folded (`ProjectionStore` on PostgreSQL).
+    public let queue: any MaintenanceQueue
     public let logger: Logger
     /// The most events of one account folded in one transaction.
     public let batchSize: Int
@@ -33,9 +33,9 @@ public struct SyncWorker: Service {
     private let wakeups: [AsyncStream<Void>]
     private let wakes: [AsyncStream<Void>.Continuation]
 
-    public init(client: PostgresClient, logger: Logger, batchSize: Int = 10_000, tasks: Int = 1, idlePoll: Duration = .milliseconds(500)) {
+    public init(queue: any MaintenanceQueue, logger: Logger, batchSize: Int = 10_000, tasks: Int = 1, idlePoll: Duration = .milliseconds(500)) {
         precondition(batchSize > 0 && tasks > 0, "a worker folds at least one event with at least one task")
-        self.client = client
+        self.queue = queue
         self.logger = logger
         self.batchSize = batchSize
         self.tasks = tasks
@@ -83,7 +83,7 @@ public struct SyncWorker: Service {
                     continue
                 }
                 if folded {
-                    metrics.behind.record(try await ProjectionStore(client: client, logger: logger).status().accountsBehind)
+                    metrics.behind.record(try await queue.accountsBehind())
                     folded = false
                 }
                 guard await wakeups.next() != nil else { return }
@@ -104,52 +104,18 @@ public struct SyncWorker: Service {
     }
 
     private func foldNext(metrics: WorkerMetrics) async throws -> Bool {
-        let rows = ProjectionRowStore(tables: .live, logger: logger)
-        let log = PostgresEventStore(client: client, logger: logger)
-        var failed: (account: AccountBehind, error: any Error)?
-        let folded = try await client.withConnection { connection in
-            try await connection.inTransaction(logger: logger) { connection -> Int in
-                guard let account = try await rows.takeAccountBehind(on: connection) else { return -1 }
-                // A migration's refold reads the whole log and folds it from nothing; else up to batchSize events.
-                let upper = account.refoldPending ? account.version
-                    : account.foldedVersion + min(account.version - account.foldedVersion, Int64(batchSize))
-                let from = account.refoldPending ? 1 : account.foldedVersion + 1
-                let entries = upper < from ? []
-                    : try await log.readFoldLog(ofAccount: account.accountId, versions: from...upper, on: connection)
-                try await connection.inSavepoint("maintenance_fold", logger: logger) { connection in
-                    if account.refoldPending {
-                        try await rows.refold(account: account.accountId, events: entries.map(\.event), on: connection)
-                    } else {
-                        _ = try await rows.fold(account: account.accountId, batch: AccountBatch(events: entries.map(\.event), foldedVersion: account.foldedVersion),
-                                            on: connection)
-                    }
-                } recover: { error in
-                    guard !DatabaseAvailability.isUnavailable(error), !(error is CancellationError) else { throw error }
-                    failed = (account, error)
-                }
-                if let failed {
-                    try await rows.park(account.accountId, version: account.foldedVersion + 1, error: String(describing: failed.error),
-                                        retry: parkedRetry, on: connection)
-                    return 0
-                }
-                try await rows.setFolded(account.accountId, version: upper, refolded: account.refoldPending, on: connection)
-                try await rows.unpark(account.accountId, on: connection)
-                // A refold of an account already current changes no view: its devices are not poked.
-                if upper > account.foldedVersion {
-                    try await rows.notify(ProjectionNotification(sender: nil, versions: [account.accountId: upper]), on: connection)
-                }
-                return entries.count
-            }
-        }
-        if let failed {
-            metrics.errors.increment()
-            logger.log(level: .error, "an account's events could not be folded: it is parked, the others go on", error: failed.error, metadata: [
-                "account": "\(failed.account.accountId)", "version": "\(failed.account.foldedVersion + 1)",
-            ])
-        } else if folded >= 0 {
-            metrics.events.increment(by: folded)
+        switch try await queue.foldNextBehind(batchSize: batchSize, parkedRetry: parkedRetry) {
+        case .idle:
+            return false
+        case .folded(_, let events):
+            metrics.events.increment(by: events)
             metrics.accounts.increment()
+        case .parked(let account, let version, let error):
+            metrics.errors.increment()
+            logger.log(level: .error, "an account's events could not be folded: it is parked, the others go on", error: error, metadata: [
+                "account": "\(account)", "version": "\(version)",
+            ])
         }
-        return folded >= 0
+        return true
     }
 }

@@ -49,7 +49,7 @@ private let logger = TestDatabase.shared.logger
             let backlog = (0..<30).map { imported.donate("soup-\($0 % 4)", at: 100 + Int64($0)) }
             try await writeBacklog(backlog, account: imported.account, client: client)
             let store = ProjectionStore(client: client, logger: logger)
-            let worker = SyncWorker(client: client, logger: logger, batchSize: 7, tasks: 2)
+            let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 7, tasks: 2)
             let admin = Operator(client: client, logger: logger)
             try await whileRunning(worker) {
                 let rebuilt = try await withThrowingTaskGroup(of: RebuildReport?.self) { group in

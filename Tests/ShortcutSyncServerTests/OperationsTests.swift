@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import PostgresNIO
 import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncStore
 import ShortcutSyncTestSupport
 import ShortcutSyncWorker
 import Testing
@@ -40,7 +41,7 @@ import Testing
             #expect((behind.json["detail"] as? String)?.contains("3 events behind") == true)
 
             // Maintenance tasks elsewhere (this server runs none) fold it, and readiness is whole again.
-            let worker = SyncWorker(client: server.sql, logger: TestDatabase.shared.logger, idlePoll: .milliseconds(20))
+            let worker = SyncWorker(queue: ProjectionStore(client: server.sql, logger: TestDatabase.shared.logger), logger: TestDatabase.shared.logger, idlePoll: .milliseconds(20))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await worker.run() }
                 try await eventually("readiness is no longer degraded") {

@@ -41,7 +41,7 @@ private let logger = TestDatabase.shared.logger
 
             // The worker folds the account the second task let go of, not the held one.
             let store = ProjectionStore(client: client, logger: logger)
-            let worker = SyncWorker(client: client, logger: logger)
+            let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger)
             #expect(try await worker.foldNext())
             #expect(try await !worker.foldNext())
             #expect(try await store.head(account: other.accountId) == (1, 1))
@@ -67,7 +67,7 @@ private let logger = TestDatabase.shared.logger
                 backlogs[devices[index].account] = events
                 try await writeBacklog(events, account: devices[index].account, client: client)
             }
-            let worker = SyncWorker(client: client, logger: logger, batchSize: 1000)
+            let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 1000)
             let folds = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<4 {
                     group.addTask {

@@ -19,7 +19,7 @@ private let logger = TestDatabase.shared.logger
             var log = PushLog(client: client)
             var poisoned = DeviceScript(account: UUID(), detail: .full)
             var healthy = DeviceScript(account: UUID(), detail: .full)
-            var worker = SyncWorker(client: client, logger: logger, batchSize: 100, idlePoll: .milliseconds(20))
+            var worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 100, idlePoll: .milliseconds(20))
             worker.parkedRetry = (first: .milliseconds(50), longest: .milliseconds(200))
             func expectView(of device: DeviceScript) async throws {
                 #expect(try await store.fullView(account: device.account, device: device.deviceId)

@@ -143,7 +143,7 @@ private let logger = TestDatabase.shared.logger
             #expect(!pushed.folded && pushed.version == 5)
             #expect(try await store.status().eventsBehind == 5)
 
-            let worker = SyncWorker(client: client, logger: logger, batchSize: 2)
+            let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 2)
             #expect(try await worker.foldNext())
             #expect(try await store.head(account: phone.account) == (5, 2))
             #expect(try await store.includes(version: 2, account: phone.account))

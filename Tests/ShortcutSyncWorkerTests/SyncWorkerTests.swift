@@ -42,7 +42,7 @@ private let logger = TestDatabase.shared.logger
             let (devices, log) = try await Self.backlog(seed: 1, accounts: 12, pushes: 300, client: client)
             let store = ProjectionStore(client: client, logger: logger)
             #expect(try await store.status().accountsBehind == 12)
-            let worker = SyncWorker(client: client, logger: logger, batchSize: 17, tasks: 3, idlePoll: .milliseconds(20))
+            let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 17, tasks: 3, idlePoll: .milliseconds(20))
             try await whileRunning(worker) {
                 try await eventually("the backlog is folded", timeout: .seconds(60)) { try await store.status().accountsBehind == 0 }
             }
@@ -63,7 +63,7 @@ private let logger = TestDatabase.shared.logger
             let result = try await events.append(late.map(\.event), account: device.account, device: device.deviceId)
             #expect(result.appended == 1 && !result.folded)
             log[device.account]! += late
-            let worker = SyncWorker(client: client, logger: logger, batchSize: 7)
+            let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 7)
             while try await worker.foldNext() {}
             try await Self.expectViewsMatchTheDomain(client, devices: devices, log: log)
 
@@ -118,7 +118,7 @@ private let logger = TestDatabase.shared.logger
             }
             worker.forceStop()
             #expect(try await store.status().accountsBehind > 0, "killed before the end")
-            let others = SyncWorker(client: client, logger: logger, batchSize: 100, tasks: 2)
+            let others = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 100, tasks: 2)
             while try await others.foldNext() {}
             try await Self.expectViewsMatchTheDomain(client, devices: devices, log: log)
             #expect(try await store.rebuilder.verify().differences == [])

@@ -92,7 +92,7 @@ private let logger = TestDatabase.shared.logger
             try await Migrator(client: client, logger: logger).migrate()
             let behind = try await ProjectionStore(client: client, logger: logger).status()
             #expect(behind.accountsBehind > 0)
-            let worker = SyncWorker(client: client, logger: logger, batchSize: 50)
+            let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 50)
             var folds = 0
             while try await worker.foldNext() { folds += 1 }
             #expect(folds >= Int(behind.accountsBehind))
@@ -141,7 +141,7 @@ private let logger = TestDatabase.shared.logger
             let pushed = try await Self.pushFromTheFirstDevice(client) { script, wall in [script.donate("item-1", bundle: "com.example.soup", at: wall)] }
             #expect(pushed.folded && pushed.appended == 1)
 
-            let worker = SyncWorker(client: client, logger: logger, batchSize: 50)
+            let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 50)
             var refolds = 0
             while try await worker.foldNext() { refolds += 1 }
             #expect(refolds == 6, "each account once")

@@ -148,7 +148,7 @@ struct CitusServerTests {
             var tablet = DeviceScript(account: account.id)
             let backlog = (0..<5).map { tablet.donate("backlog-\($0)", at: millis + 10) }
             try await writeBacklog(backlog, account: account.id, client: server.sql)
-            let worker = SyncWorker(client: server.sql, logger: TestDatabase.shared.logger, batchSize: 100)
+            let worker = SyncWorker(queue: ProjectionStore(client: server.sql, logger: TestDatabase.shared.logger), logger: TestDatabase.shared.logger, batchSize: 100)
             let multi = try await counters.multiShardStatements("a fold") {
                 let folded = try await worker.foldNext()
                 #expect(folded)

@@ -38,7 +38,7 @@ extension ProjectionStore {
     /// than `timeout`. (Pushes fold themselves: after them there is nothing to do.)
     @discardableResult
     public func foldAll(batchSize: Int = 10_000, timeout: Duration = .seconds(120)) async throws -> Int {
-        let worker = SyncWorker(client: client, logger: logger, batchSize: batchSize)
+        let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: batchSize)
         let deadline = ContinuousClock.now + timeout
         var folds = 0
         while try await worker.foldNext() {

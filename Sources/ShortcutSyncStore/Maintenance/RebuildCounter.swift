@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import ShortcutSyncDomain
-import ShortcutSyncStore
 import Synchronization
 
 /// What the ranges and the catch-up of a rebuild folded so far, together.

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import ShortcutSyncDomain
-import ShortcutSyncStore
 
 /// Folds the log into the `rebuild` tables beside the live projections, compares the two and
 /// promotes the rebuild (DESIGN §6), while pushes and the maintenance tasks go on.
