@@ -45,6 +45,7 @@ public func buildApplication(
         }(),
         projections: ProjectionStore(client: client, logger: logger, pullPageSize: configuration.server.pullPageSize),
         pushTokens: pushTokens,
+        deviceSync: DeviceSyncStore(client: client, logger: logger),
         migrator: migrator,
         notifications: notifications,
         wakes: {

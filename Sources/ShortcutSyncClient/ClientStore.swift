@@ -28,8 +28,17 @@ final class ClientStore: Sendable {
                 CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 """)
         }
+        // The account version at which each change the service acknowledged was stored, so that
+        // `confirmed(_:on:)` can tell whether another device has pulled that far.
+        migrator.registerMigration("2: stored changes") { db in
+            try db.execute(sql: "CREATE TABLE stored (event_id TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        }
         try migrator.migrate(database)
     }
+
+    /// How many acknowledged changes `stored` remembers (the newest): a change older than these
+    /// is not asked about by an app that shows what it just did.
+    static let storedChangesKept = 10_000
 
     /// What the device knows of itself. (Its view is kept apart, under its own key: recording an
     /// event changes this, never the view.)
@@ -126,10 +135,34 @@ final class ClientStore: Sendable {
         try database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM outbox") ?? 0 }
     }
 
-    /// The service holds every event up to `seq`: they leave the outbox.
-    func acknowledge(through seq: Int64) throws {
+    /// The service holds every event up to `seq`, stored at or before the account's `version`:
+    /// they leave the outbox, and `stored` remembers that version for each (the newest
+    /// `storedChangesKept`).
+    func acknowledge(through seq: Int64, version: Int64) throws {
         try database.write { db in
+            let acknowledged = try String.fetchAll(db, sql: "SELECT event FROM outbox WHERE seq <= ? ORDER BY seq", arguments: [seq]).map {
+                try JSONDecoder().decode(Event.self, from: Data($0.utf8))
+            }
+            for event in acknowledged {
+                try db.execute(sql: "INSERT OR REPLACE INTO stored (event_id, version) VALUES (?, ?)", arguments: [event.id.uuidString, version])
+            }
+            try db.execute(sql: "DELETE FROM stored WHERE rowid <= (SELECT max(rowid) FROM stored) - ?", arguments: [Self.storedChangesKept])
             try db.execute(sql: "DELETE FROM outbox WHERE seq <= ?", arguments: [seq])
+        }
+    }
+
+    /// Where a change stands here: waiting in the outbox (`nil`), or stored by the service at or
+    /// before the account version given; throws for a change not known here.
+    func storedVersion(of change: UUID) throws -> Int64? {
+        try database.read { db in
+            if let version = try Int64.fetchOne(db, sql: "SELECT version FROM stored WHERE event_id = ?", arguments: [change.uuidString]) {
+                return version
+            }
+            let waiting = try String.fetchAll(db, sql: "SELECT event FROM outbox").contains {
+                (try? JSONDecoder().decode(Event.self, from: Data($0.utf8)))?.id == change
+            }
+            guard waiting else { throw ClientStoreError.unknownChange(change) }
+            return nil
         }
     }
 

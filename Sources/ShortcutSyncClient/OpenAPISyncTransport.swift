@@ -35,6 +35,15 @@ public struct OpenAPISyncTransport: SyncTransport {
         }
     }
 
+    public func devices() async throws -> DevicesAnswer {
+        switch try await client.listDevices() {
+        case .ok(let ok):
+            return DevicesAnswer(try ok.body.json)
+        case .default(let status, let problem):
+            throw Self.error(status: status, detail: (try? problem.body.applicationProblemJson).map(Self.detail) ?? "")
+        }
+    }
+
     public func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer {
         switch try await client.suggestions(query: .init(limit: Int32(clamping: limit), at: at, utcOffsetMinutes: Int32(clamping: utcOffsetMinutes))) {
         case .ok(let ok):

@@ -63,13 +63,16 @@ public actor ShortcutSyncClient {
 
     // MARK: SiriKit-like calls
 
-    /// Donates an intent interaction (`INInteraction.donate`).
-    public func donate(_ interaction: IntentDonation) throws {
+    /// Donates an intent interaction (`INInteraction.donate`); returns the change's id
+    /// (`confirmed(_:on:)`), as every call that records a change here does.
+    @discardableResult
+    public func donate(_ interaction: IntentDonation) throws -> UUID {
         try record(.donation(localized(interaction.donation(bundleId: configuration.bundleId))))
     }
 
     /// Donates a user activity eligible for prediction (`NSUserActivity.becomeCurrent`).
-    public func donate(_ activity: UserActivityDonation) throws {
+    @discardableResult
+    public func donate(_ activity: UserActivityDonation) throws -> UUID {
         try record(.donation(localized(activity.donation(bundleId: configuration.bundleId))))
     }
 
@@ -106,17 +109,20 @@ public actor ShortcutSyncClient {
     }
 
     /// `INInteraction.delete(with:)`: the app's donations with these identifiers.
-    public func deleteDonations(withIdentifiers identifiers: [String]) throws {
+    @discardableResult
+    public func deleteDonations(withIdentifiers identifiers: [String]) throws -> UUID {
         try record(.deletion(Deletion(bundleId: configuration.bundleId, selector: .identifiers(identifiers))))
     }
 
     /// `INInteraction.delete(with groupIdentifier:)`.
-    public func deleteDonations(withGroupIdentifier group: String) throws {
+    @discardableResult
+    public func deleteDonations(withGroupIdentifier group: String) throws -> UUID {
         try record(.deletion(Deletion(bundleId: configuration.bundleId, selector: .groupIdentifier(group))))
     }
 
     /// `INInteraction.deleteAll()`: every donation of the app.
-    public func deleteAllDonations() throws {
+    @discardableResult
+    public func deleteAllDonations() throws -> UUID {
         try record(.deletion(Deletion(bundleId: configuration.bundleId, selector: .all)))
     }
 
@@ -139,7 +145,8 @@ public actor ShortcutSyncClient {
     }
 
     /// Tells the service which apps are installed: this device then sees only their items.
-    public func reportInstalledApps(_ bundleIds: [String]) throws {
+    @discardableResult
+    public func reportInstalledApps(_ bundleIds: [String]) throws -> UUID {
         try record(.appsReported(AppsReported(installed: bundleIds)))
     }
 
@@ -157,9 +164,25 @@ public actor ShortcutSyncClient {
     /// The last view pulled.
     public var currentView: DeviceView { view }
 
-    /// How many events wait to be pushed.
-    public func pendingEvents() throws -> Int {
+    /// How many events wait in the outbox to be pushed.
+    public func pendingCount() throws -> Int {
         try store.pendingCount()
+    }
+
+    /// The account's signed-in devices and what each has of it (`GET /v1/devices`): "synced to
+    /// your iPad two minutes ago".
+    public func devices() async throws -> DevicesAnswer {
+        try await transport.devices()
+    }
+
+    /// Whether `change` (what a donation, a deletion or a report of apps returned) has reached
+    /// `device`: false while it waits in this device's outbox, and until `device` has pulled the
+    /// account version that stored it. Asks the service once the change is stored. Throws for a
+    /// change not made here (or among the oldest, no longer remembered).
+    public func confirmed(_ change: UUID, on device: UUID) async throws -> Bool {
+        guard let version = try store.storedVersion(of: change) else { return false }
+        let answer = try await transport.devices()
+        return answer.devices.first { $0.deviceId == device }.map { $0.syncedVersion >= version } ?? false
     }
 
     /// Every view this device pulls from now on (the current one first).
@@ -176,9 +199,12 @@ public actor ShortcutSyncClient {
         subscribers[id] = nil
     }
 
-    private func record(_ body: EventBody) throws {
-        _ = try store.enqueue(body, physicalMillis: configuration.now())
+    /// Puts the event in the outbox and wakes the push loop; returns its id, the change's.
+    @discardableResult
+    private func record(_ body: EventBody) throws -> UUID {
+        let event = try store.enqueue(body, physicalMillis: configuration.now())
         wake?.yield()
+        return event.id
     }
 
     // MARK: Syncing
@@ -200,7 +226,7 @@ public actor ShortcutSyncClient {
             guard let first = batch.first else { return version }
             switch try await transport.push(batch) {
             case .accepted(let lastAcceptedSeq, let after):
-                try store.acknowledge(through: lastAcceptedSeq)
+                try store.acknowledge(through: lastAcceptedSeq, version: after)
                 version = max(version, after)
             case .seqMismatch(let expectedSeq):
                 logger.notice("the service expects another seq: the outbox is numbered anew", metadata: [

@@ -23,6 +23,8 @@ public protocol SyncTransport: Sendable {
     /// The device's suggestions at `at` (the service's clock when nil), at most `limit`, for a
     /// device `utcOffsetMinutes` from UTC (`GET /v1/suggestions`).
     func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer
+    /// The account's signed-in devices and what each has of it (`GET /v1/devices`).
+    func devices() async throws -> DevicesAnswer
 }
 
 extension SyncTransport {
@@ -33,6 +35,11 @@ extension SyncTransport {
 
     public func deletePushToken() async throws {
         throw SyncTransportError.refused(status: 501, detail: "this transport does not register push tokens")
+    }
+
+    /// A transport that cannot list the account's devices says so, as a service without them would.
+    public func devices() async throws -> DevicesAnswer {
+        throw SyncTransportError.refused(status: 404, detail: "this transport does not list devices")
     }
 
     /// A transport that does not ask for suggestions says so, as a service without them would.

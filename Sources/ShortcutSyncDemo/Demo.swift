@@ -119,7 +119,7 @@ public struct Demo: Sendable {
         }
         for device in devices {
             let view = await device.client.currentView
-            let pending = try await device.client.pendingEvents()
+            let pending = try await device.client.pendingCount()
             write(Self.line(device.name, view, note: offline.contains(device.name) ? "offline, \(pending) waiting" : ""))
         }
     }

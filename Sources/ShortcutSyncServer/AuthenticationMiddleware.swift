@@ -20,12 +20,13 @@ struct AuthenticationMiddleware: RouterMiddleware {
     let problems: ProblemMiddleware
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let kind = Caller.required(method: request.method.rawValue, path: request.uri.path) else {
+        let token = Self.bearerToken(request.headers[.authorization])
+        guard let kind = Caller.required(method: request.method.rawValue, path: request.uri.path, token: token) else {
             return try await next(request, context)
         }
         let caller: Caller
         do {
-            guard let found = try await authenticate(Self.bearerToken(request.headers[.authorization]), as: kind) else {
+            guard let found = try await authenticate(token, as: kind) else {
                 throw APIProblem.unauthorized
             }
             caller = found

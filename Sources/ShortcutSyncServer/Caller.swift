@@ -11,12 +11,15 @@ enum Caller: Sendable, Hashable {
 
     /// The kind of token a route needs, by method and path (DESIGN §5's table); nil when it needs
     /// none. The path is read as the router reads it (`routePath`): `//v1/sync/push/` reaches the
-    /// push, so it needs the push's token, checked before its body as any push's.
-    static func required(method: String, path: String) -> Tokens.Kind? {
+    /// push, so it needs the push's token, checked before its body as any push's. A route that
+    /// takes either an account's token or a device's (`GET /v1/devices`) needs the kind `token`
+    /// has the shape of.
+    static func required(method: String, path: String, token: String? = nil) -> Tokens.Kind? {
         let path = routePath(path)
         return switch (method, path) {
         case ("POST", "/v1/accounts"): .admin
         case ("POST", "/v1/devices"): .account
+        case ("GET", "/v1/devices"): token.map { Tokens.hasShape($0, of: .account) } == true ? .account : .device
         case ("DELETE", _) where path.hasPrefix("/v1/devices/"): .account
         case ("POST", "/v1/sync/push"), ("GET", "/v1/sync/pull"), ("GET", "/v1/sync/stream"), ("GET", "/v1/suggestions"): .device
         case ("PUT", "/v1/device/push-token"), ("DELETE", "/v1/device/push-token"): .device

@@ -19,6 +19,7 @@ public struct ServerParts: Sendable {
     public var events: any EventStore
     public var projections: ProjectionStore
     public var pushTokens: PushTokenStore
+    public var deviceSync: DeviceSyncStore
     public var migrator: Migrator
     /// The process's one LISTEN connection: the streams' pokes and tokens revoked elsewhere.
     public var notifications: SharedNotifications
@@ -29,12 +30,13 @@ public struct ServerParts: Sendable {
     public var accountBehind: @Sendable () -> Void
 
     public init(accounts: AccountStore, events: any EventStore, projections: ProjectionStore, pushTokens: PushTokenStore,
-                migrator: Migrator, notifications: SharedNotifications,
+                deviceSync: DeviceSyncStore, migrator: Migrator, notifications: SharedNotifications,
                 wakes: @escaping @Sendable () -> WakeReadiness, accountBehind: @escaping @Sendable () -> Void) {
         self.accounts = accounts
         self.events = events
         self.projections = projections
         self.pushTokens = pushTokens
+        self.deviceSync = deviceSync
         self.migrator = migrator
         self.notifications = notifications
         self.wakes = wakes
@@ -72,6 +74,7 @@ public func buildHTTPApplication(
         hub: hub,
         announcer: announcer,
         pushTokens: parts.pushTokens,
+        deviceSync: parts.deviceSync,
         wakes: parts.wakes,
         accountBehind: parts.accountBehind,
         degradedLag: configuration.degradedLag,

@@ -50,3 +50,23 @@ extension SyncAPI {
         return .noContent(.init())
     }
 }
+
+extension SyncAPI {
+    /// The account's signed-in devices and what each has of it ("did my iPad get it?"), for the
+    /// account's token or any of its devices' (a device's call is one of its reads).
+    func listDevices(_ input: Operations.ListDevices.Input) async throws -> Operations.ListDevices.Output {
+        let account: UUID
+        switch Caller.current {
+        case .account(let caller): account = caller
+        case .device: account = try requireDeviceRead().account
+        default: throw APIProblem.unauthorized
+        }
+        let (version, devices) = try await deviceSync.devices(account: account)
+        return .ok(.init(body: .json(.init(version: version, devices: devices.map { device in
+            .init(deviceId: device.deviceId.uuidString, name: device.name,
+                  // Platforms are stored as the API's words, which a device was made with.
+                  platform: Components.Schemas.Platform(rawValue: device.platform) ?? .iOS,
+                  syncedVersion: device.syncedVersion, syncedAt: device.syncedAt)
+        }))))
+    }
+}

@@ -30,9 +30,9 @@ extension SyncAPI {
         }
         let codec = try await cursors.codec { try await accounts.cursorSigningKey() }
         let snapshot = try await projections.pull(account: account, device: device, cursor: input.query.cursor.flatMap(codec.cursor))
-        // The device has this version now: no wake for it (DESIGN §6). No row, no write, for a
-        // device without a push token.
-        try await pushTokens.recordPull(device: device, account: account, version: snapshot.cursor.version)
+        // The device has this version now: no wake for it (DESIGN §6), and, after the last page,
+        // the others can see that it has it (`GET /v1/devices`).
+        try await deviceSync.recordPull(device: device, account: account, version: snapshot.cursor.version, complete: !snapshot.more)
         ServerMetrics.pulls.increment()
         return .ok(.init(body: .json(.init(
             cursor: codec.text(snapshot.cursor), reset: snapshot.reset, more: snapshot.more,

@@ -20,6 +20,9 @@ struct SyncAPI: APIProtocol {
     /// Devices' push tokens (DESIGN §6): registered here, and each pull recorded, so that the
     /// waker wakes only the devices that did not pull a change.
     let pushTokens: PushTokenStore
+    /// What each device has of its account, recorded by its complete pulls (`GET /v1/devices`,
+    /// and no wake for a device that has its account's version).
+    let deviceSync: DeviceSyncStore
     /// Whether wakes can be sent (`/readyz`): off without a key, else what APNs said of it.
     let wakes: @Sendable () -> WakeReadiness
     /// A push that could not fold (its account is behind) says so: the maintenance tasks of this

@@ -68,7 +68,7 @@ import Testing
             // 2. Reopened: one more donation; the service stores the push, the app dies before the answer.
             do {
                 let second = try Self.client(server, token: phone.token, storage: storage) { StoresThenDies($0) }
-                #expect(try await second.pendingEvents() == 2)
+                #expect(try await second.pendingCount() == 2)
                 try await second.donate(Self.soup("kale"))
                 await #expect(throws: StoresThenDies.Died.self) { try await second.sync() }
             }
@@ -76,9 +76,9 @@ import Testing
 
             // 3. Reopened for good: the outbox is sent again, and nothing is stored twice.
             let third = try Self.client(server, token: phone.token, storage: storage)
-            #expect(try await third.pendingEvents() == 3)
+            #expect(try await third.pendingCount() == 3)
             try await third.sync()
-            #expect(try await third.pendingEvents() == 0)
+            #expect(try await third.pendingCount() == 0)
             let stored = try await Self.stored(server, device: phone.id)
             #expect(stored.map(\.0) == [1, 2, 3])
             #expect(Set(stored.map(\.1)).count == 3)
@@ -105,7 +105,7 @@ import Testing
             let wiped = try Self.client(server, token: phone.token, storage: Self.storage())
             try await wiped.donate(Self.soup("kale"))
             try await wiped.sync()
-            #expect(try await wiped.pendingEvents() == 0)
+            #expect(try await wiped.pendingCount() == 0)
             #expect(try await Self.stored(server, device: phone.id).map(\.0) == [1, 2, 3])
             #expect(await wiped.shortcuts().map(\.identifier) == ["kale", "leek", "tomato"])
             try await wiped.donate(Self.soup("pea"))

@@ -32,7 +32,7 @@ import Testing
         #expect(service.pushes == 2)
         #expect(service.pulls.map(\.waitFor) == [41])
         #expect(service.pulls.map(\.timeout) == [10_000])
-        #expect(try await client.pendingEvents() == 0)
+        #expect(try await client.pendingCount() == 0)
 
         try await client.sync()
         #expect(service.pushes == 2)
@@ -41,7 +41,7 @@ import Testing
         try await client.donate(ClientLibraryTests.soup("kale"))
         try await client.sync()
         #expect(service.pulls.map(\.waitFor) == [41, nil, nil])
-        #expect(try await client.pendingEvents() == 0)
+        #expect(try await client.pendingCount() == 0)
     }
 
     /// The stream says `{"version": 7}`: the running client pulls waiting for 7. A `changed`

@@ -57,7 +57,7 @@ import Testing
             let devices = try await Self.devices(2, client: client)
             let (account, device) = devices[0]
             // The second device pulled version 1: it is not behind, and gets nothing.
-            try await store.recordPull(device: devices[1].device, account: devices[1].account, version: 1)
+            try await DeviceSyncStore(client: client, logger: TestDatabase.shared.logger).recordPull(device: devices[1].device, account: devices[1].account, version: 1, complete: true)
             try await store.scheduleWakes(account: devices[1].account, version: 1, delay: .zero)
             #expect(try await store.state(device: devices[1].device, account: devices[1].account)?.dueAt == nil)
 

@@ -34,6 +34,7 @@ extension OperatorStore {
                 counts.projectionRows += try await deleteRows(of: account, from: "projection_parked_accounts", on: connection)
                 _ = try await deleteRows(of: account, from: "account_heads", on: connection)
                 _ = try await deleteRows(of: account, from: "push_tokens", on: connection)
+                _ = try await deleteRows(of: account, from: "device_sync", on: connection)
                 counts.devices = try await deleteRows(of: account, from: "devices", on: connection)
                 counts.accounts = try await deleteRows(of: account, from: "accounts", on: connection)
                 // Delivered when the erasure commits: every server ends the account's streams.

@@ -51,15 +51,6 @@ public struct PushTokenStore: Sendable {
         try await client.query("DELETE FROM push_tokens WHERE account_id = \(account) AND device_id = \(device)", logger: logger)
     }
 
-    /// Records that the device pulled its view at `version`: a device at its account's version
-    /// needs no wake. Touches no row for a device without a token.
-    public func recordPull(device: UUID, account: UUID, version: Int64) async throws {
-        try await client.query("""
-            UPDATE push_tokens SET pulled_version = \(version)
-            WHERE account_id = \(account) AND device_id = \(device) AND pulled_version < \(version)
-            """, logger: logger)
-    }
-
     /// After a change to `version` of the account: its devices with a token that have not pulled
     /// that far, and were not woken for it already, get a wake due `delay` from now (unless one is
     /// due already: the first change sets the time).
