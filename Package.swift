@@ -111,9 +111,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The `shortcut-sync` executable as a child process (`serve` among them): for the bench's
-        // service and for the tests of the command line. Foundation only.
+        // service and for the tests of the command line. Run through swift-subprocess, so that
+        // no thread of the async runtime waits for a child.
         .target(
             name: "ShortcutSyncChildProcess",
+            dependencies: [
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Background wakes (DESIGN §6): the APNs client with its provider token, and the waker

@@ -18,25 +18,46 @@ struct BenchService {
 
     /// `budgeted`: with the push budgets a person gets (`bench runaway`); else out of the way.
     /// `extraArguments`: more of `serve`'s options (`bench wake`: the APNs stand-in's).
-    init(database: DatabaseURL, workerProcess: Bool, budgeted: Bool = false, extraArguments: [String] = []) throws {
+    private init(database: DatabaseURL, workerProcess: Bool, budgeted: Bool, extraArguments: [String]) async throws {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         // The benchmarks push as fast as they can per account, far past the budget a person gets.
         let unbudgeted = budgeted ? [] : ["--push-events-per-second", "1000000000", "--push-burst", "1000000000",
                                           "--device-reads-per-second", "1000000000", "--device-read-burst", "1000000000"]
         // Every simulated device and stream comes from loopback: one address, as many connections as the service takes.
         let oneAddress = ["--max-connections-per-address", "16384"]
-        serve = try ServeProcess(executable: executable, database: .url(database.urlString), port: try EmbeddedPostgres.freeLoopbackPort(),
-                                 operatorPort: try EmbeddedPostgres.freeLoopbackPort(), adminToken: adminToken, logLevel: "error", arguments: (workerProcess ? ["--no-worker"] : []) + unbudgeted + oneAddress + extraArguments,
-                                 output: .inherited)
+        serve = try await ServeProcess(executable: executable, database: .url(database.urlString), port: try EmbeddedPostgres.freeLoopbackPort(),
+                                       operatorPort: try EmbeddedPostgres.freeLoopbackPort(), adminToken: adminToken, logLevel: "error", arguments: (workerProcess ? ["--no-worker"] : []) + unbudgeted + oneAddress + extraArguments,
+                                       output: .inherited)
         do {
-            worker = try workerProcess
-                ? CommandProcess(executable: executable, arguments: ["worker", "--log-level", "error"],
-                                 environment: ["DATABASE_URL": database.urlString], output: .inherited)
+            worker = workerProcess
+                ? try await CommandProcess(executable: executable, arguments: ["worker", "--log-level", "error"],
+                                           environment: ["DATABASE_URL": database.urlString], output: .inherited)
                 : nil
         } catch {
-            serve.stop()
+            await serve.stop()
             throw error
         }
+    }
+
+    /// Starts the service, waits until it is ready and runs `body` with it; stops it afterwards
+    /// whatever `body` did (its error, if any, is rethrown after the stop): a `defer` cannot wait
+    /// for it to end, and the next benchmark's service must not share the machine with it.
+    /// The arguments are `init`'s.
+    static func with<Result: Sendable>(
+        database: DatabaseURL, workerProcess: Bool, budgeted: Bool = false, extraArguments: [String] = [],
+        _ body: (BenchService) async throws -> Result
+    ) async throws -> Result {
+        let service = try await BenchService(database: database, workerProcess: workerProcess, budgeted: budgeted,
+                                             extraArguments: extraArguments)
+        let outcome: Swift.Result<Result, any Error>
+        do {
+            try await service.waitUntilReady()
+            outcome = .success(try await body(service))
+        } catch {
+            outcome = .failure(error)
+        }
+        await service.stop()
+        return try outcome.get()
     }
 
     var url: URL { serve.url }
@@ -45,7 +66,7 @@ struct BenchService {
     var workerPID: Int32? { worker?.processIdentifier }
 
     /// Waits up to 60 s until the service answers `/readyz` with 200.
-    func waitUntilReady() async throws {
+    private func waitUntilReady() async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             guard serve.isRunning else { throw BenchError("the service ended at start (status \(serve.exitStatus.map(String.init) ?? "?"))") }
@@ -59,9 +80,9 @@ struct BenchService {
     }
 
     /// Stops the worker, then the service (SIGTERM), waiting for each.
-    func stop() {
-        worker?.stop()
-        serve.stop()
+    func stop() async {
+        await worker?.stop()
+        await serve.stop()
     }
 }
 

@@ -58,25 +58,24 @@ extension PushBenchmark {
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
-        let service = try BenchService(database: url, workerProcess: workerProcess)
-        defer { service.stop() }
-        try await service.waitUntilReady()
-        report("service: pid \(service.servicePID) on \(service.url.absoluteString), database \(url.database)"
-            + (service.workerPID.map { ", worker: pid \($0)" } ?? ""))
+        try await BenchService.with(database: url, workerProcess: workerProcess) { service in
+            report("service: pid \(service.servicePID) on \(service.url.absoluteString), database \(url.database)"
+                + (service.workerPID.map { ", worker: pid \($0)" } ?? ""))
 
-        var benchmark = PushBenchmark(service: service.url, operators: service.operators, adminToken: service.adminToken, database: url,
-                                      servicePID: service.servicePID, workerPID: service.workerPID,
-                                      duration: load.duration, logger: logger)
-        benchmark.report = { report("  \($0)") }
-        let measure = benchmark
-        return try await withBenchHTTPClient(connections: load.streams + 1024) { http in
-            try await interruptible {
-                var throughput: [Throughput] = []
-                for scenario in scenarios {
-                    throughput.append(try await measure.throughput(scenario, http: http))
+            var benchmark = PushBenchmark(service: service.url, operators: service.operators, adminToken: service.adminToken, database: url,
+                                          servicePID: service.servicePID, workerPID: service.workerPID,
+                                          duration: load.duration, logger: logger)
+            benchmark.report = { report("  \($0)") }
+            let measure = benchmark
+            return try await withBenchHTTPClient(connections: load.streams + 1024) { http in
+                try await interruptible {
+                    var throughput: [Throughput] = []
+                    for scenario in scenarios {
+                        throughput.append(try await measure.throughput(scenario, http: http))
+                    }
+                    let latency = try await measure.endToEnd(streams: load.streams, samples: load.samples, http: http)
+                    return Results(throughput: throughput, latency: latency)
                 }
-                let latency = try await measure.endToEnd(streams: load.streams, samples: load.samples, http: http)
-                return Results(throughput: throughput, latency: latency)
             }
         }
     }

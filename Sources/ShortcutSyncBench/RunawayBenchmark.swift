@@ -57,17 +57,16 @@ public struct RunawayBenchmark: Sendable {
         interruptible: (@escaping @Sendable () async throws -> Result) async throws -> Result
     ) async throws -> Result {
         try await withFreshDatabase(on: server, logger: logger) { url in
-            let service = try BenchService(database: url, workerProcess: false, budgeted: true)
-            defer { service.stop() }
-            try await service.waitUntilReady()
-            report("service: pid \(service.servicePID) on \(service.url.absoluteString), with a person's push budgets")
-            let benchmark = RunawayBenchmark(
-                load: load,
-                sustained: SustainedBenchmark(service: service.url, adminToken: service.adminToken, load: .init(), logger: logger),
-                registrar: PushBenchmark(service: service.url, operators: service.operators, adminToken: service.adminToken, database: url,
-                                         servicePID: service.servicePID, duration: load.duration, logger: logger))
-            return try await withBenchHTTPClient(connections: load.calmAccounts + load.runawayDevices + 64) { http in
-                try await interruptible { try await benchmark.measure(http: http, report: report) }
+            try await BenchService.with(database: url, workerProcess: false, budgeted: true) { service in
+                report("service: pid \(service.servicePID) on \(service.url.absoluteString), with a person's push budgets")
+                let benchmark = RunawayBenchmark(
+                    load: load,
+                    sustained: SustainedBenchmark(service: service.url, adminToken: service.adminToken, load: .init(), logger: logger),
+                    registrar: PushBenchmark(service: service.url, operators: service.operators, adminToken: service.adminToken, database: url,
+                                             servicePID: service.servicePID, duration: load.duration, logger: logger))
+                return try await withBenchHTTPClient(connections: load.calmAccounts + load.runawayDevices + 64) { http in
+                    try await interruptible { try await benchmark.measure(http: http, report: report) }
+                }
             }
         }
     }

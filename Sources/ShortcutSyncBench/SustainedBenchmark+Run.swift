@@ -26,19 +26,18 @@ extension SustainedBenchmark {
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Result) async throws -> Result
     ) async throws -> Result {
-        let service = try BenchService(database: url, workerProcess: false)
-        defer { service.stop() }
-        try await service.waitUntilReady()
-        report("service: pid \(service.servicePID) on \(service.url.absoluteString), database \(url.database)")
+        try await BenchService.with(database: url, workerProcess: false) { service in
+            report("service: pid \(service.servicePID) on \(service.url.absoluteString), database \(url.database)")
 
-        var benchmark = SustainedBenchmark(service: service.url, adminToken: service.adminToken, load: load, logger: logger)
-        benchmark.report = { report("  \($0)") }
-        let registrar = PushBenchmark(service: service.url, operators: service.operators, adminToken: service.adminToken, database: url,
-                                      servicePID: service.servicePID, duration: load.duration, logger: logger)
-        let measure = benchmark
-        // Every device holds a connection: the readers' streams, the pushers' pushes, and the setup's.
-        return try await withBenchHTTPClient(connections: 2 * (load.accounts + load.sampleAccounts) + 64) { http in
-            try await interruptible { try await measure.measure(registrar: registrar, http: http) }
+            var benchmark = SustainedBenchmark(service: service.url, adminToken: service.adminToken, load: load, logger: logger)
+            benchmark.report = { report("  \($0)") }
+            let registrar = PushBenchmark(service: service.url, operators: service.operators, adminToken: service.adminToken, database: url,
+                                          servicePID: service.servicePID, duration: load.duration, logger: logger)
+            let measure = benchmark
+            // Every device holds a connection: the readers' streams, the pushers' pushes, and the setup's.
+            return try await withBenchHTTPClient(connections: 2 * (load.accounts + load.sampleAccounts) + 64) { http in
+                try await interruptible { try await measure.measure(registrar: registrar, http: http) }
+            }
         }
     }
 

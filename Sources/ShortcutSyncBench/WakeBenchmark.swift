@@ -67,14 +67,13 @@ public struct WakeBenchmark: Sendable {
                 throw BenchError("could not write the stand-in's key and certificate under \(directory.path)")
             }
             return try await withFreshDatabase(on: server, logger: logger) { url in
-                let service = try BenchService(database: url, workerProcess: false, extraArguments: [
+                try await BenchService.with(database: url, workerProcess: false, extraArguments: [
                     "--apns-key-file", keyFile.path, "--apns-key-id", standIn.key.keyID, "--apns-team-id", standIn.key.teamID,
                     "--apns-url", standIn.url.absoluteString, "--apns-ca-file", authorityFile.path, "--apns-topic", "com.example.soup",
-                ])
-                defer { service.stop() }
-                try await service.waitUntilReady()
-                report("service: pid \(service.servicePID) on \(service.url.absoluteString), APNs stand-in on \(standIn.url.absoluteString)")
-                return try await measure(service: service, standIn: standIn, load: load, report: report)
+                ]) { service in
+                    report("service: pid \(service.servicePID) on \(service.url.absoluteString), APNs stand-in on \(standIn.url.absoluteString)")
+                    return try await measure(service: service, standIn: standIn, load: load, report: report)
+                }
             }
         }
     }

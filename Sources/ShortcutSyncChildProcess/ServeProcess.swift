@@ -6,7 +6,7 @@ import Glibc
 /// `shortcut-sync serve` as a child process on a port of its own: for the tests of what happens
 /// to the process and its embedded PostgreSQL, and for the push benchmark, whose service's
 /// memory and CPU must be its own.
-public final class ServeProcess: @unchecked Sendable {
+public final class ServeProcess: Sendable {
     /// Where the service finds its database.
     public enum Database: Sendable {
         /// A server's URL, given in the environment (`DATABASE_URL`): it may hold a password.
@@ -28,7 +28,7 @@ public final class ServeProcess: @unchecked Sendable {
     /// `adminToken` is given in the environment (`SHORTCUT_SYNC_ADMIN_TOKEN`); without one, a
     /// `serve` on the embedded PostgreSQL makes its own and keeps it in its data directory.
     public init(executable: URL, database: Database, port: Int, operatorPort: Int, adminToken: String?, logLevel: String,
-                arguments: [String] = [], output: CommandProcess.Output) throws {
+                arguments: [String] = [], output: CommandProcess.Output) async throws {
         self.port = port
         self.operatorPort = operatorPort
         givenAdminToken = adminToken
@@ -43,8 +43,8 @@ public final class ServeProcess: @unchecked Sendable {
             options += ["--data-dir", directory.path]
             environment.updateValue(nil, forKey: "DATABASE_URL")
         }
-        command = try CommandProcess(executable: executable, arguments: options + ["--log-level", logLevel] + arguments,
-                                     environment: environment, output: output)
+        command = try await CommandProcess(executable: executable, arguments: options + ["--log-level", logLevel] + arguments,
+                                           environment: environment, output: output)
     }
 
     /// Where a `serve` on the embedded PostgreSQL under `dataDirectory` keeps the admin token it makes.
@@ -85,7 +85,7 @@ public final class ServeProcess: @unchecked Sendable {
     }
 
     /// Asks it to shut down (SIGTERM) and waits until it has.
-    public func stop() {
-        command.stop()
+    public func stop() async {
+        await command.stop()
     }
 }

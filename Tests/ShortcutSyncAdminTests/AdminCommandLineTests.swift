@@ -111,8 +111,8 @@ private let logger = TestDatabase.shared.logger
             try await register([phone], client: client)
             var log = PushLog(client: client)
             try await log.push(phone, [phone.donate("tomato", at: 100)])
-            let follow = try CommandProcess(["admin", "events", "--account", phone.account.uuidString, "--after", "0", "--follow", "--json",
-                                             "--database-url", url.urlString])
+            let follow = try await CommandProcess(["admin", "events", "--account", phone.account.uuidString, "--after", "0", "--follow", "--json",
+                                                   "--database-url", url.urlString])
             defer { follow.forceStop() }
             try await eventually("the first event is printed") { follow.output.contains("\"identifier\":\"tomato\"") }
             try await log.push(phone, [phone.donate("leek", at: 110)])

@@ -195,7 +195,7 @@ import Testing
     /// reconnects, and a change another device pushes afterwards reaches it.
     @Test func theStreamReconnectsAfterTheServiceRestarts() async throws {
         let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("shortcut-sync-client-\(UUID().uuidString.prefix(8))")
-        let first = try ServeProcess(dataDirectory: directory)
+        let first = try await ServeProcess(dataDirectory: directory)
         defer { first.forceStop() }
         try await ShutdownTests.waitUntilReady(first)
         let base = URL(string: first.baseURL)!
@@ -225,7 +225,7 @@ import Testing
 
         first.send(SIGTERM)
         #expect(try await first.waitForExit(timeout: .seconds(15)) != nil)
-        let second = try ServeProcess(dataDirectory: directory, port: first.port)
+        let second = try await ServeProcess(dataDirectory: directory, port: first.port)
         defer { second.forceStop() }
         try await ShutdownTests.waitUntilReady(second)
 

@@ -57,7 +57,7 @@ import Glibc
     private static func run(_ fault: Fault, cluster: EmbeddedPostgres, directory: URL, connection: EmbeddedPostgres.Connection) async throws {
         let url = connection.url(database: "faults")
         try await DatabaseURL(url).createDatabaseIfMissing(logger: TestDatabase.shared.logger)
-        let serve = try ServeProcess(databaseURL: url)
+        let serve = try await ServeProcess(databaseURL: url)
         defer { serve.command.forceStop() }
         try await ShutdownTests.waitUntilReady(serve)
 

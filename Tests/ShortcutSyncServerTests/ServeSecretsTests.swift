@@ -22,7 +22,7 @@ import Glibc
 
     @Test func serveKeepsTheAdminTokenItMakesInAnOwnerOnlyFileAndPrintsNoSecret() async throws {
         let directory = ShutdownTests.dataDirectory()
-        let serve = try ServeProcess(dataDirectory: directory, givesAdminToken: false)
+        let serve = try await ServeProcess(dataDirectory: directory, givesAdminToken: false)
         defer { serve.forceStop() }
         try await ShutdownTests.waitUntilReady(serve)
 
@@ -53,7 +53,7 @@ import Glibc
         // The next start on the same data directory keeps the token.
         serve.send(SIGTERM)
         #expect(try await serve.waitForExit(timeout: .seconds(15)) != nil)
-        let again = try ServeProcess(dataDirectory: directory, givesAdminToken: false)
+        let again = try await ServeProcess(dataDirectory: directory, givesAdminToken: false)
         defer { again.forceStop() }
         try await ShutdownTests.waitUntilReady(again)
         #expect(SecretFile(again.adminTokenFile).read() == token)
@@ -62,7 +62,7 @@ import Glibc
     }
 
     @Test func aGivenAdminTokenIsNeitherPrintedNorWrittenDown() async throws {
-        let serve = try ServeProcess(dataDirectory: ShutdownTests.dataDirectory())
+        let serve = try await ServeProcess(dataDirectory: ShutdownTests.dataDirectory())
         defer { serve.forceStop() }
         try await ShutdownTests.waitUntilReady(serve)
         #expect(!serve.output.contains(serve.adminToken), "\(serve.output)")

@@ -55,7 +55,7 @@ import Glibc
     }
 
     @Test func sigtermWithAnOpenStreamAndAWaitingPullEndsWithinTenSecondsAndStopsItsPostgres() async throws {
-        let serve = try ServeProcess(dataDirectory: Self.dataDirectory(), arguments: ["--no-worker"])
+        let serve = try await ServeProcess(dataDirectory: Self.dataDirectory(), arguments: ["--no-worker"])
         defer { serve.forceStop() }
         try await Self.waitUntilReady(serve)
         let device = try await Self.signIn(serve)
@@ -96,7 +96,7 @@ import Glibc
 
     @Test func aClusterLeftRunningByAKilledServeIsTakenOverByTheNextOne() async throws {
         let directory = Self.dataDirectory()
-        let first = try ServeProcess(dataDirectory: directory)
+        let first = try await ServeProcess(dataDirectory: directory)
         defer { first.forceStop() }
         try await Self.waitUntilReady(first)
         let postmaster = try #require(first.postmaster)
@@ -104,7 +104,7 @@ import Glibc
         #expect(try await first.waitForExit(timeout: .seconds(10)) != nil)
         #expect(EmbeddedPostgres.isRunning(postmaster), "a killed serve cannot stop its cluster")
 
-        let second = try ServeProcess(dataDirectory: directory)
+        let second = try await ServeProcess(dataDirectory: directory)
         defer { second.forceStop() }
         try await Self.waitUntilReady(second)
         #expect(second.postmaster == postmaster, "the next serve reuses the running cluster")

@@ -253,10 +253,10 @@ import Testing
                 let keyFile = directory.appendingPathComponent("AuthKey.p8"), authority = directory.appendingPathComponent("ca.pem")
                 try Data(standIn.key.privateKeyPEM.utf8).write(to: keyFile)
                 try Data(standIn.authorityPEM.utf8).write(to: authority)
-                let worker = try CommandProcess(["worker", "--database-url", url.urlString, "--wake-delay", "0.2",
-                                                 "--apns-key-file", keyFile.path, "--apns-key-id", standIn.key.keyID,
-                                                 "--apns-team-id", standIn.key.teamID, "--apns-topic", "com.example.shortcuts",
-                                                 "--apns-url", standIn.url.absoluteString, "--apns-ca-file", authority.path])
+                let worker = try await CommandProcess(["worker", "--database-url", url.urlString, "--wake-delay", "0.2",
+                                                       "--apns-key-file", keyFile.path, "--apns-key-id", standIn.key.keyID,
+                                                       "--apns-team-id", standIn.key.teamID, "--apns-topic", "com.example.shortcuts",
+                                                       "--apns-url", standIn.url.absoluteString, "--apns-ca-file", authority.path])
                 defer { worker.forceStop() }
                 try await TestServer.with(database: url, sql: sql, configure: { $0.runsWaker = false }) { server in
                     let home = try await Self.household(server)
@@ -265,7 +265,7 @@ import Testing
                     #expect(received.map(\.deviceToken) == [home.padToken])
                     #expect(received.first?.status == 200)
                 }
-                worker.stop()
+                await worker.stop()
                 #expect(try await worker.waitForExit(timeout: .seconds(15)), "the worker stops on SIGTERM")
             }
         }

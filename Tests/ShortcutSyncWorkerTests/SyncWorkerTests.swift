@@ -107,7 +107,7 @@ private let logger = TestDatabase.shared.logger
         try await TestDatabase.withClient { client, url in
             let (devices, log) = try await Self.backlog(seed: 4, accounts: 40, pushes: 2_000, client: client)
             let store = ProjectionStore(client: client, logger: logger)
-            let worker = try CommandProcess(["worker", "--tasks", "2", "--log-level", "error"], environment: ["DATABASE_URL": url.urlString])
+            let worker = try await CommandProcess(["worker", "--tasks", "2", "--log-level", "error"], environment: ["DATABASE_URL": url.urlString])
             do {
                 try await eventually("the worker process has folded some accounts", timeout: .seconds(60)) {
                     try await store.status().accountsBehind < 35

@@ -59,12 +59,11 @@ public struct SuggestionBenchmark: Sendable {
     /// Runs on a fresh database of `server` (dropped afterwards) with the service as a child process.
     public static func run(server: DatabaseURL, load: Load, logger: Logger, report: @escaping @Sendable (String) -> Void) async throws -> Result {
         try await withFreshDatabase(on: server, logger: logger) { url in
-            let service = try BenchService(database: url, workerProcess: false)
-            defer { service.stop() }
-            try await service.waitUntilReady()
-            report("service: pid \(service.servicePID) on \(service.url.absoluteString)")
-            let benchmark = SuggestionBenchmark(service: service.url, adminToken: service.adminToken, load: load, logger: logger)
-            return try await benchmark.measure(report: report)
+            try await BenchService.with(database: url, workerProcess: false) { service in
+                report("service: pid \(service.servicePID) on \(service.url.absoluteString)")
+                let benchmark = SuggestionBenchmark(service: service.url, adminToken: service.adminToken, load: load, logger: logger)
+                return try await benchmark.measure(report: report)
+            }
         }
     }
 

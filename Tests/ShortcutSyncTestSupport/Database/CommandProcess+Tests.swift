@@ -6,17 +6,17 @@ extension CommandProcess {
     /// kept apart: for tests of the command line (exit statuses, what it prints). `environment`
     /// sets (or, with nil, removes) variables of the tests' own, from which `DATABASE_URL` is
     /// always removed.
-    public convenience init(_ arguments: [String], environment: [String: String?] = [:], standardInput: String? = nil) throws {
+    public convenience init(_ arguments: [String], environment: [String: String?] = [:], standardInput: String? = nil) async throws {
         var changes: [String: String?] = ["DATABASE_URL": .none]
         changes.merge(environment) { $1 }
-        try self.init(executable: try Self.shortcutSync(), arguments: arguments, environment: changes,
-                      standardInput: standardInput, output: .kept)
+        try await self.init(executable: try Self.shortcutSync(), arguments: arguments, environment: changes,
+                            standardInput: standardInput, output: .kept)
     }
 
     /// Runs the command to its end (killing it after `timeout`) and returns it.
     public static func run(_ arguments: [String], environment: [String: String?] = [:], standardInput: String? = nil,
                            timeout: Duration = .seconds(60)) async throws -> CommandProcess {
-        let command = try CommandProcess(arguments, environment: environment, standardInput: standardInput)
+        let command = try await CommandProcess(arguments, environment: environment, standardInput: standardInput)
         guard try await command.waitForExit(timeout: timeout) else {
             command.forceStop()
             throw ServeProcessError("shortcut-sync \(arguments.joined(separator: " ")) did not end within \(timeout)")

@@ -13,19 +13,19 @@ extension ServeProcess {
     ///
     /// `forceStop()` kills whatever is left — the child and the cluster's postmaster — so a
     /// failing test leaves nothing running; call it in a `defer`.
-    public convenience init(dataDirectory: URL, port: Int? = nil, arguments: [String] = [], givesAdminToken: Bool = true) throws {
-        try self.init(executable: try CommandProcess.shortcutSync(), database: .embedded(dataDirectory: dataDirectory),
-                      port: try port ?? EmbeddedPostgres.freeLoopbackPort(), operatorPort: try EmbeddedPostgres.freeLoopbackPort(), adminToken: givesAdminToken ? "admin-\(UUID())" : nil,
-                      logLevel: "info", arguments: arguments, output: .kept)
+    public convenience init(dataDirectory: URL, port: Int? = nil, arguments: [String] = [], givesAdminToken: Bool = true) async throws {
+        try await self.init(executable: try CommandProcess.shortcutSync(), database: .embedded(dataDirectory: dataDirectory),
+                            port: try port ?? EmbeddedPostgres.freeLoopbackPort(), operatorPort: try EmbeddedPostgres.freeLoopbackPort(), adminToken: givesAdminToken ? "admin-\(UUID())" : nil,
+                            logLevel: "info", arguments: arguments, output: .kept)
     }
 
     /// Starts the real `shortcut-sync serve` on the database at `databaseURL` (`DATABASE_URL`),
     /// on a free port, with an admin token of its own, its output kept. `forceStop()` is for the
     /// embedded PostgreSQL only: stop this one with `command.forceStop()`.
-    public convenience init(databaseURL: String, arguments: [String] = []) throws {
-        try self.init(executable: try CommandProcess.shortcutSync(), database: .url(databaseURL),
-                      port: try EmbeddedPostgres.freeLoopbackPort(), operatorPort: try EmbeddedPostgres.freeLoopbackPort(), adminToken: "admin-\(UUID())",
-                      logLevel: "info", arguments: arguments, output: .kept)
+    public convenience init(databaseURL: String, arguments: [String] = []) async throws {
+        try await self.init(executable: try CommandProcess.shortcutSync(), database: .url(databaseURL),
+                            port: try EmbeddedPostgres.freeLoopbackPort(), operatorPort: try EmbeddedPostgres.freeLoopbackPort(), adminToken: "admin-\(UUID())",
+                            logLevel: "info", arguments: arguments, output: .kept)
     }
 
     /// Where `serve` keeps the admin token it makes when given none.
@@ -36,10 +36,10 @@ extension ServeProcess {
 
     /// Kills the child and the cluster's postmaster if they still run, and removes the data directory.
     public func forceStop() {
-        // The postmaster first: one that held a descriptor of the child would keep Foundation
-        // from ever seeing the child end, and `command.forceStop()` waits for that.
-        Postmaster.quit(dataDirectory: embeddedDataDirectory)
+        // The child, then its cluster: `Postmaster.quit` waits for the postmaster to end, so that
+        // nothing writes into the data directory as it is removed.
         command.forceStop()
+        Postmaster.quit(dataDirectory: embeddedDataDirectory)
         try? FileManager.default.removeItem(at: embeddedDataDirectory)
     }
 
