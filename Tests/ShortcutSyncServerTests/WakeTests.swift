@@ -265,7 +265,7 @@ import Testing
                     #expect(received.map(\.deviceToken) == [home.padToken])
                     #expect(received.first?.status == 200)
                 }
-                await worker.stop()
+                worker.send(SIGTERM)
                 #expect(try await worker.waitForExit(timeout: .seconds(15)), "the worker stops on SIGTERM")
             }
         }

@@ -108,15 +108,13 @@ private let logger = TestDatabase.shared.logger
             let (devices, log) = try await Self.backlog(seed: 4, accounts: 40, pushes: 2_000, client: client)
             let store = ProjectionStore(client: client, logger: logger)
             let worker = try await CommandProcess(["worker", "--tasks", "2", "--log-level", "error"], environment: ["DATABASE_URL": url.urlString])
-            do {
-                try await eventually("the worker process has folded some accounts", timeout: .seconds(60)) {
-                    try await store.status().accountsBehind < 35
-                }
-            } catch {
-                worker.forceStop()
-                throw error
+            defer { worker.forceStop() }
+            try await eventually("the worker process has folded some accounts", timeout: .seconds(60)) {
+                try await store.status().accountsBehind < 35
             }
-            worker.forceStop()
+            worker.send(SIGKILL)
+            // Gone before the others start: they must not race a worker that is still dying.
+            try #require(try await worker.waitForExit(timeout: .seconds(10)), "the killed worker ended")
             #expect(try await store.status().accountsBehind > 0, "killed before the end")
             let others = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 100, tasks: 2)
             while try await others.foldNext() {}
