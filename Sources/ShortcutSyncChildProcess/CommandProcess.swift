@@ -40,8 +40,12 @@ public final class CommandProcess: Sendable {
         for (name, value) in changes {
             if let key = Environment.Key(rawValue: name) { environment.updateValue(value, forKey: key) }
         }
+        // A process group of its own, as Foundation's Process gave it: a terminal's Ctrl-C reaches
+        // this process alone, which stops its children itself, in its own order.
+        var options = PlatformOptions()
+        options.processGroupID = 0
         let configuration = Configuration(executable: .path(FilePath(executable.path)), arguments: Arguments(arguments),
-                                          environment: .inherit.updating(environment))
+                                          environment: .inherit.updating(environment), platformOptions: options)
         let paths: (output: String, error: String)?
         let files: (output: FileDescriptor, error: FileDescriptor)
         switch output {

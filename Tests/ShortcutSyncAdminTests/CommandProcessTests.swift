@@ -33,6 +33,7 @@ import Glibc
         let command = try await CommandProcess(executable: Self.shell, arguments: ["-c", "exec sleep 60"], output: .kept)
         defer { command.forceStop() }
         #expect(command.isRunning)
+        #expect(getpgid(command.processIdentifier) == command.processIdentifier, "a process group of its own: a terminal's Ctrl-C is not its")
         await command.stop()
         #expect(command.exitStatus == 128 + SIGTERM, "a signalled child's status is the shell's")
     }
