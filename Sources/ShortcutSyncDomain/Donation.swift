@@ -43,26 +43,59 @@ public struct Donation: Sendable, Hashable, Codable {
         self.utcOffsetMinutes = utcOffsetMinutes
     }
 
-    enum CodingKeys: String, CodingKey {
-        case bundleId, identifier, kind, activityType, intentType, title, subtitle, groupIdentifier
-        case suggestedInvocationPhrase, keywords, eligibleForSearch, eligibleForPrediction, parameters, utcOffsetMinutes
+    /// The fields in the order every reader checks them and every writer writes them
+    /// (`visitFields` declares them).
+    public static let fields: [DonationField] = {
+        var list = DonationFieldList()
+        visitFields(&list)
+        return list.fields
+    }()
+
+    /// Shows `visitor` each field, in the order every reader checks them and every writer writes
+    /// them (DESIGN §2): the one declaration of a donation's fields. Adding a field: a property
+    /// (and its `init` parameter) above, a line here, and its schema in `openapi.yaml`
+    /// (`DonationFieldTests` fails until the two agree).
+    @inline(__always)  // so that each visit's shape and access are known where it is used
+    static func visitFields<Visitor: DonationFieldVisitor>(_ visitor: inout Visitor) {
+        visitor.bundleId("bundleId", Access(\.bundleId, { $0.bundleId = $1 }))
+        visitor.text("identifier", Access(\.identifier, { $0.identifier = $1 }), length: Limits.identifierLength)
+        visitor.kind("kind", Access(\.kind, { $0.kind = $1 }))
+        visitor.optionalText("activityType", Access(\.activityType, { $0.activityType = $1 }),
+                             length: Limits.identifierLength, requiredFor: .userActivity)
+        visitor.optionalText("intentType", Access(\.intentType, { $0.intentType = $1 }),
+                             length: Limits.identifierLength, requiredFor: .intent)
+        visitor.text("title", Access(\.title, { $0.title = $1 }), length: Limits.titleLength)
+        visitor.optionalText("subtitle", Access(\.subtitle, { $0.subtitle = $1 }), length: Limits.titleLength, requiredFor: nil)
+        visitor.optionalText("groupIdentifier", Access(\.groupIdentifier, { $0.groupIdentifier = $1 }),
+                             length: Limits.identifierLength, requiredFor: nil)
+        visitor.phrase("suggestedInvocationPhrase", Access(\.suggestedInvocationPhrase, { $0.suggestedInvocationPhrase = $1 }))
+        visitor.texts("keywords", Access(\.keywords, { $0.keywords = $1 }), maxCount: Limits.maxKeywords, length: Limits.keywordLength)
+        visitor.flag("eligibleForSearch", Access(\.eligibleForSearch, { $0.eligibleForSearch = $1 }), absent: false)
+        visitor.flag("eligibleForPrediction", Access(\.eligibleForPrediction, { $0.eligibleForPrediction = $1 }), absent: true)
+        visitor.object("parameters", Access(\.parameters, { $0.parameters = $1 }), maxBytes: Limits.maxParametersBytes)
+        // When the person donated is the suggestions' to know (DESIGN §3), not a shortcut's attribute.
+        visitor.integer(DonationField.Label("utcOffsetMinutes", inView: false), Access(\.utcOffsetMinutes, { $0.utcOffsetMinutes = $1 }),
+                        range: Limits.utcOffsetMinutes, meaning: "an offset from UTC", unit: "minutes")
     }
 
+    /// What the readers fill in field by field; nothing of it is left once every field is read.
+    static var unread: Donation { Donation(bundleId: "", identifier: "", kind: .intent, title: "") }
+
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        bundleId = try c.decode(String.self, forKey: .bundleId)
-        identifier = try c.decode(String.self, forKey: .identifier)
-        kind = try c.decode(DonationKind.self, forKey: .kind)
-        activityType = try c.decodeIfPresent(String.self, forKey: .activityType)
-        intentType = try c.decodeIfPresent(String.self, forKey: .intentType)
-        title = try c.decode(String.self, forKey: .title)
-        subtitle = try c.decodeIfPresent(String.self, forKey: .subtitle)
-        groupIdentifier = try c.decodeIfPresent(String.self, forKey: .groupIdentifier)
-        suggestedInvocationPhrase = try c.decodeIfPresent(String.self, forKey: .suggestedInvocationPhrase)
-        keywords = try c.decodeIfPresent([String].self, forKey: .keywords) ?? []
-        eligibleForSearch = try c.decodeIfPresent(Bool.self, forKey: .eligibleForSearch) ?? false
-        eligibleForPrediction = try c.decodeIfPresent(Bool.self, forKey: .eligibleForPrediction) ?? true
-        parameters = try c.decodeIfPresent([String: JSONValue].self, forKey: .parameters) ?? [:]
-        utcOffsetMinutes = try c.decodeIfPresent(Int.self, forKey: .utcOffsetMinutes)
+        let container = try decoder.container(keyedBy: DonationField.Key.self)
+        self = .unread
+        for field in Self.fields {
+            try field.decode(into: &self, from: container)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: DonationField.Key.self)
+        for field in Self.fields {
+            try field.encode(self, to: &container)
+        }
     }
 }
+
+/// How `visitFields` names each field's place in a `Donation`.
+private typealias Access<Value> = DonationField.Access<Value>

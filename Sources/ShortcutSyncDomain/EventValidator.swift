@@ -30,35 +30,9 @@ public struct EventValidator: Sendable {
         }
         switch event.body {
         case .donation(let donation):
-            check.bundleId(donation.bundleId)
-            check.text(donation.identifier, Limits.identifierLength, at: "/identifier")
-            switch donation.kind {
-            case .userActivity:
-                check.required(donation.activityType, Limits.identifierLength, at: "/activityType", because: "kind userActivity")
-            case .intent:
-                check.required(donation.intentType, Limits.identifierLength, at: "/intentType", because: "kind intent")
-            }
-            check.text(donation.title, Limits.titleLength, at: "/title")
-            check.optional(donation.subtitle, Limits.titleLength, at: "/subtitle")
-            check.optional(donation.groupIdentifier, Limits.identifierLength, at: "/groupIdentifier")
-            if let phrase = donation.suggestedInvocationPhrase {
-                check.phrase(phrase, at: "/suggestedInvocationPhrase")
-            }
-            if donation.keywords.count > Limits.maxKeywords {
-                check.fail("/keywords", "has \(donation.keywords.count) keywords; at most \(Limits.maxKeywords) are allowed")
-            }
-            for (index, keyword) in donation.keywords.enumerated() {
-                check.text(keyword, Limits.keywordLength, at: "/keywords/\(index)")
-            }
-            let size = Self.encodedSize(donation.parameters)
-            if size > Limits.maxParametersBytes {
-                check.fail("/parameters", "is \(size) bytes encoded; at most \(Limits.maxParametersBytes) are allowed")
-            } else if BlankText.containsNull(.object(donation.parameters)) {
-                check.fail("/parameters", "must not contain U+0000 in any key or string")
-            }
-            if let offset = donation.utcOffsetMinutes, !Limits.utcOffsetMinutes.contains(offset) {
-                check.fail("/utcOffsetMinutes", "is \(offset); an offset from UTC is −720 to 840 minutes")
-            }
+            var visitor = DonationCheck(donation: donation, check: consume check)
+            Donation.visitFields(&visitor)
+            check = visitor.check
         case .deletion(let deletion):
             check.bundleId(deletion.bundleId)
             switch deletion.selector {
@@ -124,11 +98,6 @@ public struct EventValidator: Sendable {
         return errors
     }
 
-    /// The size of the parameters as they are stored (`EventBody.fieldsJSON`).
-    static func encodedSize(_ parameters: [String: JSONValue]) -> Int {
-        JSONText.size(of: .object(parameters))
-    }
-
     /// Reverse-DNS: two or more dot-separated labels of ASCII letters, digits and hyphens.
     static func isReverseDNS(_ value: String) -> Bool {
         let labels = value.split(separator: ".", omittingEmptySubsequences: false)
@@ -144,52 +113,131 @@ public struct EventValidator: Sendable {
 private struct Checker {
     var errors: [FieldError] = []
 
-    mutating func fail(_ pointer: String, _ detail: String) {
-        errors.append(FieldError(pointer: pointer, detail: detail))
+    mutating func fail(_ pointer: @autoclosure () -> String, _ detail: String) {
+        errors.append(FieldError(pointer: pointer(), detail: detail))
     }
 
     /// A text field: within `range` code points, not blank, no U+0000; one error for it at most.
-    mutating func text(_ value: String, _ range: ClosedRange<Int>, at pointer: String) {
+    mutating func text(_ value: String, _ range: ClosedRange<Int>, at pointer: @autoclosure () -> String) {
         let count = value.unicodeScalars.count
         if count < range.lowerBound {
-            fail(pointer, "must not be empty")
+            fail(pointer(), "must not be empty")
         } else if BlankText.isBlank(value) {
-            fail(pointer, "must not be blank")
+            fail(pointer(), "must not be blank")
         } else if BlankText.containsNull(value) {
-            fail(pointer, "must not contain U+0000")
+            fail(pointer(), "must not contain U+0000")
         } else if count > range.upperBound {
-            fail(pointer, "is \(count) code points long; at most \(range.upperBound) are allowed")
+            fail(pointer(), "is \(count) code points long; at most \(range.upperBound) are allowed")
         }
     }
 
-    mutating func optional(_ value: String?, _ range: ClosedRange<Int>, at pointer: String) {
-        if let value { text(value, range, at: pointer) }
+    mutating func optional(_ value: String?, _ range: ClosedRange<Int>, at pointer: @autoclosure () -> String) {
+        if let value { text(value, range, at: pointer()) }
     }
 
-    mutating func required(_ value: String?, _ range: ClosedRange<Int>, at pointer: String, because reason: String) {
+    mutating func required(_ value: String?, _ range: ClosedRange<Int>, at pointer: @autoclosure () -> String, because reason: String) {
         guard let value else {
-            fail(pointer, "is required for \(reason)")
+            fail(pointer(), "is required for \(reason)")
             return
         }
-        text(value, range, at: pointer)
+        text(value, range, at: pointer())
     }
 
-    mutating func bundleId(_ value: String, at pointer: String = "/bundleId") {
+    mutating func bundleId(_ value: String, at pointer: @autoclosure () -> String = "/bundleId") {
         let before = errors.count
-        text(value, Limits.bundleIdLength, at: pointer)
+        text(value, Limits.bundleIdLength, at: pointer())
         if errors.count == before, !EventValidator.isReverseDNS(value) {
-            fail(pointer, "must be a reverse-DNS name such as com.example.app (letters, digits, hyphens, dot-separated)")
+            fail(pointer(), "must be a reverse-DNS name such as com.example.app (letters, digits, hyphens, dot-separated)")
         }
     }
 
     /// A phrase is blank when it is blank text or when it normalizes to nothing ("?!", " … ").
-    mutating func phrase(_ value: String, at pointer: String) {
+    mutating func phrase(_ value: String, at pointer: @autoclosure () -> String) {
         if BlankText.isBlank(value)
             || value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
             || PhraseNormalizer.normalize(value).isEmpty {
-            fail(pointer, "must not be blank")
+            fail(pointer(), "must not be blank")
         } else {
-            text(value, Limits.phraseLength, at: pointer)
+            text(value, Limits.phraseLength, at: pointer())
         }
     }
+}
+
+/// Checks each field of a donation against the limit its declaration states (`Donation.visitFields`),
+/// at `/name`. The pointer is built only for a violation: most fields of most events have none.
+private struct DonationCheck: DonationFieldVisitor {
+    let donation: Donation
+    var check: Checker
+
+    @inline(__always)
+    mutating func bundleId(_ label: DonationField.Label, _ access: DonationField.Access<String>) {
+        check.bundleId(access.get(donation), at: "/" + label.name)
+    }
+
+    @inline(__always)
+    mutating func text(_ label: DonationField.Label, _ access: DonationField.Access<String>, length: ClosedRange<Int>) {
+        check.text(access.get(donation), length, at: "/" + label.name)
+    }
+
+    /// A field required of one kind is not looked at in a donation of another (DESIGN §2 names
+    /// only the one required).
+    @inline(__always)
+    mutating func optionalText(_ label: DonationField.Label, _ access: DonationField.Access<String?>, length: ClosedRange<Int>,
+                               requiredFor: DonationKind?) {
+        if let kind = requiredFor {
+            if donation.kind == kind {
+                check.required(access.get(donation), length, at: "/" + label.name, because: "kind \(kind.rawValue)")
+            }
+        } else {
+            check.optional(access.get(donation), length, at: "/" + label.name)
+        }
+    }
+
+    @inline(__always)
+    mutating func phrase(_ label: DonationField.Label, _ access: DonationField.Access<String?>) {
+        if let phrase = access.get(donation) { check.phrase(phrase, at: "/" + label.name) }
+    }
+
+    /// Any kind read is one of `DonationKind`'s.
+    @inline(__always)
+    mutating func kind(_ label: DonationField.Label, _ access: DonationField.Access<DonationKind>) {}
+
+    @inline(__always)
+    mutating func texts(_ label: DonationField.Label, _ access: DonationField.Access<[String]>, maxCount: Int, length: ClosedRange<Int>) {
+        let values = access.get(donation)
+        if values.count > maxCount {
+            check.fail("/" + label.name, "has \(values.count) \(label.name); at most \(maxCount) are allowed")
+        }
+        for (index, value) in values.enumerated() {
+            check.text(value, length, at: "/\(label.name)/\(index)")
+        }
+    }
+
+    @inline(__always)
+    mutating func flag(_ label: DonationField.Label, _ access: DonationField.Access<Bool>, absent: Bool) {}
+
+    @inline(__always)
+    mutating func object(_ label: DonationField.Label, _ access: DonationField.Access<[String: JSONValue]>, maxBytes: Int) {
+        let object = JSONValue.object(access.get(donation))
+        let size = JSONText.size(of: object)
+        if size > maxBytes {
+            check.fail("/" + label.name, "is \(size) bytes encoded; at most \(maxBytes) are allowed")
+        } else if BlankText.containsNull(object) {
+            check.fail("/" + label.name, "must not contain U+0000 in any key or string")
+        }
+    }
+
+    @inline(__always)
+    mutating func integer(_ label: DonationField.Label, _ access: DonationField.Access<Int?>, range: ClosedRange<Int>,
+                          meaning: String, unit: String) {
+        if let value = access.get(donation), !range.contains(value) {
+            check.fail("/" + label.name, "is \(value); \(meaning) is \(Self.signed(range.lowerBound)) to \(Self.signed(range.upperBound)) \(unit)")
+        }
+    }
+
+    /// An integer as a person reads it, with a minus sign rather than a hyphen.
+    private static func signed(_ value: Int) -> String {
+        value < 0 ? "\u{2212}\(-value)" : "\(value)"
+    }
+
 }

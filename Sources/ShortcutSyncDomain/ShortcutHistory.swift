@@ -94,23 +94,10 @@ public struct ShortcutHistory: Sendable {
         return effects
     }
 
+    /// The names of the fields the view shows that differ (never `bundleId` or `identifier`,
+    /// which name the shortcut), in `Donation.fields`' order.
     private static func changedAttributes(_ old: ShortcutView, _ new: ShortcutView) -> [String] {
-        var fields: [String] = []
-        func compare<Value: Equatable>(_ name: String, _ value: (ShortcutView) -> Value) {
-            if value(old) != value(new) { fields.append(name) }
-        }
-        compare("kind", \.kind)
-        compare("activityType", \.activityType)
-        compare("intentType", \.intentType)
-        compare("title", \.title)
-        compare("subtitle", \.subtitle)
-        compare("groupIdentifier", \.groupIdentifier)
-        compare("suggestedInvocationPhrase", \.suggestedInvocationPhrase)
-        compare("keywords", \.keywords)
-        compare("eligibleForSearch", \.eligibleForSearch)
-        compare("eligibleForPrediction", \.eligibleForPrediction)
-        compare("parameters", \.parameters)
-        return fields
+        Donation.fields.filter { $0.inView && $0.differs(old.latest, new.latest) }.map(\.name)
     }
 
     /// Which events name the shortcut, whatever they changed.

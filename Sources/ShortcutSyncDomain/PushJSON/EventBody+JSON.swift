@@ -9,24 +9,9 @@ extension EventBody {
         var json = JSONText()
         switch self {
         case .donation(let donation):
-            json.field("bundleId", donation.bundleId)
-            json.field("identifier", donation.identifier)
-            json.field("kind", donation.kind.rawValue)
-            json.field("activityType", donation.activityType)
-            json.field("intentType", donation.intentType)
-            json.field("title", donation.title)
-            json.field("subtitle", donation.subtitle)
-            json.field("groupIdentifier", donation.groupIdentifier)
-            json.field("suggestedInvocationPhrase", donation.suggestedInvocationPhrase)
-            json.field("keywords", donation.keywords)
-            json.field("eligibleForSearch", donation.eligibleForSearch)
-            json.field("eligibleForPrediction", donation.eligibleForPrediction)
-            json.key("parameters")
-            json.value(.object(donation.parameters))
-            if let offset = donation.utcOffsetMinutes {
-                json.key("utcOffsetMinutes")
-                json.value(.number(Double(offset)))
-            }
+            var writer = DonationWriter(donation: donation, json: consume json)
+            Donation.visitFields(&writer)
+            json = writer.json
         case .deletion(let deletion):
             json.field("bundleId", deletion.bundleId)
             switch deletion.selector {
@@ -51,6 +36,63 @@ extension EventBody {
             break
         }
         return json.object
+    }
+}
+
+/// Writes a donation's fields into `json` as `Donation`'s `Encodable` conformance writes them:
+/// nil is left out.
+struct DonationWriter: DonationFieldVisitor {
+    let donation: Donation
+    var json: JSONText
+
+    @inline(__always)
+    mutating func bundleId(_ label: DonationField.Label, _ access: DonationField.Access<String>) {
+        json.field(label.name, access.get(donation))
+    }
+
+    @inline(__always)
+    mutating func text(_ label: DonationField.Label, _ access: DonationField.Access<String>, length: ClosedRange<Int>) {
+        json.field(label.name, access.get(donation))
+    }
+
+    @inline(__always)
+    mutating func optionalText(_ label: DonationField.Label, _ access: DonationField.Access<String?>, length: ClosedRange<Int>,
+                               requiredFor: DonationKind?) {
+        json.field(label.name, access.get(donation))
+    }
+
+    @inline(__always)
+    mutating func phrase(_ label: DonationField.Label, _ access: DonationField.Access<String?>) {
+        json.field(label.name, access.get(donation))
+    }
+
+    @inline(__always)
+    mutating func kind(_ label: DonationField.Label, _ access: DonationField.Access<DonationKind>) {
+        json.field(label.name, access.get(donation).rawValue)
+    }
+
+    @inline(__always)
+    mutating func texts(_ label: DonationField.Label, _ access: DonationField.Access<[String]>, maxCount: Int, length: ClosedRange<Int>) {
+        json.field(label.name, access.get(donation))
+    }
+
+    @inline(__always)
+    mutating func flag(_ label: DonationField.Label, _ access: DonationField.Access<Bool>, absent: Bool) {
+        json.field(label.name, access.get(donation))
+    }
+
+    @inline(__always)
+    mutating func object(_ label: DonationField.Label, _ access: DonationField.Access<[String: JSONValue]>, maxBytes: Int) {
+        json.key(label.name)
+        json.value(.object(access.get(donation)))
+    }
+
+    @inline(__always)
+    mutating func integer(_ label: DonationField.Label, _ access: DonationField.Access<Int?>, range: ClosedRange<Int>,
+                          meaning: String, unit: String) {
+        guard let number = access.get(donation) else { return }
+        json.key(label.name)
+        json.value(.number(Double(number)))
     }
 }
 

@@ -51,21 +51,7 @@ public enum PushJSON {
     private static func body(_ type: EventType, _ fields: Fields) throws(DecodingError) -> EventBody {
         switch type {
         case .donation:
-            return .donation(Donation(
-                bundleId: try fields.required("bundleId", string),
-                identifier: try fields.required("identifier", string),
-                kind: try fields.required("kind") { node, path throws(DecodingError) in try rawValue(node, path: path, as: DonationKind.self) },
-                activityType: try fields.optional("activityType", string),
-                intentType: try fields.optional("intentType", string),
-                title: try fields.required("title", string),
-                subtitle: try fields.optional("subtitle", string),
-                groupIdentifier: try fields.optional("groupIdentifier", string),
-                suggestedInvocationPhrase: try fields.optional("suggestedInvocationPhrase", string),
-                keywords: try fields.optional("keywords", strings) ?? [],
-                eligibleForSearch: try fields.optional("eligibleForSearch", bool) ?? false,
-                eligibleForPrediction: try fields.optional("eligibleForPrediction", bool) ?? true,
-                parameters: try fields.optional("parameters", parameters) ?? [:],
-                utcOffsetMinutes: try fields.optional("utcOffsetMinutes") { node, path throws(DecodingError) in try integer(node, path: path, as: Int.self) }))
+            return .donation(try donation(fields))
         case .deletion:
             let bundleId = try fields.required("bundleId", string)
             let identifiers = try fields.optional("identifiers", strings)
@@ -100,6 +86,14 @@ public enum PushJSON {
         case .deviceSignedOut:
             return .signedOut
         }
+    }
+
+    /// A donation's fields, read as `Donation.visitFields` declares them.
+    private static func donation(_ fields: Fields) throws(DecodingError) -> Donation {
+        var reader = DonationReader(fields: fields)
+        Donation.visitFields(&reader)
+        if let failure = reader.failure { throw failure }
+        return reader.donation
     }
 
     // MARK: Values, with the errors JSONDecoder gives for them
@@ -234,6 +228,77 @@ extension JSONNode {
         case .string: "a string"
         case .array: "an array"
         case .object: "a dictionary"
+        }
+    }
+}
+
+/// Reads a donation's fields from an event's members as `Donation`'s `Decodable` conformance
+/// reads them: the same values, or the same error, the first in the fields' order.
+struct DonationReader: DonationFieldVisitor {
+    let fields: PushJSON.Fields
+    var donation = Donation.unread
+    /// The first field that could not be read; the fields after it are not looked at, as
+    /// `Decodable` stops at its first error.
+    var failure: DecodingError?
+
+    @inline(__always)
+    private mutating func read<Value>(_ access: DonationField.Access<Value>, _ value: (PushJSON.Fields) throws(DecodingError) -> Value) {
+        if case .some = failure { return }
+        do {
+            access.set(&donation, try value(fields))
+        } catch {
+            failure = error
+        }
+    }
+
+    @inline(__always)
+    mutating func bundleId(_ label: DonationField.Label, _ access: DonationField.Access<String>) {
+        read(access) { fields throws(DecodingError) in try fields.required(label.name, PushJSON.string) }
+    }
+
+    @inline(__always)
+    mutating func text(_ label: DonationField.Label, _ access: DonationField.Access<String>, length: ClosedRange<Int>) {
+        read(access) { fields throws(DecodingError) in try fields.required(label.name, PushJSON.string) }
+    }
+
+    @inline(__always)
+    mutating func optionalText(_ label: DonationField.Label, _ access: DonationField.Access<String?>, length: ClosedRange<Int>,
+                               requiredFor: DonationKind?) {
+        read(access) { fields throws(DecodingError) in try fields.optional(label.name, PushJSON.string) }
+    }
+
+    @inline(__always)
+    mutating func phrase(_ label: DonationField.Label, _ access: DonationField.Access<String?>) {
+        read(access) { fields throws(DecodingError) in try fields.optional(label.name, PushJSON.string) }
+    }
+
+    @inline(__always)
+    mutating func kind(_ label: DonationField.Label, _ access: DonationField.Access<DonationKind>) {
+        read(access) { fields throws(DecodingError) in
+            try fields.required(label.name) { node, path throws(DecodingError) in try PushJSON.rawValue(node, path: path, as: DonationKind.self) }
+        }
+    }
+
+    @inline(__always)
+    mutating func texts(_ label: DonationField.Label, _ access: DonationField.Access<[String]>, maxCount: Int, length: ClosedRange<Int>) {
+        read(access) { fields throws(DecodingError) in try fields.optional(label.name, PushJSON.strings) ?? [] }
+    }
+
+    @inline(__always)
+    mutating func flag(_ label: DonationField.Label, _ access: DonationField.Access<Bool>, absent: Bool) {
+        read(access) { fields throws(DecodingError) in try fields.optional(label.name, PushJSON.bool) ?? absent }
+    }
+
+    @inline(__always)
+    mutating func object(_ label: DonationField.Label, _ access: DonationField.Access<[String: JSONValue]>, maxBytes: Int) {
+        read(access) { fields throws(DecodingError) in try fields.optional(label.name, PushJSON.parameters) ?? [:] }
+    }
+
+    @inline(__always)
+    mutating func integer(_ label: DonationField.Label, _ access: DonationField.Access<Int?>, range: ClosedRange<Int>,
+                          meaning: String, unit: String) {
+        read(access) { fields throws(DecodingError) in
+            try fields.optional(label.name) { node, path throws(DecodingError) in try PushJSON.integer(node, path: path, as: Int.self) }
         }
     }
 }
