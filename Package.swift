@@ -50,6 +50,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
+        // Only for DonationFieldTests, which reads openapi.yaml (already built for the OpenAPI generator).
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         // Pure domain: events, clock, phrases, the fold. Foundation only.
@@ -323,6 +325,7 @@ let package = Package(
             dependencies: [
                 "ShortcutSyncDomain", "ShortcutSyncTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -7,13 +7,16 @@ import Testing
 /// (`PushJSON`) and in the domain's `Codable` conformance. A field added to one and not the others
 /// fails here, by name.
 @Suite struct EventShapeTests {
-    /// Every pushed type with every field set (both of a donation's types, every optional).
+    /// A donation with every field set (both of a donation's types, every optional), none to its default.
+    static let everyDonationField = Donation(
+        bundleId: "com.example.soup", identifier: "order", kind: .intent, activityType: "com.example.open",
+        intentType: "OrderSoupIntent", title: "Order soup", subtitle: "Tomato", groupIdentifier: "soups",
+        suggestedInvocationPhrase: "Soup time", keywords: ["soup"], eligibleForSearch: true, eligibleForPrediction: false,
+        parameters: ["size": .string("large")], utcOffsetMinutes: 60)
+
+    /// Every pushed type with every field set.
     static let samples: [EventBody] = [
-        .donation(Donation(
-            bundleId: "com.example.soup", identifier: "order", kind: .intent, activityType: "com.example.open",
-            intentType: "OrderSoupIntent", title: "Order soup", subtitle: "Tomato", groupIdentifier: "soups",
-            suggestedInvocationPhrase: "Soup time", keywords: ["soup"], eligibleForSearch: true, eligibleForPrediction: false,
-            parameters: ["size": .string("large")], utcOffsetMinutes: 60)),
+        .donation(everyDonationField),
         .deletion(Deletion(bundleId: "com.example.soup", selector: .identifiers(["order"]))),
         .deletion(Deletion(bundleId: "com.example.soup", selector: .groupIdentifier("soups"))),
         .deletion(Deletion(bundleId: "com.example.soup", selector: .all)),
