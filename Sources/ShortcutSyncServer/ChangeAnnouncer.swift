@@ -19,7 +19,8 @@ public final class ChangeAnnouncer: Service, Sendable {
     private let hub: NotificationHub
     private let interval: Duration
     private let logger: Logger
-    private let pending = Mutex<[UUID: Int64]>([:])
+    /// The accounts changed since the last notification, and when the earliest change committed.
+    private let pending = Mutex<(versions: [UUID: Int64], committedAt: Int64?)>(([:], nil))
     private let wake: AsyncStream<Void>.Continuation
     private let wakeups: AsyncStream<Void>
 
@@ -32,11 +33,14 @@ public final class ChangeAnnouncer: Service, Sendable {
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// The account's views changed up to `version`: its streams here are poked now, the other
-    /// servers' within `interval`.
-    public func announce(account: UUID, version: Int64) {
-        hub.deliver(account: account, version: version)
-        pending.withLock { $0[account] = max($0[account] ?? 0, version) }
+    /// The account's views changed up to `version`, committed at `committedAt` (epoch
+    /// milliseconds): its streams here are poked now, the other servers' within `interval`.
+    public func announce(account: UUID, version: Int64, committedAt: Int64) {
+        hub.deliver(account: account, version: version, committedAt: committedAt)
+        pending.withLock { pending in
+            pending.versions[account] = max(pending.versions[account] ?? 0, version)
+            pending.committedAt = min(pending.committedAt ?? committedAt, committedAt)
+        }
         wake.yield()
     }
 
@@ -63,12 +67,12 @@ public final class ChangeAnnouncer: Service, Sendable {
     static let finalFlush: Duration = .seconds(2)
 
     private func send() async {
-        let versions = pending.withLock { all in
-            defer { all.removeAll(keepingCapacity: true) }
-            return all
+        let (versions, committedAt) = pending.withLock { pending in
+            defer { pending = ([:], nil) }
+            return pending
         }
         guard !versions.isEmpty else { return }
-        let notification = ProjectionNotification(sender: processID, versions: versions)
+        let notification = ProjectionNotification(sender: processID, versions: versions, committedAt: committedAt)
         let projections = projections
         do {
             // Never waits on a database that is away (`DatabaseReach`), nor on a connection that

@@ -41,6 +41,8 @@ public final class NotificationHub: Service, Sendable {
     private let poolServes: @Sendable () async throws -> Void
     /// This process, as the sender of the notifications its `ChangeAnnouncer` sends.
     public let processID = UUID()
+    /// How fresh the views are where this server's devices see them (`/metrics`, `/readyz`).
+    let freshness = Freshness()
 
     public init(
         notifications: any NotificationEvents, logger: Logger, keepAliveInterval: Duration = .seconds(15),
@@ -111,17 +113,19 @@ public final class NotificationHub: Service, Sendable {
         for subscriber in ended { subscriber.mailbox?.finish() }
     }
 
-    /// Pokes every stream and waiting pull of `account`: its views changed up to `version`.
-    public func deliver(account: UUID, version: Int64) {
+    /// Pokes every stream and waiting pull of `account`: its views changed up to `version`, the
+    /// earliest of those changes committed at `committedAt` when that is known (`freshness`).
+    public func deliver(account: UUID, version: Int64, committedAt: Int64? = nil) {
+        if let committedAt { freshness.committed(account: account, version: version, committedAt: committedAt) }
         let targets = subscribers.withLock { all in (all[account] ?? [:]).values }
-        for target in targets { target.mailbox?.post(.changed(version: version)) }
+        for target in targets { target.mailbox?.post(.changed(version: version, committedAt: committedAt)) }
     }
 
     /// Pokes the streams and waiting pulls of every account the notification names, unless this
     /// process sent it (its `ChangeAnnouncer` poked them already).
     func deliver(_ notification: ProjectionNotification) {
         guard notification.sender != processID else { return }
-        for (account, version) in notification.versions { deliver(account: account, version: version) }
+        for (account, version) in notification.versions { deliver(account: account, version: version, committedAt: notification.committedAt) }
     }
 
     private func broadcast(_ message: StreamMessage) {

@@ -17,6 +17,8 @@ final class StreamMailbox: AsyncSequence, Sendable {
 
     private struct State {
         var changed: Int64?
+        /// When the earliest change of the pending poke committed, when known.
+        var committedAt: Int64?
         var keepAlive = false
         var finished = false
         var reader: CheckedContinuation<StreamMessage?, Never>?
@@ -47,7 +49,9 @@ final class StreamMailbox: AsyncSequence, Sendable {
         let handed = state.withLock { state -> (CheckedContinuation<StreamMessage?, Never>, StreamMessage)? in
             guard !state.finished else { return nil }
             switch message {
-            case .changed(let version): state.changed = Swift.max(state.changed ?? version, version)
+            case .changed(let version, let committedAt):
+                state.changed = Swift.max(state.changed ?? version, version)
+                if let committedAt { state.committedAt = Swift.min(state.committedAt ?? committedAt, committedAt) }
             case .keepAlive: state.keepAlive = true
             }
             guard let reader = state.reader, let next = Self.take(&state) else { return nil }
@@ -73,8 +77,8 @@ final class StreamMailbox: AsyncSequence, Sendable {
     /// The pending poke first (it is what a client acts on), then a keep-alive; nil when there is none.
     private static func take(_ state: inout State) -> StreamMessage? {
         if let version = state.changed {
-            state.changed = nil
-            return .changed(version: version)
+            defer { (state.changed, state.committedAt) = (nil, nil) }
+            return .changed(version: version, committedAt: state.committedAt)
         }
         if state.keepAlive {
             state.keepAlive = false

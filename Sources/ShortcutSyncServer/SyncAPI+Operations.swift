@@ -52,6 +52,11 @@ extension SyncAPI {
             logger.log(level: .warning, "readiness check failed", error: error)
         }
         readiness.ready = readiness.database && readiness.migrations
+        let at = now()
+        func figures(_ window: FreshnessWindow) -> Components.Schemas.FreshnessFigures? {
+            window.percentiles(now: at).map { .init(p50Millis: $0.p50, p99Millis: $0.p99, samples: $0.samples) }
+        }
+        readiness.freshness = .init(stream: figures(hub.freshness.stream), pull: figures(hub.freshness.pull))
         // Wakes never make the service unready: pushes and pulls go on without them.
         let wakes = wakes()
         readiness.wakes = wakes.word

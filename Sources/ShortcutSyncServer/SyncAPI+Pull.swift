@@ -29,10 +29,13 @@ extension SyncAPI {
             guard try await accounts.isSignedIn(device: device, account: account) else { throw APIProblem.unauthorized }
         }
         let codec = try await cursors.codec { try await accounts.cursorSigningKey() }
-        let snapshot = try await projections.pull(account: account, device: device, cursor: input.query.cursor.flatMap(codec.cursor))
+        let cursor = input.query.cursor.flatMap(codec.cursor)
+        let snapshot = try await projections.pull(account: account, device: device, cursor: cursor)
         // The device has this version now: no wake for it (DESIGN §6), and, after the last page,
-        // the others can see that it has it (`GET /v1/devices`).
+        // the others can see that it has it (`GET /v1/devices`), and how long after its commit
+        // the account's latest change reached a device (`Freshness`).
         try await deviceSync.recordPull(device: device, account: account, version: snapshot.cursor.version, complete: !snapshot.more)
+        if !snapshot.more { hub.freshness.pulled(account: account, from: cursor?.version ?? 0, to: snapshot.cursor.version, now: now()) }
         ServerMetrics.pulls.increment()
         return .ok(.init(body: .json(.init(
             cursor: codec.text(snapshot.cursor), reset: snapshot.reset, more: snapshot.more,
@@ -63,7 +66,7 @@ extension SyncAPI {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [projections] in
                 for await message in changes {
-                    guard case .changed(let changed) = message else { continue }
+                    guard case .changed(let changed, _) = message else { continue }
                     if changed >= version { return }
                     if changed == 0, try await projections.includes(version: version, account: account) { return }
                 }

@@ -20,6 +20,9 @@ struct HealthCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the answer.")
     var timeout: Int64 = 5
 
+    @Flag(help: "Also print how fresh the views were over the last five minutes: a push's commit to the poke a stream delivered, and to the first pull that included it (p50, p99).")
+    var freshness = false
+
     func run() async throws {
         let target = url.hasSuffix("/") ? url + "readyz" : url + "/readyz"
         do {
@@ -30,6 +33,9 @@ struct HealthCommand: AsyncParsableCommand {
             guard response.status == .ok, readiness?.ready == true else {
                 let reason = readiness?.detail.map { ": \($0)" } ?? ""
                 throw Unhealthy("\(target) answered \(response.status.code)\(readiness == nil ? " without a readiness document" : " not ready")\(reason)")
+            }
+            if freshness, let readiness {
+                FileHandle.standardOutput.write(Data(readiness.freshnessLine.utf8))
             }
         } catch let unhealthy as Unhealthy {
             Self.report(unhealthy.reason)
@@ -42,8 +48,28 @@ struct HealthCommand: AsyncParsableCommand {
 
     /// The fields of `/readyz` this command reads.
     private struct Readiness: Decodable {
+        struct Figures: Decodable {
+            var p50Millis: Int64
+            var p99Millis: Int64
+            var samples: Int
+        }
+
+        struct Freshness: Decodable {
+            var stream: Figures?
+            var pull: Figures?
+        }
+
         var ready: Bool
         var detail: String?
+        var freshness: Freshness?
+
+        /// "commit → stream poke: p50 4 ms, p99 31 ms (812 samples)", and the same for pulls.
+        var freshnessLine: String {
+            func said(_ figures: Figures?) -> String {
+                figures.map { "p50 \($0.p50Millis) ms, p99 \($0.p99Millis) ms (\($0.samples) samples)" } ?? "no sample"
+            }
+            return "freshness over the last 5 minutes: commit → stream poke: \(said(freshness?.stream)); commit → pull: \(said(freshness?.pull))\n"
+        }
     }
 
     private struct Unhealthy: Error {

@@ -91,7 +91,7 @@ final class HeardNotifications: Sendable {
                         heard.all.contains { if case .projection(let n) = $0 { n.versions[account.id] == version } else { false } }
                     }
                     // Its own announcement reached this server's hub before the other server's does: skipped.
-                    other.announce(account: account.id, version: version + 100)
+                    other.announce(account: account.id, version: version + 100, committedAt: Int64(Date().timeIntervalSince1970 * 1000))
                     let received = try await recorder.wait { $0.contains("{\"version\": \(version + 100)}") }
                     #expect(received.contains("{\"version\": \(version + 100)}"), "the other server's announcement arrived")
                     #expect(received.components(separatedBy: "event: changed").count - 1 == 2, "\(received)")

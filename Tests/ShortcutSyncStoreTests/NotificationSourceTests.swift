@@ -151,3 +151,18 @@ private final class SeenEvents: Sendable {
         #expect(ProjectionNotification(payload: "x;y:1") == nil)
     }
 }
+
+/// The commit time a server's batch carries to the others (issue 33's freshness).
+@Suite struct ProjectionNotificationCommitTimeTests {
+    @Test func theCommitTimeRidesAsTheNilAccountAndOlderPayloadsHaveNone() {
+        let versions = [UUID(): Int64(3), UUID(): 7]
+        let payloads = ProjectionNotification.payloads(sender: UUID(), versions: versions, committedAt: 1_767_571_200_123)
+        let read = payloads.compactMap(ProjectionNotification.init(payload:))
+        #expect(read.count == payloads.count)
+        #expect(read.first?.versions == versions, "the carrier is no account")
+        #expect(read.first?.committedAt == 1_767_571_200_123)
+        let older = ProjectionNotification.payloads(sender: nil, versions: versions).compactMap(ProjectionNotification.init(payload:))
+        #expect(older.first?.committedAt == nil && older.first?.versions == versions)
+        #expect(ProjectionNotification.payloads(sender: nil, versions: [:], committedAt: 5).isEmpty, "nothing to announce, nothing sent")
+    }
+}

@@ -8,7 +8,10 @@ import Foundation
 /// a few milliseconds and sends them in one notification, never one per push, since each `NOTIFY`
 /// serialises committing transactions. The payload is text, `sender;account:version,…`, kept
 /// below `maximumPayloadBytes` (PostgreSQL refuses 8000 bytes); `sender` lets a server skip its
-/// own announcements, whose streams it poked at once.
+/// own announcements, whose streams it poked at once. The earliest commit of a server's batch
+/// (`committedAt`, epoch milliseconds, for the freshness the other servers measure) rides as the
+/// version of the nil account, which no account has: a server that does not know it pokes
+/// nobody with it.
 public struct ProjectionNotification: Sendable, Hashable {
     /// The channel every server notifies on and listens to.
     public static let channel = "shortcut_sync_projection"
@@ -19,10 +22,17 @@ public struct ProjectionNotification: Sendable, Hashable {
     public var sender: UUID?
     /// Each account's version after the changes announced.
     public var versions: [UUID: Int64]
+    /// When the earliest of the changes announced was committed (epoch milliseconds, the
+    /// sender's clock); nil when the sender did not say (the maintenance tasks).
+    public var committedAt: Int64?
 
-    public init(sender: UUID?, versions: [UUID: Int64]) {
+    /// The account that carries `committedAt` in a payload.
+    static let commitTimeCarrier = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    public init(sender: UUID?, versions: [UUID: Int64], committedAt: Int64? = nil) {
         self.sender = sender
         self.versions = versions
+        self.committedAt = committedAt
     }
 
     /// The notification of `payload`; nil when it is not one.
@@ -39,14 +49,20 @@ public struct ProjectionNotification: Sendable, Hashable {
         for entry in parts[1].split(separator: ",") {
             let fields = entry.split(separator: ":")
             guard fields.count == 2, let account = UUID(uuidString: String(fields[0])), let version = Int64(fields[1]) else { return nil }
-            versions[account] = max(versions[account] ?? 0, version)
+            if account == Self.commitTimeCarrier {
+                committedAt = version
+            } else {
+                versions[account] = max(versions[account] ?? 0, version)
+            }
         }
         self.versions = versions
     }
 
-    /// The payloads that announce `versions` from `sender`, each below `maximumPayloadBytes`.
-    public static func payloads(sender: UUID?, versions: [UUID: Int64]) -> [String] {
+    /// The payloads that announce `versions` from `sender`, each below `maximumPayloadBytes`, each
+    /// with `committedAt` when there is one.
+    public static func payloads(sender: UUID?, versions: [UUID: Int64], committedAt: Int64? = nil) -> [String] {
         let head = (sender?.uuidString.lowercased() ?? "") + ";"
+            + (committedAt.map { "\(commitTimeCarrier.uuidString.lowercased()):\($0)," } ?? "")
         var payloads: [String] = []
         var current = head
         for (account, version) in versions.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
