@@ -25,6 +25,8 @@ public func buildApplication(
     onOperatorsListenerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     let database = configuration.database
+    // Before the waker and the maintenance tasks make their metrics: one made earlier counts into nothing.
+    ServerMetrics.register()
     // The key is read (and a bad one refused) before anything starts.
     let apns = configuration.runsWaker ? configuration.apns : nil
     try await apns?.validate()

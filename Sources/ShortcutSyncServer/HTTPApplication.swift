@@ -60,6 +60,7 @@ public func buildHTTPApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void,
     onOperatorsListenerRunning: @escaping @Sendable (any Channel) async -> Void
 ) throws -> some ApplicationProtocol {
+    ServerMetrics.register()
     let accounts = parts.accounts
     let hub = NotificationHub(notifications: parts.notifications, logger: logger,
                               keepAliveInterval: configuration.keepAliveInterval,
@@ -84,7 +85,6 @@ public func buildHTTPApplication(
         pushesInFlight: PushesInFlight(limit: configuration.maximumPushesInFlightPerAccount),
         logger: logger,
         now: clock)
-    _ = ServerMetrics.registry
 
     let router = Router(context: SyncRequestContext.self)
     router.middlewares.add(MetricsMiddleware())

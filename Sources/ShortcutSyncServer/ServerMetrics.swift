@@ -18,6 +18,17 @@ public enum ServerMetrics {
         }
     }
 
+    /// Bootstraps the registry, then makes every metric of this module exist (at 0), so that
+    /// `/metrics` shows each from the start (what the dashboard and the alerts read), not from
+    /// its first use. Called before anything that makes metrics is built: a metric made before
+    /// the bootstrap would count into nothing, for good.
+    public static func register() {
+        _ = registry
+        let all: [Any] = [pushes, rejectedPushes, pushesOverBudget, readsOverBudget, pushesShed, eventsAppended, openStreams, waitingPulls,
+                          pushesUnderWay, pulls, suggestions, databaseReachable, accountsBehind, eventsBehind, parkedAccounts]
+        _ = all
+    }
+
     static let pushes = Counter(label: "shortcut_sync_pushes_total")
     static let rejectedPushes = Counter(label: "shortcut_sync_pushes_rejected_total")
     static let pushesOverBudget = Counter(label: "shortcut_sync_pushes_over_budget_total")
@@ -32,4 +43,11 @@ public enum ServerMetrics {
     static let pushesUnderWay = Gauge(label: "shortcut_sync_pushes_under_way")
     static let pulls = Counter(label: "shortcut_sync_pulls_total")
     static let suggestions = Counter(label: "shortcut_sync_suggestions_total")
+    /// Read at each scrape (`SyncAPI.metrics`): 1 while the database answers, else 0.
+    static let databaseReachable = Gauge(label: "shortcut_sync_database_reachable")
+    /// Read at each scrape, at most once a second from the database: accounts whose views are
+    /// behind their version, the events they lack, and the accounts parked (their fold failed).
+    static let accountsBehind = Gauge(label: "shortcut_sync_accounts_behind")
+    static let eventsBehind = Gauge(label: "shortcut_sync_events_behind")
+    static let parkedAccounts = Gauge(label: "shortcut_sync_parked_accounts")
 }

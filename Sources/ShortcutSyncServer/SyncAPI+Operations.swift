@@ -24,14 +24,7 @@ extension SyncAPI {
             return .serviceUnavailable(.init(body: .json(readiness)))
         }
         do {
-            let (migrator, projections, reach) = (migrator, projections, hub.reach)
-            // Anyone may ask: the database is asked at most once a second, however often they do.
-            let (upToDate, status) = try await self.readiness.value {
-                try await reach.whileReachable {
-                    let upToDate = try await migrator.isUpToDate()
-                    return (upToDate, upToDate ? try await projections.status() : nil)
-                }
-            }
+            let (upToDate, status) = try await readinessReading()
             readiness.migrations = upToDate
             readiness.database = true
             if let status {
@@ -66,7 +59,29 @@ extension SyncAPI {
         return readiness.ready ? .ok(.init(body: .json(readiness))) : .serviceUnavailable(.init(body: .json(readiness)))
     }
 
+    /// Prometheus text. What the alerts watch (deploy/prometheus/alerts.yml) is read here, at
+    /// most once a second whoever scrapes (the same cached reading as `/readyz`): whether the
+    /// database answers, the accounts behind and parked.
+    /// Whether the schema is up to date and, if it is, the maintenance status: asked of the
+    /// database at most once a second, however often anyone asks (`RecentValue`).
+    private func readinessReading() async throws -> (upToDate: Bool, status: MaintenanceStatus?) {
+        let (migrator, projections, reach) = (migrator, projections, hub.reach)
+        return try await readiness.value {
+            try await reach.whileReachable {
+                let upToDate = try await migrator.isUpToDate()
+                return (upToDate, upToDate ? try await projections.status() : nil)
+            }
+        }
+    }
+
     func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output {
+        let reachable = hub.reach.isReachable
+        ServerMetrics.databaseReachable.record(reachable ? 1 : 0)
+        if reachable, let (_, status) = try? await readinessReading(), let status {
+            ServerMetrics.accountsBehind.record(status.accountsBehind)
+            ServerMetrics.eventsBehind.record(status.eventsBehind)
+            ServerMetrics.parkedAccounts.record(status.parkedAccounts)
+        }
         ServerMetrics.openStreams.record(hub.streamCount)
         ServerMetrics.waitingPulls.record(hub.waitingPullCount)
         ServerMetrics.pushesUnderWay.record(pushesInFlight.total)

@@ -12,6 +12,8 @@ enum WakeMetrics {
     static func register() {
         _ = sent
         _ = dropped
+        // What the APNs key alert watches (deploy/prometheus/alerts.yml), there before any refusal.
+        _ = Counter(label: "shortcut_sync_wakes_refused_total", dimensions: [("kind", "key_refused")])
     }
 
     static func refused(_ answer: APNsAnswer) {
