@@ -85,42 +85,83 @@ import Testing
         #expect(check.exitStatus == 0, "\(check.output)\(check.errorOutput)")
 
         try await TestServer.with(runsWorker: false) { server in
-            // The rules as shipped, their waits shortened to a second; scraped and evaluated every second.
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-prometheus-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let rules = try Self.read("prometheus/alerts.yml").replacingOccurrences(of: #"for: \d+[smh]"#, with: "for: 1s", options: .regularExpression)
-            try rules.write(to: folder.appendingPathComponent("alerts.yml"), atomically: true, encoding: .utf8)
             let operators = try #require(server.operatorURL.host).appending(":\(try #require(server.operatorURL.port))")
-            try """
-                global: { scrape_interval: 1s, evaluation_interval: 1s }
-                rule_files: [\(folder.appendingPathComponent("alerts.yml").path)]
-                scrape_configs:
-                  - job_name: shortcut-sync
-                    static_configs: [{ targets: ["\(operators)"] }]
-                """.write(to: folder.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
-            let port = try EmbeddedPostgres.freeLoopbackPort()
-            let running = try await CommandProcess(executable: prometheus, arguments: [
-                "--config.file", folder.appendingPathComponent("prometheus.yml").path,
-                "--storage.tsdb.path", folder.appendingPathComponent("data").path,
-                "--web.listen-address", "127.0.0.1:\(port)",
-            ], output: .kept)
-            defer { running.forceStop() }
-            let api = "http://127.0.0.1:\(port)/api/v1"
-
-            try await eventually("Prometheus scraped the service", timeout: .seconds(60)) {
-                let answer = try? await Self.json("\(api)/query?query=up")
-                return ((answer?["data"] as? [String: Any])?["result"] as? [[String: Any]])?.isEmpty == false
+            try await Self.withPrometheus(prometheus, scraping: operators) { api in
+                #expect(try await Self.firing(api).isEmpty, "nothing fires on a healthy service")
+                try await server.sql.query("""
+                    INSERT INTO projection_parked_accounts (account_id, failed_version, error) VALUES (\(UUID()), 1, 'a test parked it')
+                    """)
+                try await eventually("the parked account's alert fires", timeout: .seconds(60)) {
+                    try await Self.firing(api).contains("ShortcutSyncAccountsParked")
+                }
+                try await server.sql.query("DELETE FROM projection_parked_accounts")
             }
-            #expect(try await Self.firing(api).isEmpty, "nothing fires on a healthy service")
-            try await server.sql.query("""
-                INSERT INTO projection_parked_accounts (account_id, failed_version, error) VALUES (\(UUID()), 1, 'a test parked it')
-                """)
-            try await eventually("the parked account's alert fires", timeout: .seconds(60)) {
-                try await Self.firing(api).contains("ShortcutSyncAccountsParked")
-            }
-            try await server.sql.query("DELETE FROM projection_parked_accounts")
         }
+    }
+
+    /// A `serve` whose PostgreSQL stops: its database alert fires (and the service's own does not).
+    @Test func theDatabaseStoppedFiresItsAlertInARealPrometheus() async throws {
+        guard let prometheus = Self.tool("prometheus") else {
+            print("ObservabilityTests: Prometheus is not installed (Debian's prometheus package): the rules are not run")
+            return
+        }
+        let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("shortcut-sync-alerts-\(UUID().uuidString.prefix(8))")
+        defer {
+            Postmaster.quit(dataDirectory: directory)
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let cluster = EmbeddedPostgres(dataDirectory: directory, logger: TestDatabase.shared.logger)
+        let connection = try await cluster.start()
+        do {
+            let url = connection.url(database: "alerts")
+            try await DatabaseURL(url).createDatabaseIfMissing(logger: TestDatabase.shared.logger)
+            let serve = try await ServeProcess(databaseURL: url)
+            defer { serve.command.forceStop() }
+            try await ShutdownTests.waitUntilReady(serve)
+            try await Self.withPrometheus(prometheus, scraping: "127.0.0.1:\(serve.operatorPort)") { api in
+                #expect(try await Self.firing(api).isEmpty, "nothing fires on a healthy service")
+                await cluster.stop()
+                try await eventually("the database's alert fires", timeout: .seconds(60)) {
+                    try await Self.firing(api).contains("ShortcutSyncDatabaseUnreachable")
+                }
+                #expect(!(try await Self.firing(api).contains("ShortcutSyncDown")), "the service still answers /metrics")
+            }
+        } catch {
+            await cluster.stop()
+            throw error
+        }
+        await cluster.stop()
+    }
+
+    /// Runs a real Prometheus on the rules as shipped, their waits shortened to a second, scraping
+    /// the operators' listener at `operators` and evaluating every second, while `body` runs with
+    /// its API's URL; stops it and removes its files afterwards.
+    static func withPrometheus(_ prometheus: URL, scraping operators: String, _ body: (String) async throws -> Void) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-prometheus-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rules = try Self.read("prometheus/alerts.yml").replacingOccurrences(of: #"for: \d+[smh]"#, with: "for: 1s", options: .regularExpression)
+        try rules.write(to: folder.appendingPathComponent("alerts.yml"), atomically: true, encoding: .utf8)
+        try """
+            global: { scrape_interval: 1s, evaluation_interval: 1s }
+            rule_files: [\(folder.appendingPathComponent("alerts.yml").path)]
+            scrape_configs:
+              - job_name: shortcut-sync
+                static_configs: [{ targets: ["\(operators)"] }]
+            """.write(to: folder.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
+        let port = try EmbeddedPostgres.freeLoopbackPort()
+        let running = try await CommandProcess(executable: prometheus, arguments: [
+            "--config.file", folder.appendingPathComponent("prometheus.yml").path,
+            "--storage.tsdb.path", folder.appendingPathComponent("data").path,
+            "--web.listen-address", "127.0.0.1:\(port)",
+        ], output: .kept)
+        defer { running.forceStop() }
+        let api = "http://127.0.0.1:\(port)/api/v1"
+        try await eventually("Prometheus scraped the service", timeout: .seconds(60)) {
+            let answer = try? await Self.json("\(api)/query?query=up")
+            return ((answer?["data"] as? [String: Any])?["result"] as? [[String: Any]])?.isEmpty == false
+        }
+        try await body(api)
     }
 
     static func json(_ url: String) async throws -> [String: Any] {
