@@ -85,12 +85,14 @@ extension SustainedBenchmark {
             let sampling = samplers
             // What the load generator (this process) and the service spend during phase 2.
             let cpuBefore = (ProcessCPU.of(getpid()), registrar.servicePID.flatMap(ProcessCPU.of))
+            let freshnessBefore = await ServiceFreshness.read(registrar.operators, http: http)
             let phaseStarted = ContinuousClock.now
             async let latency = sampleLatency(sampling, http: http, board: board)
             let loaded = try await pushOnSchedule(&accounts, eventsPerSecond: offered, http: http)
             let measured = try await latency
             let phaseSeconds = (ContinuousClock.now - phaseStarted).inSeconds
             let cpuAfter = (ProcessCPU.of(getpid()), registrar.servicePID.flatMap(ProcessCPU.of))
+            let freshnessAfter = await ServiceFreshness.read(registrar.operators, http: http)
             func cores(_ before: Double?, _ after: Double?) -> Double? {
                 guard let before, let after, phaseSeconds > 0 else { return nil }
                 return (after - before) / phaseSeconds
@@ -106,6 +108,7 @@ extension SustainedBenchmark {
                                 loaded: loaded, offeredEventsPerSecond: offered, share: load.share, latency: measured, views: views)
             result.loadGeneratorCores = cores(cpuBefore.0, cpuAfter.0)
             result.serviceCores = cores(cpuBefore.1, cpuAfter.1)
+            if let freshnessBefore, let freshnessAfter { result.serviceFreshness = ServiceFreshness(from: freshnessBefore, to: freshnessAfter) }
             if views.lacking > 0 || views.surplus > 0 {
                 report("\n" + result.table)
                 throw BenchError("\(views.lacking) of \(views.accounts) accounts' views lacked an acknowledged event and "

@@ -98,6 +98,9 @@ public struct SustainedBenchmark: Sendable {
         /// machine it measures.
         public var loadGeneratorCores: Double?
         public var serviceCores: Double?
+        /// What the service measured itself during phase 2: commit → poke delivered on a stream,
+        /// from its histogram on `/metrics` (issue 33), beside `latency` measured from outside.
+        var serviceFreshness: ServiceFreshness?
     }
 
     /// Events per load push (DESIGN §8).
@@ -221,6 +224,11 @@ extension SustainedBenchmark.Result {
             + String(format: "p50 %.1f ms, p99 %.1f ms, max %.1f ms", latency.p50Milliseconds, latency.p99Milliseconds, latency.maxMilliseconds)
             + " (\(latency.samples) samples of \(sampleAccounts) accounts" + (latency.failedPushes > 0 ? ", \(latency.failedPushes) pushes retried" : "")
             + ") | p99 ≤ \(Int(SustainedBenchmark.targetMilliseconds)) ms | \(verdict(latencyMet)) |")
+        if let freshness = serviceFreshness {
+            lines.append("| the service's own measure at \(percent) %: commit → poke delivered on a stream (its histogram) | "
+                + String(format: "p50 %.1f ms, p99 %.1f ms", freshness.p50Milliseconds, freshness.p99Milliseconds)
+                + " (\(freshness.samples) pokes, estimated within its buckets) | — | |")
+        }
         if let generator = loadGeneratorCores {
             lines.append("| CPU during the \(percent) % phase | "
                 + String(format: "the load generator %.2f cores, the service %@, of %d", generator,
