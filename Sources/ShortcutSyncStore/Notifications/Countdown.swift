@@ -14,4 +14,7 @@ final class Countdown: Sendable {
     func countDown() -> Bool {
         remaining.subtract(1, ordering: .relaxed).newValue == 0
     }
+
+    /// Whether it has counted down to zero.
+    var isDone: Bool { remaining.load(ordering: .relaxed) <= 0 }
 }

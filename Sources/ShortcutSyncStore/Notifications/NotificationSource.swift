@@ -138,6 +138,14 @@ public struct NotificationSource: Sendable {
         }
     }
 
+    /// How long a new connection's `LISTEN`s may take before the connection is given up.
+    static let listenDeadline: Duration = .seconds(10)
+
+    /// A connection's `LISTEN`s were not in place within `listenDeadline`.
+    struct ListenTimedOut: Error, CustomStringConvertible {
+        var description: String { "LISTEN was not in place within \(NotificationSource.listenDeadline)" }
+    }
+
     /// Listens on every channel of `connection` for as long as it lasts, and says when `LISTEN`
     /// is in place on all of them. A notification that does not decode is logged and skipped.
     private func listen(on connection: PostgresConnection, resumed: Bool, into continuation: Events.Continuation) async throws {
@@ -161,6 +169,15 @@ public struct NotificationSource: Sendable {
                             }
                         }
                     }
+                }
+                // A LISTEN not in place within `listenDeadline` ends this connection, and the next
+                // attempt makes a new one: seen on a loaded machine, a connection whose LISTEN
+                // never answered held the source deaf (PostgresNIO can drop a statement written
+                // as its session ends: docs/postgresnio-race.md). Once listening, it only waits.
+                group.addTask {
+                    try await Task.sleep(for: Self.listenDeadline)
+                    guard notListening.isDone else { throw ListenTimedOut() }
+                    while true { try await Task.sleep(for: .seconds(3_600)) }
                 }
                 // The first channel to end ends the others: the connection is gone.
                 try await group.next()
