@@ -143,7 +143,7 @@ public struct NotificationSource: Sendable {
 
     /// A connection's `LISTEN`s were not in place within `listenDeadline`.
     struct ListenTimedOut: Error, CustomStringConvertible {
-        var description: String { "LISTEN was not in place within \(NotificationSource.listenDeadline)" }
+        var description: String { "the connection's LISTENs were not in place within \(NotificationSource.listenDeadline)" }
     }
 
     /// Listens on every channel of `connection` for as long as it lasts, and says when `LISTEN`
