@@ -37,21 +37,9 @@ import Glibc
 
     @Test(arguments: Fault.allCases)
     func theServiceLivesThroughTheFault(_ fault: Fault) async throws {
-        let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("shortcut-sync-fault-\(UUID().uuidString.prefix(8))")
-        defer {
-            // Whatever the test left: the postmaster (also one a failed restart left), then the files.
-            Postmaster.quit(dataDirectory: directory)
-            try? FileManager.default.removeItem(at: directory)
-        }
-        let cluster = EmbeddedPostgres(dataDirectory: directory, logger: TestDatabase.shared.logger)
-        let connection = try await cluster.start()
-        do {
+        try await withScratchCluster("fault") { cluster, directory, connection in
             try await Self.run(fault, cluster: cluster, directory: directory, connection: connection)
-        } catch {
-            await cluster.stop()
-            throw error
         }
-        await cluster.stop()
     }
 
     private static func run(_ fault: Fault, cluster: EmbeddedPostgres, directory: URL, connection: EmbeddedPostgres.Connection) async throws {

@@ -105,14 +105,7 @@ import Testing
             print("ObservabilityTests: Prometheus is not installed (Debian's prometheus package): the rules are not run")
             return
         }
-        let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("shortcut-sync-alerts-\(UUID().uuidString.prefix(8))")
-        defer {
-            Postmaster.quit(dataDirectory: directory)
-            try? FileManager.default.removeItem(at: directory)
-        }
-        let cluster = EmbeddedPostgres(dataDirectory: directory, logger: TestDatabase.shared.logger)
-        let connection = try await cluster.start()
-        do {
+        try await withScratchCluster("alerts") { cluster, _, connection in
             let url = connection.url(database: "alerts")
             try await DatabaseURL(url).createDatabaseIfMissing(logger: TestDatabase.shared.logger)
             let serve = try await ServeProcess(databaseURL: url)
@@ -126,11 +119,7 @@ import Testing
                 }
                 #expect(!(try await Self.firing(api).contains("ShortcutSyncDown")), "the service still answers /metrics")
             }
-        } catch {
-            await cluster.stop()
-            throw error
         }
-        await cluster.stop()
     }
 
     /// Runs a real Prometheus on the rules as shipped, their waits shortened to a second, scraping
