@@ -79,7 +79,6 @@ public final class APNsStandIn: Sendable {
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificate.serverKeyPEM.utf8), format: .pem)))
         tls.minimumTLSVersion = .tlsv12
         let verifier = try await StandInVerifier(key: key)
-        let (running, runningContinuation) = AsyncStream<Int>.makeStream()
         // The routes are made before the port is known; the stand-in they answer for, after.
         let holder = Mutex<APNsStandIn?>(nil)
         let router = Router(context: StandInContext.self)
@@ -87,31 +86,15 @@ public final class APNsStandIn: Sendable {
             guard let standIn = holder.withLock({ $0 }) else { return Response(status: .serviceUnavailable) }
             return try await standIn.handle(request, context: context, verifier: verifier)
         }
-        let app = Application(
-            router: router,
-            server: try .http2Upgrade(tlsConfiguration: tls),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "apns-stand-in"),
-            onServerRunning: { channel in
-                runningContinuation.yield(channel.localAddress?.port ?? 0)
-                runningContinuation.finish()
-            },
-            logger: logger)
-        // Stopped by a graceful shutdown (open connections are closed cleanly), whatever `body` did.
-        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
-            group.addTask { try await services.run() }
-            let outcome: Swift.Result<Result, any Error>
-            var ports = running.makeAsyncIterator()
-            if let port = await ports.next(), port > 0 {
-                let standIn = APNsStandIn(url: URL(string: "https://127.0.0.1:\(port)")!, authorityPEM: certificate.authorityPEM, key: key)
-                holder.withLock { $0 = standIn }
-                do { outcome = .success(try await body(standIn)) } catch { outcome = .failure(error) }
-            } else {
-                outcome = .failure(StandInError.didNotStart)
-            }
-            await services.triggerGracefulShutdown()
-            try? await group.waitForAll()
-            return try outcome.get()
+        let tlsServer: HTTPServerBuilder = try .http2Upgrade(tlsConfiguration: tls)
+        return try await withLoopbackApplication(logger: logger) { onServerRunning in
+            Application(router: router, server: tlsServer,
+                        configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "apns-stand-in"),
+                        onServerRunning: onServerRunning, logger: logger)
+        } _: { port in
+            let standIn = APNsStandIn(url: URL(string: "https://127.0.0.1:\(port)")!, authorityPEM: certificate.authorityPEM, key: key)
+            holder.withLock { $0 = standIn }
+            return try await body(standIn)
         }
     }
 

@@ -27,8 +27,9 @@ public final class ServeProcess: Sendable {
     /// Starts `serve` of `executable` on `port` and `database`, with `arguments` after its own.
     /// `adminToken` is given in the environment (`SHORTCUT_SYNC_ADMIN_TOKEN`); without one, a
     /// `serve` on the embedded PostgreSQL makes its own and keeps it in its data directory.
+    /// `environment`: more variables (nil removes one), such as OpenTelemetry's.
     public init(executable: URL, database: Database, port: Int, operatorPort: Int, adminToken: String?, logLevel: String,
-                arguments: [String] = [], output: CommandProcess.Output) async throws {
+                arguments: [String] = [], environment more: [String: String?] = [:], output: CommandProcess.Output) async throws {
         self.port = port
         self.operatorPort = operatorPort
         givenAdminToken = adminToken
@@ -43,6 +44,7 @@ public final class ServeProcess: Sendable {
             options += ["--data-dir", directory.path]
             environment.updateValue(nil, forKey: "DATABASE_URL")
         }
+        environment.merge(more) { _, given in given }
         command = try await CommandProcess(executable: executable, arguments: options + ["--log-level", logLevel] + arguments,
                                            environment: environment, output: output)
     }

@@ -11,7 +11,7 @@ public struct OpenAPISyncTransport: SyncTransport {
 
     public init(serverURL: URL, deviceToken: String, transport: any ClientTransport) {
         client = Client(serverURL: serverURL, transport: transport,
-                        middlewares: [BearerToken(token: deviceToken), RetryLaterMiddleware()])
+                        middlewares: [BearerToken(token: deviceToken), TraceContext(), RetryLaterMiddleware()])
     }
 
     public func push(_ events: [Event]) async throws -> PushOutcome {
@@ -54,6 +54,21 @@ public struct OpenAPISyncTransport: SyncTransport {
     }
 
     public func pokes() async throws -> AsyncThrowingStream<Int64, any Error> {
+        let pokes = try await tracedPokes()
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await poke in pokes { continuation.yield(poke.version) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func tracedPokes() async throws -> AsyncThrowingStream<Poke, any Error> {
         let body: HTTPBody
         switch try await client.stream() {
         case .ok(let ok):
@@ -66,7 +81,7 @@ public struct OpenAPISyncTransport: SyncTransport {
             let task = Task {
                 do {
                     for try await event in events where event.event == "changed" {
-                        continuation.yield(ChangedMessage.version(in: event.data))
+                        continuation.yield(ChangedMessage.poke(in: event.data))
                     }
                     continuation.finish()
                 } catch {

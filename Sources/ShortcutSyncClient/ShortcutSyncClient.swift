@@ -290,11 +290,14 @@ public actor ShortcutSyncClient {
         var failures = 0
         while !Task.isCancelled {
             do {
-                let pokes = try await transport.pokes()
+                let pokes = try await transport.tracedPokes()
                 failures = 0
                 try await retrying("pull") { try await self.pull() }  // what changed while not listening
-                for try await version in pokes {
-                    try await retrying("pull") { try await self.pull(waitFor: version) }
+                for try await poke in pokes {
+                    // The pull joins the trace of the change that poked it (when the service traces).
+                    try await TraceContext.following(poke.traceparent) {
+                        try await retrying("pull") { try await self.pull(waitFor: poke.version) }
+                    }
                 }
             } catch where !Task.isCancelled {
                 logger.info("the stream ended; reconnecting", metadata: ["error": "\(error)"])

@@ -15,6 +15,9 @@ public protocol SyncTransport: Sendable {
     /// the account version it names (0 when it names none that can be read); finishes when the
     /// connection ends.
     func pokes() async throws -> AsyncThrowingStream<Int64, any Error>
+    /// The same stream, each poke with the trace of its change when the service traces: what
+    /// the client follows (`TraceContext`). Transports without traces yield `pokes()`' versions.
+    func tracedPokes() async throws -> AsyncThrowingStream<Poke, any Error>
     /// Registers the device's push token (`PUT /v1/device/push-token`): the service may wake the
     /// device in the background from then on.
     func registerPushToken(_ token: String, topic: String, environment: String) async throws
@@ -28,6 +31,21 @@ public protocol SyncTransport: Sendable {
 }
 
 extension SyncTransport {
+    public func tracedPokes() async throws -> AsyncThrowingStream<Poke, any Error> {
+        let versions = try await pokes()
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await version in versions { continuation.yield(Poke(version: version)) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// Transports that cannot register a token (test doubles) refuse it.
     public func registerPushToken(_ token: String, topic: String, environment: String) async throws {
         throw SyncTransportError.refused(status: 501, detail: "this transport does not register push tokens")

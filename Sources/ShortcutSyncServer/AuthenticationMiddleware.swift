@@ -60,9 +60,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
             guard await tokens.waitForLookup() else { throw APIProblem.unavailable("too many token lookups are under way; try again shortly") }
             defer { tokens.endLookup() }
             let generation = tokens.generation
-            let caller = kind == .account
-                ? try await accounts.account(tokenHash: hash).map(Caller.account)
-                : try await accounts.device(tokenHash: hash).map { Caller.device(device: $0.device, account: $0.account) }
+            let caller = try await withStatementSpan("authenticate: look the token up", .select, kind == .account ? "accounts" : "devices") {
+                kind == .account
+                    ? try await accounts.account(tokenHash: hash).map(Caller.account)
+                    : try await accounts.device(tokenHash: hash).map { Caller.device(device: $0.device, account: $0.account) }
+            }
             if let caller {
                 tokens.remember(caller, tokenHash: hash, lookedUpAt: generation)
             } else {

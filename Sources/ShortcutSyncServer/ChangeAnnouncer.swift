@@ -3,6 +3,7 @@ import Logging
 import ServiceLifecycle
 import ShortcutSyncStore
 import Synchronization
+import Tracing
 
 /// Tells every server that pushes changed accounts' views (DESIGN §6, "Pokes").
 ///
@@ -19,8 +20,9 @@ public final class ChangeAnnouncer: Service, Sendable {
     private let hub: NotificationHub
     private let interval: Duration
     private let logger: Logger
-    /// The accounts changed since the last notification, and when the earliest change committed.
-    private let pending = Mutex<(versions: [UUID: Int64], committedAt: Int64?)>(([:], nil))
+    /// The accounts changed since the last notification, when the earliest change committed, and
+    /// each account's earliest change's trace (when the process traces).
+    private let pending = Mutex<(versions: [UUID: Int64], committedAt: Int64?, traces: [UUID: String])>(([:], nil, [:]))
     private let wake: AsyncStream<Void>.Continuation
     private let wakeups: AsyncStream<Void>
 
@@ -35,11 +37,13 @@ public final class ChangeAnnouncer: Service, Sendable {
 
     /// The account's views changed up to `version`, committed at `committedAt` (epoch
     /// milliseconds): its streams here are poked now, the other servers' within `interval`.
-    public func announce(account: UUID, version: Int64, committedAt: Int64) {
-        hub.deliver(account: account, version: version, committedAt: committedAt)
+    /// `traceparent`: the change's trace (`TraceParent.of()` in the push), carried to both.
+    public func announce(account: UUID, version: Int64, committedAt: Int64, traceparent: String? = nil) {
+        hub.deliver(account: account, version: version, committedAt: committedAt, traceparent: traceparent)
         pending.withLock { pending in
             pending.versions[account] = max(pending.versions[account] ?? 0, version)
             pending.committedAt = min(pending.committedAt ?? committedAt, committedAt)
+            if let traceparent, pending.traces[account] == nil { pending.traces[account] = traceparent }
         }
         wake.yield()
     }
@@ -63,21 +67,38 @@ public final class ChangeAnnouncer: Service, Sendable {
         }
     }
 
+    /// The most pushes one announcement's span links to.
+    static let maximumLinks = 32
+
+    /// Runs `body` in a span of the first change's trace that links to the others' (a coalesced
+    /// `NOTIFY` serves several pushes); without traces, in no span at all.
+    private func withAnnouncementSpan(_ traces: [UUID: String], _ body: () async throws -> Void) async throws {
+        let contexts = traces.values.lazy.compactMap(TraceParent.context).prefix(Self.maximumLinks)
+        guard let first = contexts.first else { return try await body() }
+        try await withSpan("announce", context: first, ofKind: .producer) { span in
+            span.attributes["shortcut_sync.announce.accounts"] = traces.count
+            for context in contexts.dropFirst() { span.addLink(SpanLink(context: context, attributes: [:])) }
+            try await body()
+        }
+    }
+
     /// How long the last pokes may take at shutdown.
     static let finalFlush: Duration = .seconds(2)
 
     private func send() async {
-        let (versions, committedAt) = pending.withLock { pending in
-            defer { pending = ([:], nil) }
+        let (versions, committedAt, traces) = pending.withLock { pending in
+            defer { pending = ([:], nil, [:]) }
             return pending
         }
         guard !versions.isEmpty else { return }
-        let notification = ProjectionNotification(sender: processID, versions: versions, committedAt: committedAt)
+        let notification = ProjectionNotification(sender: processID, versions: versions, committedAt: committedAt, traces: traces)
         let projections = projections
         do {
             // Never waits on a database that is away (`DatabaseReach`), nor on a connection that
             // died under it (`guardedQuery`); cancelled, it ends.
-            try await hub.reach.whileReachable { try await projections.announce(notification) }
+            try await withAnnouncementSpan(traces) {
+                try await hub.reach.whileReachable { try await projections.announce(notification) }
+            }
         } catch {
             // A poke is a hint: the other servers' streams learn of the change with their next
             // one, or by pulling when their LISTEN connection comes back.

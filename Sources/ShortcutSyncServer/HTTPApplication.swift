@@ -87,6 +87,8 @@ public func buildHTTPApplication(
         now: clock)
 
     let router = Router(context: SyncRequestContext.self)
+    // OpenTelemetry's HTTP conventions; a pull's cursor says what the device has, so it is not recorded.
+    if configuration.traced { router.middlewares.add(TracingMiddleware(redactingQueryParameters: ["cursor"])) }
     router.middlewares.add(MetricsMiddleware())
     // A request refused before its body was read is answered, then its connection closed.
     router.middlewares.add(EarlyRefusalMiddleware())

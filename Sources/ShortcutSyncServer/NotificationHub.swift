@@ -4,6 +4,7 @@ import ServiceLifecycle
 import ShortcutSyncDomain
 import ShortcutSyncStore
 import Synchronization
+import Tracing
 
 /// Hands the database's notifications (`NotificationSource`) to the streams and waiting pulls
 /// they concern: wakes those of the account each change names, ends those of a device that was
@@ -115,17 +116,37 @@ public final class NotificationHub: Service, Sendable {
 
     /// Pokes every stream and waiting pull of `account`: its views changed up to `version`, the
     /// earliest of those changes committed at `committedAt` when that is known (`freshness`).
-    public func deliver(account: UUID, version: Int64, committedAt: Int64? = nil) {
+    /// With the change's `traceparent` (the process traces), the poke is a span of that trace,
+    /// and the streams' messages are its children.
+    public func deliver(account: UUID, version: Int64, committedAt: Int64? = nil, traceparent: String? = nil, from source: PokeSource = .thisServer) {
         if let committedAt { freshness.committed(account: account, version: version, committedAt: committedAt) }
         let targets = subscribers.withLock { all in (all[account] ?? [:]).values }
-        for target in targets { target.mailbox?.post(.changed(version: version, committedAt: committedAt)) }
+        guard let parent = TraceParent.context(traceparent) else {
+            for target in targets { target.mailbox?.post(.changed(version: version, committedAt: committedAt)) }
+            return
+        }
+        let span = startSpan("poke", context: parent, ofKind: .internal)
+        span.attributes["shortcut_sync.poke.source"] = source.rawValue
+        span.attributes["shortcut_sync.poke.receivers"] = targets.count
+        let poked = TraceParent.of(span.context)
+        for target in targets { target.mailbox?.post(.changed(version: version, committedAt: committedAt, traceparent: poked)) }
+        span.end()
+    }
+
+    /// Where a poke came from: a push this server took, or another server's `NOTIFY`.
+    public enum PokeSource: String, Sendable {
+        case thisServer = "this server"
+        case notification = "notify"
     }
 
     /// Pokes the streams and waiting pulls of every account the notification names, unless this
     /// process sent it (its `ChangeAnnouncer` poked them already).
     func deliver(_ notification: ProjectionNotification) {
         guard notification.sender != processID else { return }
-        for (account, version) in notification.versions { deliver(account: account, version: version, committedAt: notification.committedAt) }
+        for (account, version) in notification.versions {
+            deliver(account: account, version: version, committedAt: notification.committedAt,
+                    traceparent: notification.traces[account], from: .notification)
+        }
     }
 
     private func broadcast(_ message: StreamMessage) {

@@ -46,6 +46,10 @@ public struct ServerConfiguration: Sendable {
     /// The apps a device may register a push token for (the APNs topics the service wakes);
     /// empty: any app's bundle id is taken (a waker sends only to the topics it was given).
     public var acceptedTopics: Set<String> = []
+    /// Whether requests are traced (`serve --otel-endpoint`): each is a span (Hummingbird's
+    /// `TracingMiddleware`, continuing the caller's `traceparent`), which its statements, the
+    /// pokes of its change and the stream messages they make continue. Off, none of it runs.
+    public var traced = false
 
     /// The operators' listener (`--operator-host`, `--operator-port`): `/metrics` and `/readyz`,
     /// which say how the service fares (accounts behind, parked accounts, APNs' refusals, traffic)

@@ -19,6 +19,8 @@ final class StreamMailbox: AsyncSequence, Sendable {
         var changed: Int64?
         /// When the earliest change of the pending poke committed, when known.
         var committedAt: Int64?
+        /// The trace of the earliest change of the pending poke that has one.
+        var traceparent: String?
         var keepAlive = false
         var finished = false
         var reader: CheckedContinuation<StreamMessage?, Never>?
@@ -49,9 +51,10 @@ final class StreamMailbox: AsyncSequence, Sendable {
         let handed = state.withLock { state -> (CheckedContinuation<StreamMessage?, Never>, StreamMessage)? in
             guard !state.finished else { return nil }
             switch message {
-            case .changed(let version, let committedAt):
+            case .changed(let version, let committedAt, let traceparent):
                 state.changed = Swift.max(state.changed ?? version, version)
                 if let committedAt { state.committedAt = Swift.min(state.committedAt ?? committedAt, committedAt) }
+                if state.traceparent == nil { state.traceparent = traceparent }
             case .keepAlive: state.keepAlive = true
             }
             guard let reader = state.reader, let next = Self.take(&state) else { return nil }
@@ -77,8 +80,8 @@ final class StreamMailbox: AsyncSequence, Sendable {
     /// The pending poke first (it is what a client acts on), then a keep-alive; nil when there is none.
     private static func take(_ state: inout State) -> StreamMessage? {
         if let version = state.changed {
-            defer { (state.changed, state.committedAt) = (nil, nil) }
-            return .changed(version: version, committedAt: state.committedAt)
+            defer { (state.changed, state.committedAt, state.traceparent) = (nil, nil, nil) }
+            return .changed(version: version, committedAt: state.committedAt, traceparent: state.traceparent)
         }
         if state.keepAlive {
             state.keepAlive = false

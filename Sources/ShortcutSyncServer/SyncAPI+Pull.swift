@@ -66,7 +66,7 @@ extension SyncAPI {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [projections] in
                 for await message in changes {
-                    guard case .changed(let changed, _) = message else { continue }
+                    guard case .changed(let changed, _, _) = message else { continue }
                     if changed >= version { return }
                     if changed == 0, try await projections.includes(version: version, account: account) { return }
                 }

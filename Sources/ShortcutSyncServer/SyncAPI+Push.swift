@@ -38,7 +38,11 @@ extension SyncAPI {
             if result.appended > 0 {
                 // Folded in the push: every device may pull it now. Not folded (the account is
                 // behind, after an import or parked): the maintenance tasks fold it and announce it.
-                if result.folded { announcer.announce(account: account, version: result.version, committedAt: now()) } else { accountBehind() }
+                if result.folded {
+                    announcer.announce(account: account, version: result.version, committedAt: now(), traceparent: TraceParent.of())
+                } else {
+                    accountBehind()
+                }
             }
             return result
         } catch {

@@ -7,6 +7,7 @@ import ServiceLifecycle
 import ShortcutSyncAPI
 import ShortcutSyncDomain
 import ShortcutSyncStore
+import Tracing
 
 extension SyncAPI {
     /// Server-Sent Events: `changed` whenever this device's view changes, a comment as keep-alive.
@@ -18,10 +19,19 @@ extension SyncAPI {
         let (freshness, now) = (hub.freshness, now)
         let events = messages.map { message -> ArraySlice<UInt8> in
             switch message {
-            case .changed(let version, let committedAt):
+            case .changed(let version, let committedAt, let traceparent):
                 // Handed to the connection now: what the device sees, this long after the commit.
                 if let committedAt { freshness.streamDelivered(committedAt: committedAt, now: now()) }
-                return ArraySlice("event: changed\ndata: {\"version\": \(version)}\n\n".utf8)
+                guard let parent = TraceParent.context(traceparent) else {
+                    return ArraySlice("event: changed\ndata: {\"version\": \(version)}\n\n".utf8)
+                }
+                // The message is a span of the change's trace, and names it: the pull it makes the
+                // device send carries it back as its `traceparent` (the client library does).
+                let span = startSpan("stream: changed", context: parent, ofKind: .producer)
+                span.attributes["shortcut_sync.version"] = Int(version)
+                defer { span.end() }
+                let carried = TraceParent.of(span.context).map { #", "traceparent": "\#($0)""# } ?? ""
+                return ArraySlice("event: changed\ndata: {\"version\": \(version)\(carried)}\n\n".utf8)
             case .keepAlive:
                 return ArraySlice(": keep-alive\n\n".utf8)
             }

@@ -5,6 +5,7 @@ import ServiceLifecycle
 import ShortcutSyncDomain
 import ShortcutSyncStore
 import Synchronization
+import Tracing
 
 /// Wakes sleeping devices (DESIGN §6): a device with a push token that has not pulled its
 /// account's latest version a few seconds after the change gets one background notification, at
@@ -26,6 +27,10 @@ public final class Waker: Service, Sendable {
     /// When a failed database step was last logged: while the database is away the loops fail
     /// every poll, and one warning a minute says so.
     private let lastWarning = Mutex<ContinuousClock.Instant?>(nil)
+    /// The trace of each account's latest change heard (when the process traces), so that the
+    /// wakes it leads to join it (every device woken for it): at most `maximumTraces`.
+    private let traces = Mutex<[UUID: String]>([:])
+    static let maximumTraces = 10_000
 
     /// `apns` nil: wakes are off (no key), and `status` says so. Check the configuration first
     /// (`APNsConfiguration.validate()`): a bad key is meant to stop the service at start.
@@ -68,6 +73,7 @@ public final class Waker: Service, Sendable {
                 for await event in events {
                     switch event {
                     case .projection(let notification):
+                        self.remember(notification.traces)
                         await attempt("schedule wakes") {
                             try await self.store.scheduleWakes(versions: notification.versions, delay: self.configuration.delay)
                         }
@@ -112,12 +118,33 @@ public final class Waker: Service, Sendable {
         }
     }
 
-    /// Sends one wake and records what APNs said.
+    /// Keeps the accounts' changes' traces for their wakes; when they are too many, the oldest
+    /// ones are of wakes long sent or never due, and all are let go.
+    private func remember(_ changes: [UUID: String]) {
+        guard !changes.isEmpty else { return }
+        traces.withLock { traces in
+            if traces.count + changes.count > Self.maximumTraces { traces.removeAll() }
+            traces.merge(changes) { _, newer in newer }
+        }
+    }
+
+    /// Sends one wake and records what APNs said: a span of the change's trace when it is known.
     private func send(_ wake: DueWake, with apns: APNsClient) async {
+        let trace = traces.withLock { $0[wake.account] }
+        guard let parent = TraceParent.context(trace) else { return await send(wake, with: apns, in: nil) }
+        await withSpan("wake", context: parent, ofKind: .client) { span in
+            await send(wake, with: apns, in: span)
+        }
+    }
+
+    private func send(_ wake: DueWake, with apns: APNsClient, in span: (any Span)?) async {
         var logger = logger
         logger[metadataKey: "account"] = "\(wake.account)"
         logger[metadataKey: "device"] = "\(wake.device)"
         let answer = await apns.send(wake, logger: logger)
+        span?.attributes["shortcut_sync.wake.version"] = Int(wake.version)
+        span?.attributes["apns.answer"] = answer.label
+        if answer != .delivered { span?.setStatus(SpanStatus(code: .error, message: answer.label)) }
         if case .keyRefused(let reason) = answer {
             status.keyRefused(reason: reason, logger: logger)
             // An expired token is signed again (if Apple allows a new one yet) on the next try.

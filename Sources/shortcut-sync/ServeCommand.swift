@@ -61,6 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var apns: APNsOptions
+    @OptionGroup var tracing: TracingOptions
 
     func validate() throws {
         // Before anything starts: a token that could be guessed is a usage error.
@@ -119,6 +120,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.apns = try apns.configuration()
         configuration.apnsTopics = try apns.topics()
         configuration.wake = apns.wake
+        let traces = try tracing.bootstrap(serviceName: "shortcut-sync")
+        configuration.server.traced = traces != nil
         let app = try await buildApplication(configuration, logger: logger)
         if let embedded = location.embedded {
             let banner = """
@@ -131,6 +134,7 @@ struct ServeCommand: AsyncParsableCommand {
                 """
             FileHandle.standardOutput.write(Data(banner.utf8))
         }
-        try await ServiceGroup.runUntilSignalled(location.services + [app], logger: logger)
+        // The spans' exporter stops last, to send what the others ended with.
+        try await ServiceGroup.runUntilSignalled((traces.map { [$0] } ?? []) + location.services + [app], logger: logger)
     }
 }

@@ -13,6 +13,7 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var apns: APNsOptions
+    @OptionGroup var tracing: TracingOptions
     @Option(help: "How many maintenance tasks fold accounts side by side.") var tasks = 1
 
     func validate() throws {
@@ -25,8 +26,11 @@ struct WorkerCommand: AsyncParsableCommand {
         let settings = try apns.configuration()
         try await settings?.validate()
         try await database.withDatabase { location in
+            // Before the services are made: the APNs client takes the process's tracer when it is made.
+            let traces = try tracing.bootstrap(serviceName: "shortcut-sync-worker")
             let services = try await buildWorkerServices(database: location.url, tasks: tasks, apns: settings, wake: apns.wake, logger: logger)
-            try await ServiceGroup.runUntilSignalled(location.services + services, logger: logger)
+            // The spans' exporter stops last, to send what the others ended with.
+            try await ServiceGroup.runUntilSignalled((traces.map { [$0] } ?? []) + location.services + services, logger: logger)
         }
     }
 }

@@ -186,11 +186,12 @@ extension TestServer {
 /// the body is not a JSON object).
 func sendRequest(
     _ method: HTTPMethod, _ url: String, token: String?, body: [UInt8]? = nil,
-    contentType: String = "application/json", timeout: TimeAmount = .seconds(30)
+    contentType: String = "application/json", headers: [(String, String)] = [], timeout: TimeAmount = .seconds(30)
 ) async throws -> (status: Int, headers: HTTPHeaders, json: [String: Any]) {
     var request = HTTPClientRequest(url: url)
     request.method = method
     if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+    request.headers.add(contentsOf: headers)
     if let body {
         request.headers.add(name: "Content-Type", value: contentType)
         request.body = .bytes(body)

@@ -166,3 +166,42 @@ private final class SeenEvents: Sendable {
         #expect(ProjectionNotification.payloads(sender: nil, versions: [:], committedAt: 5).isEmpty, "nothing to announce, nothing sent")
     }
 }
+
+/// The traces a server's batch carries to the others (issue 33's tracing): each account's
+/// `traceparent` rides in its entry, within the payload limit; a payload without one reads as
+/// before, and a trace not of the header's shape is dropped, never the poke.
+@Suite struct ProjectionNotificationTraceTests {
+    @Test func eachAccountsTraceRidesInItsEntryWithinTheLimit() throws {
+        var random = SeededGenerator(seed: 33)
+        let accounts = (0..<400).map { _ in random.uuid() }
+        let versions = Dictionary(uniqueKeysWithValues: accounts.map { ($0, Int64.random(in: 1...1_000_000, using: &random)) })
+        let traces = Dictionary(uniqueKeysWithValues: accounts.prefix(300).map { account in
+            (account, "00-\(String(repeating: "a", count: 30))\(String(format: "%02x", account.uuid.0))-\(String(repeating: "b", count: 16))-01")
+        })
+        let payloads = ProjectionNotification.payloads(sender: nil, versions: versions, committedAt: 5, traces: traces)
+        #expect(payloads.allSatisfy { $0.utf8.count <= ProjectionNotification.maximumPayloadBytes })
+        var read = ProjectionNotification(sender: nil, versions: [:])
+        for payload in payloads {
+            let notification = try #require(ProjectionNotification(payload: payload))
+            #expect(notification.committedAt == 5)
+            read.versions.merge(notification.versions) { _, new in new }
+            read.traces.merge(notification.traces) { _, new in new }
+        }
+        #expect(read.versions == versions)
+        #expect(read.traces == traces, "the 100 accounts without a trace have none")
+    }
+
+    @Test func aTraceNotOfTheHeadersShapeIsDroppedAndThePokeKept() throws {
+        let account = UUID()
+        let lower = account.uuidString.lowercased()
+        for bad in ["00-abc-def-01", "00-\(String(repeating: "g", count: 32))-\(String(repeating: "b", count: 16))-01", "x"] {
+            let notification = try #require(ProjectionNotification(payload: ";\(lower):4:\(bad)"), "\(bad)")
+            #expect(notification.versions == [account: 4])
+            #expect(notification.traces.isEmpty, "\(bad)")
+            // Nor is one sent.
+            let sent = ProjectionNotification.payloads(sender: nil, versions: [account: 4], traces: [account: bad])
+            #expect(sent == [";\(lower):4"], "\(bad)")
+        }
+        #expect(ProjectionNotification(payload: ";\(lower):4:a:b") == nil, "four fields are no entry")
+    }
+}

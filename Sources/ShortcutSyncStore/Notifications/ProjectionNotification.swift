@@ -1,4 +1,5 @@
 import Foundation
+import ShortcutSyncDomain
 
 /// What a server announces with `NOTIFY` after pushes (and the maintenance tasks after folding):
 /// these accounts' views changed, up to these versions. Every server instance `LISTEN`s and pokes
@@ -11,7 +12,9 @@ import Foundation
 /// own announcements, whose streams it poked at once. The earliest commit of a server's batch
 /// (`committedAt`, epoch milliseconds, for the freshness the other servers measure) rides as the
 /// version of the nil account, which no account has: a server that does not know it pokes
-/// nobody with it.
+/// nobody with it. When the process traces, an account's entry may carry the `traceparent` of
+/// the push that changed it (`account:version:traceparent`), so that the other servers' pokes
+/// join that push's trace; without tracing the payload is as before.
 public struct ProjectionNotification: Sendable, Hashable {
     /// The channel every server notifies on and listens to.
     public static let channel = "shortcut_sync_projection"
@@ -25,14 +28,17 @@ public struct ProjectionNotification: Sendable, Hashable {
     /// When the earliest of the changes announced was committed (epoch milliseconds, the
     /// sender's clock); nil when the sender did not say (the maintenance tasks).
     public var committedAt: Int64?
+    /// The trace of the change of each account that has one (`TraceParent`).
+    public var traces: [UUID: String]
 
     /// The account that carries `committedAt` in a payload.
     static let commitTimeCarrier = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
-    public init(sender: UUID?, versions: [UUID: Int64], committedAt: Int64? = nil) {
+    public init(sender: UUID?, versions: [UUID: Int64], committedAt: Int64? = nil, traces: [UUID: String] = [:]) {
         self.sender = sender
         self.versions = versions
         self.committedAt = committedAt
+        self.traces = traces
     }
 
     /// The notification of `payload`; nil when it is not one.
@@ -46,27 +52,33 @@ public struct ProjectionNotification: Sendable, Hashable {
             self.sender = sender
         }
         var versions: [UUID: Int64] = [:]
+        var traces: [UUID: String] = [:]
         for entry in parts[1].split(separator: ",") {
             let fields = entry.split(separator: ":")
-            guard fields.count == 2, let account = UUID(uuidString: String(fields[0])), let version = Int64(fields[1]) else { return nil }
+            guard fields.count == 2 || fields.count == 3, let account = UUID(uuidString: String(fields[0])),
+                  let version = Int64(fields[1]) else { return nil }
             if account == Self.commitTimeCarrier {
                 committedAt = version
             } else {
                 versions[account] = max(versions[account] ?? 0, version)
             }
+            // A trace that is not of the header's shape is dropped, never the poke.
+            if fields.count == 3, TraceParentShape.isWellFormed(fields[2]) { traces[account] = String(fields[2]) }
         }
         self.versions = versions
+        self.traces = traces
     }
 
     /// The payloads that announce `versions` from `sender`, each below `maximumPayloadBytes`, each
-    /// with `committedAt` when there is one.
-    public static func payloads(sender: UUID?, versions: [UUID: Int64], committedAt: Int64? = nil) -> [String] {
+    /// with `committedAt` when there is one, and each account's trace when it has one.
+    public static func payloads(sender: UUID?, versions: [UUID: Int64], committedAt: Int64? = nil, traces: [UUID: String] = [:]) -> [String] {
         let head = (sender?.uuidString.lowercased() ?? "") + ";"
             + (committedAt.map { "\(commitTimeCarrier.uuidString.lowercased()):\($0)," } ?? "")
         var payloads: [String] = []
         var current = head
         for (account, version) in versions.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
-            let entry = "\(account.uuidString.lowercased()):\(version)"
+            let trace = traces[account].map { TraceParentShape.isWellFormed($0) ? ":\($0)" : "" } ?? ""
+            let entry = "\(account.uuidString.lowercased()):\(version)\(trace)"
             if current.utf8.count + entry.utf8.count + 1 > maximumPayloadBytes, current != head {
                 payloads.append(current)
                 current = head

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import Tracing
 
 /// What each device has of its account, recorded by its pulls (issue 33): for the wakes (a device
 /// at its account's version needs none, DESIGN §6) and for the account's devices, which show
@@ -22,6 +23,10 @@ public struct DeviceSyncStore: Sendable {
     /// immutable one in an ON CONFLICT's condition.)
     public func recordPull(device: UUID, account: UUID, version: Int64, complete: Bool, at: Date = Date()) async throws {
         let stale = at.addingTimeInterval(-60)
+        try await withStatementSpan("pull: record what the device has", .update, "device_sync") { try await recordPull(device: device, account: account, version: version, complete: complete, at: at, stale: stale) }
+    }
+
+    private func recordPull(device: UUID, account: UUID, version: Int64, complete: Bool, at: Date, stale: Date) async throws {
         try await client.query("""
             WITH synced AS (
                 INSERT INTO device_sync AS s (account_id, device_id, synced_version, synced_at)

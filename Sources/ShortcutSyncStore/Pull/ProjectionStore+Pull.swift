@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ShortcutSyncDomain
+import Tracing
 
 extension ProjectionStore {
     /// The most items a pull answers at once (DESIGN §5, "Bounded per person").
@@ -17,9 +18,11 @@ extension ProjectionStore {
     /// is a page's, goes on where that page stopped. `more` says that the answer stopped at its
     /// page size.
     public func pull(account: UUID, device: UUID, cursor: PullCursor?) async throws -> PullSnapshot {
-        try await client.withConnection { connection in
-            try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
-                try await pull(account: account, device: device, cursor: cursor, on: connection)
+        try await withStatementSpan("pull: read the view's changes", .select, "projection_items") {
+            try await client.withConnection { connection in
+                try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
+                    try await pull(account: account, device: device, cursor: cursor, on: connection)
+                }
             }
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ShortcutSyncDomain
+import Tracing
 
 /// The projections in PostgreSQL as pulls and operators read them (pushes and the maintenance
 /// tasks fold them, through `ProjectionRowStore`).
@@ -93,8 +94,10 @@ extension ProjectionStore {
     /// Tells every server which accounts' views changed (`NOTIFY`, coalesced as few payloads
     /// as the limit allows), on a pooled connection, at once: what a server's announcer sends.
     public func announce(_ notification: ProjectionNotification) async throws {
-        try await client.withConnection { connection in
-            try await ProjectionRowStore(tables: .live, logger: logger).notify(notification, on: connection)
+        try await withStatementSpan("announce: notify the other servers", .notify, ProjectionNotification.channel) {
+            try await client.withConnection { connection in
+                try await ProjectionRowStore(tables: .live, logger: logger).notify(notification, on: connection)
+            }
         }
     }
 }

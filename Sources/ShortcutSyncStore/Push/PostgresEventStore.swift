@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ShortcutSyncDomain
+import Tracing
 
 /// The event log in PostgreSQL (DESIGN §4, §6).
 ///
@@ -58,8 +59,10 @@ public struct PostgresEventStore: Sendable {
                 if attempt == 0, let appended = try await appendFoldedOptimistically(events[...], account: account, device: device) {
                     return appended
                 }
-                outcome = try await client.withConnection { connection in
-                    try await appendAndFold(pending, account: account, device: device, fold: fold, on: connection)
+                outcome = try await withStatementSpan("push: append and fold in a transaction", .insert, "events") {
+                    try await client.withConnection { connection in
+                        try await appendAndFold(pending, account: account, device: device, fold: fold, on: connection)
+                    }
                 }
             } catch let error as PSQLError where error.isUniqueViolation {
                 if error.names(constraint: "events_event_id_key") {
@@ -169,11 +172,15 @@ public struct PostgresEventStore: Sendable {
             // Their versions are known once the head is read; what the batch needs does not depend on them.
             var events = batch.map { FoldEvent(AcceptedEvent(deviceId: device, event: $0), version: 0) }
             let needs = FoldNeeds(events: events)
-            let (stored, head) = try await rows.readWithHead(account: account, needs: needs, device: device, on: connection)
+            let (stored, head) = try await withStatementSpan("push: read the head and the rows to fold", .select, "account_heads") {
+                try await rows.readWithHead(account: account, needs: needs, device: device, on: connection)
+            }
             guard let head, head.foldedVersion == head.version, head.deviceLastSeq == first.seq - 1 else { return nil }
             for index in events.indices { events[index].version = head.version + Int64(index) + 1 }
-            let result = try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version),
-                                             needs: needs, stored: stored, on: connection)
+            let result = try await withSpan("push: fold") { _ in
+                try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version),
+                                    needs: needs, stored: stored, on: connection)
+            }
             try requireRoom(for: batch, gaining: result.groupsGained)
             if !result.addedShortcuts.isEmpty {
                 // The bound, exactly: what the view will hold once these rows are written.
@@ -195,7 +202,9 @@ public struct PostgresEventStore: Sendable {
 
     /// How many events `statement` appended: 0 when its head check failed.
     private func appendFolded<Arms>(_ statement: AppendFoldedStatement<Arms>, on connection: PostgresConnection) async throws -> Int {
-        try await connection.guardedExecute(statement, logger: logger).first ?? 0
+        try await withStatementSpan("push: append and write the fold", .insert, "events") {
+            try await connection.guardedExecute(statement, logger: logger).first ?? 0
+        }
     }
 
     /// One attempt, in one transaction on `connection`: the append statement, then (when it

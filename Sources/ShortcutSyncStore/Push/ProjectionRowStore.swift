@@ -20,7 +20,8 @@ public struct ProjectionRowStore: Sendable {
     /// Tells every server instance, when the transaction commits, which accounts' views changed
     /// (coalesced: as few notifications as the payload limit allows).
     public func notify(_ notification: ProjectionNotification, on connection: PostgresConnection) async throws {
-        let payloads = ProjectionNotification.payloads(sender: notification.sender, versions: notification.versions, committedAt: notification.committedAt)
+        let payloads = ProjectionNotification.payloads(sender: notification.sender, versions: notification.versions, committedAt: notification.committedAt,
+                                                        traces: notification.traces)
         guard !payloads.isEmpty else { return }
         try await connection.guardedQuery(
             "SELECT pg_notify(\(ProjectionNotification.channel), payload) FROM unnest(\(payloads)::text[]) AS payload",

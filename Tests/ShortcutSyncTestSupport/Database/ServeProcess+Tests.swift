@@ -22,10 +22,10 @@ extension ServeProcess {
     /// Starts the real `shortcut-sync serve` on the database at `databaseURL` (`DATABASE_URL`),
     /// on a free port, with an admin token of its own, its output kept. `forceStop()` is for the
     /// embedded PostgreSQL only: stop this one with `command.forceStop()`.
-    public convenience init(databaseURL: String, arguments: [String] = []) async throws {
+    public convenience init(databaseURL: String, arguments: [String] = [], environment: [String: String?] = [:]) async throws {
         try await self.init(executable: try CommandProcess.shortcutSync(), database: .url(databaseURL),
                             port: try EmbeddedPostgres.freeLoopbackPort(), operatorPort: try EmbeddedPostgres.freeLoopbackPort(), adminToken: "admin-\(UUID())",
-                            logLevel: "info", arguments: arguments, output: .kept)
+                            logLevel: "info", arguments: arguments, environment: environment, output: .kept)
     }
 
     /// Where `serve` keeps the admin token it makes when given none.
