@@ -4,7 +4,8 @@ import ShortcutSyncStore
 
 /// The export format (`admin export`, read by `admin import`): NDJSON, one JSON object per line,
 /// each with a `kind`. The first line is the account, then its devices, then its events in the
-/// account's version order; the file is self-contained. Times are ISO 8601 in UTC with microseconds; token hashes
+/// account's version order, then what the suggestions learned of each shortcut (`learned`,
+/// for the person to see: an import learns it again from the events); the file is self-contained. Times are ISO 8601 in UTC with microseconds; token hashes
 /// are lowercase hex (the tokens themselves are never stored), so devices keep working after an
 /// import. docs/operating.md gives the fields.
 public enum AccountArchive {
@@ -40,12 +41,36 @@ public enum AccountArchive {
         var event: Event
     }
 
+    /// What the account learned of one shortcut: per device, its donations and the weight of
+    /// each hour of the person's week, decayed to `at` (each halved every three weeks; an
+    /// export decays to the time of the account's latest event, so that it depends on the log alone).
+    struct LearnedLine: Codable {
+        struct Hour: Codable {
+            var hourOfWeek: Int
+            var weight: Double
+        }
+
+        struct Device: Codable {
+            var deviceId: UUID
+            var donations: Int
+            var weight: Double
+            var hours: [Hour]
+        }
+
+        var kind = "learned"
+        var bundleId: String
+        var identifier: String
+        var at: String
+        var devices: [Device]
+    }
+
     private struct Kind: Decodable {
         var kind: String
     }
 
     /// The lines of an export, each without its line break.
-    public static func lines(account: AccountRecord, devices: [ArchivedDevice], events: [RecordedEvent]) throws -> [String] {
+    public static func lines(account: AccountRecord, devices: [ArchivedDevice], events: [RecordedEvent],
+                             learned: [(shortcut: ShortcutID, habits: ShortcutHabits)] = [], at: Date) throws -> [String] {
         var lines = [try encode(AccountLine(formatVersion: formatVersion, accountId: account.accountId,
                                             createdAt: ISO8601.format(account.createdAt), tokenHash: Hex.encode(account.tokenHash)))]
         for device in devices {
@@ -57,6 +82,16 @@ public enum AccountArchive {
         for event in events {
             lines.append(try encode(EventLine(version: event.version, position: event.position, deviceId: event.deviceId,
                                               recordedAt: ISO8601.format(event.recordedAt), event: event.event)))
+        }
+        let millis = Int64((at.timeIntervalSince1970 * 1000).rounded())
+        for (shortcut, habits) in learned {
+            let picture = LearnedHabits(habits, atMillis: millis)
+            guard !picture.devices.isEmpty else { continue }
+            lines.append(try encode(LearnedLine(bundleId: shortcut.bundleId, identifier: shortcut.identifier, at: ISO8601.format(at),
+                                                devices: picture.devices.map { device in
+                .init(deviceId: device.deviceId, donations: device.donations, weight: device.weight,
+                      hours: device.hours.map { .init(hourOfWeek: $0.hourOfWeek, weight: $0.weight) })
+            })))
         }
         return lines
     }
@@ -154,8 +189,12 @@ public enum AccountArchive {
                 guard seenEvents.insert(decoded.event.id).inserted else { throw fail("event \(decoded.event.id.lowercased) is listed twice") }
                 events.append(ArchivedEvent(line: line, deviceId: decoded.deviceId, recordedAt: try time(decoded.recordedAt, "recordedAt"),
                                             event: decoded.event))
+            case "learned":
+                // Derived from the events: the import folds them and learns it again.
+                guard account != nil else { throw fail("a learned line before the account line") }
+                _ = try decode(LearnedLine.self)
             default:
-                throw fail("unknown kind \"\(kind)\" (account, device or event)")
+                throw fail("unknown kind \"\(kind)\" (account, device, event or learned)")
             }
         }
         guard let account else { throw LineError(line: max(number, 1), reason: "no account line: the file is empty or not an export") }

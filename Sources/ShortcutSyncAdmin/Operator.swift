@@ -88,6 +88,25 @@ public struct Operator: Sendable {
         })
     }
 
+    /// What the account learned of `shortcut`, when it is in `device`'s view, decayed to `at`.
+    public func habits(device: UUID, shortcut: ShortcutID, at: Date) async throws -> HabitsReport {
+        guard let account = try await store.account(ofDevice: device) else {
+            throw AdminUsageError("there is no device \(device.lowercased); `shortcut-sync admin devices --account A` lists an account's devices")
+        }
+        guard let habits = try await ProjectionStore(client: client, logger: logger).habits(account: account, device: device, shortcut: shortcut) else {
+            throw AdminUsageError("the view of device \(device.lowercased) has no shortcut \(shortcut.bundleId)/\(shortcut.identifier); `shortcut-sync admin shortcuts --device D` lists it")
+        }
+        let learned = LearnedHabits(habits, atMillis: Int64((at.timeIntervalSince1970 * 1000).rounded()))
+        let known = try await DeviceSyncStore(client: client, logger: logger).devices(account: account).devices
+        let names = Dictionary(known.map { ($0.deviceId, $0) }) { first, _ in first }
+        func hours(_ hours: [LearnedHabits.Hour]) -> [HabitsReport.Hour] { hours.map { .init(hourOfWeek: $0.hourOfWeek, weight: $0.weight) } }
+        return HabitsReport(accountId: account, deviceId: device, bundleId: shortcut.bundleId, identifier: shortcut.identifier, at: at,
+                            hours: hours(learned.hours), week: learned.week, devices: learned.devices.map {
+            .init(deviceId: $0.deviceId, name: names[$0.deviceId]?.name ?? "", platform: names[$0.deviceId]?.platform ?? "",
+                  donations: $0.donations, weight: $0.weight, hours: hours($0.hours))
+        })
+    }
+
     /// At most `limit` of the filter's events in the account's version order; the page says
     /// whether more follow, and from which version (`--after`) to ask for them.
     public func events(_ filter: EventFilter, limit: Int) async throws -> EventsReport {
@@ -189,8 +208,12 @@ public struct Operator: Sendable {
     /// The account as export lines (`AccountArchive`).
     public func export(account: UUID) async throws -> [String] {
         guard let record = try await store.accountRecord(account) else { throw noAccount(account) }
-        return try AccountArchive.lines(account: record, devices: try await store.archivedDevices(account: account),
-                                        events: try await store.accountLog(account, .all))
+        let events = try await store.accountLog(account, .all)
+        // What was learned is decayed to the account's latest event: the same export of the same log, byte for byte.
+        let latest = events.map(\.event.hlc.wallMillis).max() ?? 0
+        return try AccountArchive.lines(account: record, devices: try await store.archivedDevices(account: account), events: events,
+                                        learned: try await ProjectionStore(client: client, logger: logger).allHabits(account: account),
+                                        at: Date(timeIntervalSince1970: Double(latest) / 1000))
     }
 
     /// Stores what an export holds that the database lacks, all or nothing.

@@ -53,6 +53,16 @@ public struct OpenAPISyncTransport: SyncTransport {
         }
     }
 
+    public func habits(bundleId: String, identifier: String) async throws -> HabitsAnswer? {
+        switch try await client.suggestionHabits(query: .init(bundleId: bundleId, identifier: identifier)) {
+        case .ok(let ok):
+            return HabitsAnswer(try ok.body.json)
+        case .default(let status, let problem):
+            if status == 404 { return nil }
+            throw Self.error(status: status, detail: (try? problem.body.applicationProblemJson).map(Self.detail) ?? "")
+        }
+    }
+
     public func pokes() async throws -> AsyncThrowingStream<Int64, any Error> {
         let pokes = try await tracedPokes()
         return AsyncThrowingStream { continuation in

@@ -108,6 +108,14 @@ public actor ShortcutSyncClient {
         }
     }
 
+    /// What the service has learned of `shortcut` from the person's donations on all of their
+    /// devices (issue 34): each hour of their week and each device's share, for the app to show
+    /// ("you order soup on Friday evenings, mostly on your iPhone"); nil when the shortcut is not
+    /// in this device's view. Needs the service: nothing learned is kept on the device.
+    public func habits(of shortcut: ShortcutView) async throws -> HabitsAnswer? {
+        try await transport.habits(bundleId: shortcut.bundleId, identifier: shortcut.identifier)
+    }
+
     /// `INInteraction.delete(with:)`: the app's donations with these identifiers.
     @discardableResult
     public func deleteDonations(withIdentifiers identifiers: [String]) throws -> UUID {

@@ -28,6 +28,9 @@ public protocol SyncTransport: Sendable {
     func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer
     /// The account's signed-in devices and what each has of it (`GET /v1/devices`).
     func devices() async throws -> DevicesAnswer
+    /// What the service has learned of one shortcut of the device's view
+    /// (`GET /v1/suggestions/habits`); nil when the shortcut is not in it (404).
+    func habits(bundleId: String, identifier: String) async throws -> HabitsAnswer?
 }
 
 extension SyncTransport {
@@ -58,6 +61,11 @@ extension SyncTransport {
     /// A transport that cannot list the account's devices says so, as a service without them would.
     public func devices() async throws -> DevicesAnswer {
         throw SyncTransportError.refused(status: 404, detail: "this transport does not list devices")
+    }
+
+    /// A transport that does not ask what was learned says so, as a service without it would.
+    public func habits(bundleId: String, identifier: String) async throws -> HabitsAnswer? {
+        throw SyncTransportError.refused(status: 404, detail: "this transport does not ask what was learned")
     }
 
     /// A transport that does not ask for suggestions says so, as a service without them would.

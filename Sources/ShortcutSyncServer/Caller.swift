@@ -21,7 +21,8 @@ enum Caller: Sendable, Hashable {
         case ("POST", "/v1/devices"): .account
         case ("GET", "/v1/devices"): token.map { Tokens.hasShape($0, of: .account) } == true ? .account : .device
         case ("DELETE", _) where path.hasPrefix("/v1/devices/"): .account
-        case ("POST", "/v1/sync/push"), ("GET", "/v1/sync/pull"), ("GET", "/v1/sync/stream"), ("GET", "/v1/suggestions"): .device
+        case ("POST", "/v1/sync/push"), ("GET", "/v1/sync/pull"), ("GET", "/v1/sync/stream"), ("GET", "/v1/suggestions"),
+             ("GET", "/v1/suggestions/habits"): .device
         case ("PUT", "/v1/device/push-token"), ("DELETE", "/v1/device/push-token"): .device
         // Any other method or path is answered 404 or 405 by the router, with no token needed.
         default: nil

@@ -41,4 +41,37 @@ extension SyncAPI {
                   score: suggestion.score, reason: suggestion.reason)
         }))))
     }
+
+    /// What the account learned of one shortcut of the device's view (issue 34), per device and
+    /// together, decayed to now: read from the same sums the suggestions are ranked by.
+    func suggestionHabits(_ input: Operations.SuggestionHabits.Input) async throws -> Operations.SuggestionHabits.Output {
+        let (device, account) = try requireDeviceRead()
+        let shortcut = ShortcutID(bundleId: input.query.bundleId, identifier: input.query.identifier)
+        var invalid: [FieldError] = []
+        // No stored shortcut has a NUL (PostgreSQL's text cannot hold one), nor one of these lengths.
+        for (pointer, text, length) in [("/bundleId", shortcut.bundleId, Limits.bundleIdLength), ("/identifier", shortcut.identifier, Limits.identifierLength)] {
+            if !length.contains(text.unicodeScalars.count) || text.unicodeScalars.contains("\0") {
+                invalid.append(FieldError(pointer: pointer, detail: "must be \(length.lowerBound) to \(length.upperBound) characters, none of them NUL"))
+            }
+        }
+        guard invalid.isEmpty else { throw APIProblem.invalid(invalid) }
+        guard let habits = try await projections.habits(account: account, device: device, shortcut: shortcut) else {
+            throw APIProblem.notFound("this device's view has no shortcut \(shortcut.identifier) of \(shortcut.bundleId)")
+        }
+        let learned = LearnedHabits(habits, atMillis: now())
+        // A device's sums go when it is signed out: every device named is still the account's.
+        let known = learned.devices.isEmpty ? [] : try await deviceSync.devices(account: account).devices
+        let names = Dictionary(known.map { ($0.deviceId, $0) }) { first, _ in first }
+        func hours(_ hours: [LearnedHabits.Hour]) -> [Components.Schemas.LearnedHour] {
+            hours.map { .init(hourOfWeek: Int32($0.hourOfWeek), weight: $0.weight) }
+        }
+        ServerMetrics.suggestions.increment()
+        return .ok(.init(body: .json(.init(
+            bundleId: shortcut.bundleId, identifier: shortcut.identifier, at: learned.atMillis, hours: hours(learned.hours), week: learned.week,
+            devices: learned.devices.map { device in
+                .init(deviceId: device.deviceId.uuidString.lowercased(), name: names[device.deviceId]?.name ?? "",
+                      platform: names[device.deviceId]?.platform ?? "", donations: Int64(device.donations), weight: device.weight,
+                      hours: hours(device.hours))
+            }))))
+    }
 }

@@ -62,6 +62,46 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// `admin suggestions --explain` (issue 34): what was learned of one shortcut, as a week grid
+    /// and each device's share; bad arguments are usage errors.
+    @Test func suggestionsExplainPrintsTheWeekGridOfOneShortcut() async throws {
+        try await TestDatabase.withClient { client, url in
+            var phone = DeviceScript()
+            try await register([phone], client: client)
+            var log = PushLog(client: client)
+            // Fridays at 18:30 UTC, three weeks running (2026-01-09 on).
+            let friday: Int64 = 1_767_571_200_000 + 4 * 86_400_000 + 18 * 3_600_000 + 1_800_000
+            try await log.push(phone, (0..<3).map { phone.donate("tomato", at: friday + Int64($0) * 7 * 86_400_000) })
+            let database = ["--database-url", url.urlString]
+            let device = ["--device", phone.deviceId.uuidString]
+
+            let explained = try await CommandProcess.run(["admin", "suggestions", "--explain", "com.example.soup/tomato", "--at", "2026-02-01T00:00:00Z"] + device + database)
+            defer { explained.forceStop() }
+            #expect(explained.exitStatus == 0, "\(explained.errorOutput)")
+            let lines = explained.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let fridayRow = try #require(lines.first { $0.hasPrefix("Fri") }, "\(explained.output)")
+            // Two columns an hour after "Fri  ": 18:00 is the heaviest hour, the only one.
+            let cells = Array(fridayRow.dropFirst(5))
+            #expect(cells.count == 48 && String(cells[36...37]) == "██" && cells.enumerated().allSatisfy { $0.offset / 2 == 18 || $0.element == "·" },
+                    "\(fridayRow)")
+            #expect(lines.filter { ["Mon", "Tue", "Wed", "Thu", "Sat", "Sun"].contains(String($0.prefix(3))) }.allSatisfy { $0.dropFirst(5).allSatisfy { $0 == "·" } })
+            #expect(explained.output.contains(phone.deviceId.uuidString.lowercased()) && explained.output.contains("Fri 18:00"))
+
+            let json = try await CommandProcess.run(["admin", "suggestions", "--explain", "com.example.soup/tomato", "--json"] + device + database)
+            defer { json.forceStop() }
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+            #expect((report["hours"] as? [[String: Any]])?.map { $0["hourOfWeek"] as? Int } == [4 * 24 + 18])
+            #expect((report["devices"] as? [[String: Any]])?.first?["donations"] as? Int == 3)
+
+            let notAShortcut = try await CommandProcess.run(["admin", "suggestions", "--explain", "tomato"] + device + database)
+            defer { notAShortcut.forceStop() }
+            #expect(notAShortcut.exitStatus != 0 && notAShortcut.errorOutput.contains("--explain must be BUNDLE-ID/IDENTIFIER"))
+            let notInView = try await CommandProcess.run(["admin", "suggestions", "--explain", "com.example.soup/leek"] + device + database)
+            defer { notInView.forceStop() }
+            #expect(notInView.exitStatus == 2 && notInView.errorOutput.contains("has no shortcut com.example.soup/leek"), "\(notInView.errorOutput)")
+        }
+    }
+
     @Test func aBrokenImportFromStandardInputNamesItsLineAndStoresNothing() async throws {
         try await TestDatabase.withClient { source, sourceURL in
             try await TestDatabase.withClient { target, targetURL in
@@ -73,7 +113,9 @@ private let logger = TestDatabase.shared.logger
                 defer { export.forceStop() }
                 #expect(export.exitStatus == 0)
                 var lines = export.output.split(separator: "\n").map(String.init)
-                #expect(lines.count == 4)
+                // The account, the device, two events, and what each donation taught.
+                #expect(lines.count == 6)
+                #expect(lines.suffix(2).allSatisfy { $0.contains(#""kind":"learned""#) }, "\(lines)")
 
                 // To a file: owner-only, like the secrets (it holds every event and the token hashes).
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("shortcut-sync-export-\(UUID()).ndjson")

@@ -87,8 +87,12 @@ private let logger = TestDatabase.shared.logger
                     device: scenario.devices[2].deviceId, account: account, wallMillis: Int64(Date().timeIntervalSince1970 * 1000)))
                 let events = (log.accepted[account]?.count ?? 0) + 1
                 let lines = try await Operator(client: source, logger: logger).export(account: account)
-                #expect(lines.count == 1 + 3 + events)
-                #expect(lines.last?.contains(#""type":"deviceSignedOut""#) == true)
+                // After the events, what each shortcut taught (issue 34): an import learns it again.
+                let learned = lines.filter { $0.contains(#""kind":"learned""#) }
+                #expect(!learned.isEmpty)
+                #expect(lines.count == 1 + 3 + events + learned.count)
+                #expect(lines.dropLast(learned.count).last?.contains(#""type":"deviceSignedOut""#) == true)
+                #expect(lines.suffix(learned.count) == learned[...], "learned lines come last")
 
                 let importer = Operator(client: target, logger: logger)
                 let first = try await importer.importAccount(try AccountArchive.read(lines.map { Substring($0) }))
@@ -107,9 +111,10 @@ private let logger = TestDatabase.shared.logger
                     #expect(there == log.expectedView(account: account, device: device.deviceId))
                 }
                 let again = try await importer.export(account: account)
+                // The same file, what was learned included: the copy learned the same from the same events.
                 #expect(again.map(withoutPosition) == lines.map(withoutPosition))
                 // Events are exported in version order, with their versions.
-                #expect(lines.dropFirst(4).enumerated().allSatisfy { $0.element.hasSuffix("\"version\":\($0.offset + 1)}") })
+                #expect(lines.dropFirst(4).dropLast(learned.count).enumerated().allSatisfy { $0.element.hasSuffix("\"version\":\($0.offset + 1)}") })
             }
         }
     }
@@ -170,8 +175,13 @@ private let logger = TestDatabase.shared.logger
                 PushTokenRegistration(token: String(repeating: "ab", count: 32), topic: "com.example.soup", environment: "production"),
                 device: last.deviceId, account: erased))
             #expect(try await rowsMentioning(erased, client) > 0)
+            // What the suggestions learned of it (issue 34): the erasure takes it with the rest.
+            let projections = ProjectionStore(client: client, logger: logger)
+            #expect(try await !projections.allHabits(account: erased).isEmpty)
 
             let report = try await admin.erase(account: erased)
+            #expect(try await projections.allHabits(account: erased).isEmpty)
+            #expect(try await !projections.allHabits(account: kept).isEmpty)
             #expect(report.events == Int64(log.accepted[erased]?.count ?? -1) && report.devices == 2 && report.accounts == 1)
             #expect(try await rowsMentioning(erased, client) == 0)
             #expect(try await rowsMentioning(kept, client) > 0)

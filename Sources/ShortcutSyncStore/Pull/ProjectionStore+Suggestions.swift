@@ -106,4 +106,35 @@ extension ProjectionStore {
         }
         return titles
     }
+
+    /// What the account learned of `shortcut` (its sums per device; empty when nothing), when it
+    /// is in `device`'s view: not removed, and of an app the device has (any, when it reported
+    /// none). Nil when it is not.
+    public func habits(account: UUID, device: UUID, shortcut: ShortcutID) async throws -> ShortcutHabits? {
+        let rows = try await client.query("""
+            SELECT s.habits FROM projection_shortcuts s
+            WHERE s.account_id = \(account) AND s.bundle_id = \(shortcut.bundleId) AND s.identifier = \(shortcut.identifier)
+              AND s.view IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM projection_devices d
+                              WHERE d.account_id = \(account) AND d.device_id = \(device) AND NOT (s.bundle_id = ANY(d.installed)))
+            """, logger: logger)
+        for try await habits in rows.decode(ByteBuffer?.self) {
+            return try habits.map(ShortcutHabits.init(stored:)) ?? ShortcutHabits()
+        }
+        return nil
+    }
+
+    /// Everything the account learned: each shortcut's sums per device, for an export.
+    public func allHabits(account: UUID) async throws -> [(shortcut: ShortcutID, habits: ShortcutHabits)] {
+        let rows = try await client.query("""
+            SELECT s.bundle_id, s.identifier, s.habits FROM projection_shortcuts s
+            WHERE s.account_id = \(account) AND s.habits IS NOT NULL AND s.view IS NOT NULL
+            ORDER BY s.bundle_id, s.identifier
+            """, logger: logger)
+        var learned: [(shortcut: ShortcutID, habits: ShortcutHabits)] = []
+        for try await (bundleId, identifier, habits) in rows.decode((String, String, ByteBuffer).self) {
+            learned.append((ShortcutID(bundleId: bundleId, identifier: identifier), try ShortcutHabits(stored: habits)))
+        }
+        return learned
+    }
 }

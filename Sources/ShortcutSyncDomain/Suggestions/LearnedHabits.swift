@@ -1,0 +1,59 @@
+import Foundation
+
+/// What the service has learned of one shortcut (DESIGN §3), in a shape an app can draw: for each
+/// device that taught it, and for all of them together, the weight of each hour of the person's
+/// week, as decayed donations (each halved every three weeks) at the moment asked about. Only
+/// hours with a weight are listed. It is what `SuggestionScorer` reads, nothing else: the sums
+/// of the shortcut's uncovered donations eligible for prediction.
+public struct LearnedHabits: Sendable, Hashable {
+    public struct Hour: Sendable, Hashable {
+        /// 0 = Monday 00:00–00:59 in the person's local time … 167 = Sunday 23:00–23:59.
+        public var hourOfWeek: Int
+        public var weight: Double
+    }
+
+    public struct Device: Sendable, Hashable {
+        public var deviceId: UUID
+        /// The donations it taught, undecayed.
+        public var donations: Int
+        /// Their decayed weight in all.
+        public var weight: Double
+        public var hours: [Hour]
+    }
+
+    /// The devices that taught it, the heaviest first.
+    public var devices: [Device]
+    /// Every device's hours together.
+    public var hours: [Hour]
+    /// The moment the weights are decayed to, in milliseconds since 1970 UTC.
+    public var atMillis: Int64
+
+    /// What `habits` hold, decayed to `atMillis`; nothing learned when nil or empty.
+    public init(_ habits: ShortcutHabits?, atMillis: Int64) {
+        self.atMillis = atMillis
+        let scale = HabitClock.scale(atMillis: atMillis)
+        var together = [Double](repeating: 0, count: HabitClock.hoursPerWeek)
+        var devices: [Device] = []
+        for (device, sums) in habits?.byDevice ?? [:] {
+            let (hours, total) = sums.decayed(scale)
+            for (hour, weight) in hours.enumerated() { together[hour] += weight }
+            devices.append(Device(deviceId: device, donations: sums.count, weight: total, hours: Self.listed(hours)))
+        }
+        self.devices = devices.sorted { ($0.weight, $1.deviceId.uuidString) > ($1.weight, $0.deviceId.uuidString) }
+        hours = Self.listed(together)
+    }
+
+    private static func listed(_ weights: [Double]) -> [Hour] {
+        weights.enumerated().compactMap { $0.element > 0 ? Hour(hourOfWeek: $0.offset, weight: $0.element) : nil }
+    }
+
+    /// The week as seven rows (Monday first) of 24 hours, each hour's weight over the heaviest
+    /// hour's (0…1): for drawing it.
+    public var week: [[Double]] {
+        let heaviest = hours.map(\.weight).max() ?? 0
+        var grid = [[Double]](repeating: [Double](repeating: 0, count: 24), count: 7)
+        guard heaviest > 0 else { return grid }
+        for hour in hours { grid[hour.hourOfWeek / 24][hour.hourOfWeek % 24] = hour.weight / heaviest }
+        return grid
+    }
+}
