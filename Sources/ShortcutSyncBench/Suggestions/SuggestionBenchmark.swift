@@ -9,7 +9,8 @@ import ShortcutSyncStore
 /// (`SyntheticPopulation`) replayed through the real HTTP API in time order. Before each
 /// donation the device asks `GET /v1/suggestions` at the donation's moment and the answer is
 /// scored beside most-frequent, most-recent and the oracle (`SuggestionReplay`); then the
-/// donation is pushed. Also the p99 of a suggestions request for an account with 1,000 shortcuts.
+/// donation is pushed. Also the p99 of a suggestions request for an account with 1,000 shortcuts,
+/// and the same scoring offline on populations that live otherwise (`PopulationShape.all`).
 public struct SuggestionBenchmark: Sendable {
     public struct Load: Sendable, Hashable, Codable {
         public var people: Int
@@ -45,6 +46,8 @@ public struct SuggestionBenchmark: Sendable {
         public var service: SuggestionScoreboard
         /// The same scoring without the service (the domain in memory), for comparison.
         public var offline: SuggestionScoreboard
+        /// The same scoring offline on each of `PopulationShape.all`, the same size and seed.
+        public var populations: [PopulationBoard]
         public var happenings: Int
         public var replaySeconds: Double
         public var latencyP50Milliseconds: Double
@@ -72,12 +75,22 @@ public struct SuggestionBenchmark: Sendable {
         let replay = SuggestionReplay(population: population, seed: load.seed &+ 1)
         report("population: \(load.people) people over \(load.weeks) weeks, \(replay.happenings.count) donations and deletions (seed \(load.seed))")
         let offline = try await OfflineSuggestions.evaluate(replay)
+        var populations: [PopulationBoard] = []
+        for shape in PopulationShape.all {
+            let started = ContinuousClock.now
+            let other = shape == .standard ? replay
+                : SuggestionReplay(population: SyntheticPopulation(people: load.people, weeks: load.weeks, seed: load.seed, shape: shape), seed: load.seed &+ 1)
+            let board = shape == .standard ? offline : try await OfflineSuggestions.evaluate(other)
+            populations.append(PopulationBoard(shape: shape, happenings: other.happenings.count, board: board))
+            report(String(format: "population \"%@\": %d happenings scored offline in %.1f s", shape.name, other.happenings.count,
+                          (ContinuousClock.now - started).inSeconds))
+        }
         let started = ContinuousClock.now
         let board = try await replayThroughHTTP(replay, report: report)
         let seconds = (ContinuousClock.now - started).inSeconds
         report(String(format: "replayed through HTTP in %.1f s", seconds))
         let latency = try await measureLatency(report: report)
-        return Result(load: load, service: board, offline: offline, happenings: replay.happenings.count, replaySeconds: seconds,
+        return Result(load: load, service: board, offline: offline, populations: populations, happenings: replay.happenings.count, replaySeconds: seconds,
                       latencyP50Milliseconds: latency.p50, latencyP99Milliseconds: latency.p99)
     }
 }
@@ -88,6 +101,8 @@ extension SuggestionBenchmark.Result {
         var lines = ["Suggestions, through the HTTP API (\(load.people) people, \(load.weeks) weeks, seed \(load.seed), \(happenings) happenings):", "",
                      service.table, "",
                      "The same scoring in memory, without the service (`SuggestionReplay` offline):", "", offline.table, ""]
+        lines += ["The same scoring offline on populations that live otherwise (the same size and seed; issue 34 asks every one within 8 points of its oracle):", "",
+                  PopulationBoard.table(populations), ""]
         lines.append("| suggestions request, account with \(load.latencyShortcuts.formatted()) shortcuts | "
             + String(format: "p50 %.2f ms, p99 %.2f ms", latencyP50Milliseconds, latencyP99Milliseconds)
             + " | p99 ≤ 10 ms | \(latencyP99Milliseconds <= 10 ? "met" : "**not met**") |")

@@ -98,20 +98,27 @@ public struct SyntheticPopulation: Sendable {
     static let week: Int64 = 7 * day
     static let platforms = ["iOS", "iPadOS", "macOS", "watchOS"]
 
-    /// `people` people over `weeks` weeks from Monday 2026-01-05 00:00 UTC.
-    public init(people count: Int, weeks: Int, shortcutsPerPerson: ClosedRange<Int> = 12...30, seed: UInt64) {
+    /// How its people live.
+    public var shape: PopulationShape
+
+    /// `people` people over `weeks` weeks from Monday 2026-01-05 00:00 UTC, living as `shape` says.
+    public init(people count: Int, weeks: Int, shortcutsPerPerson: ClosedRange<Int> = 12...30, seed: UInt64, shape: PopulationShape = .standard) {
         var rng = SplitMix64(state: seed)
         let start: Int64 = 1_767_571_200_000
         let end = start + Int64(weeks) * Self.week
         var people: [Person] = []
-        for index in 0..<count { people.append(Self.person(index, start: start, end: end, shortcuts: shortcutsPerPerson, rng: &rng)) }
+        for index in 0..<count {
+            people.append(Self.person(index, start: start, end: end, shortcuts: shortcutsPerPerson, shape: shape, rng: &rng))
+        }
+        self.shape = shape
         self.start = start
         self.end = end
         self.people = people
     }
 
-    static func person(_ index: Int, start: Int64, end: Int64, shortcuts range: ClosedRange<Int>, rng: inout SplitMix64) -> Person {
-        let deviceCount = Int.random(in: 2...4, using: &rng)
+    static func person(_ index: Int, start: Int64, end: Int64, shortcuts range: ClosedRange<Int>, shape: PopulationShape,
+                       rng: inout SplitMix64) -> Person {
+        let deviceCount = Int.random(in: shape.devices, using: &rng)
         let span = end - start
         let devices = (0..<deviceCount).map { d in
             // The first device is there from the start; half of the others join late.
@@ -121,19 +128,20 @@ public struct SyntheticPopulation: Sendable {
         }
         let homeOffset = [-480, -300, 0, 60, 330, 540].randomElement(using: &rng)!
         var trips: [Trip] = []
-        for _ in 0..<Int.random(in: 0...2, using: &rng) {
+        for _ in 0..<Int.random(in: shape.trips, using: &rng) {
             let from = start + Int64(Double(span) * Double.random(in: 0.2...0.9, using: &rng))
             let shift = [-9, -6, -3, 3, 6, 9].randomElement(using: &rng)! * 60
             trips.append(Trip(start: from, end: min(from + Int64.random(in: 4...10, using: &rng) * day, end),
                               utcOffsetMinutes: min(max(homeOffset + shift, -720), 840)))
         }
         let shortcuts = (0..<Int.random(in: range, using: &rng)).map { s in
-            shortcut(s, person: index, devices: deviceCount, start: start, end: end, rng: &rng)
+            shortcut(s, person: index, devices: deviceCount, start: start, end: end, shape: shape, rng: &rng)
         }
         return Person(index: index, devices: devices, shortcuts: shortcuts, homeOffsetMinutes: homeOffset, trips: trips)
     }
 
-    static func shortcut(_ index: Int, person: Int, devices: Int, start: Int64, end: Int64, rng: inout SplitMix64) -> Shortcut {
+    static func shortcut(_ index: Int, person: Int, devices: Int, start: Int64, end: Int64, shape: PopulationShape,
+                         rng: inout SplitMix64) -> Shortcut {
         let id = ShortcutID(bundleId: "com.example.app\(index % 7)", identifier: "p\(person)-s\(index)")
         var phases: [Phase] = []
         var deletions: [Int64] = []
@@ -144,8 +152,8 @@ public struct SyntheticPopulation: Sendable {
             // Some shortcuts change habits or are deleted by their app (and maybe used again later).
             let roll = Double.random(in: 0..<1, using: &rng)
             if roll < 0.3 { to = min(end, from + Int64(Double(span) * Double.random(in: 0.3...0.7, using: &rng))) }
-            phases.append(Phase(start: from, end: to, routines: routines(devices: devices, rng: &rng),
-                                noise: (0..<devices).map { _ in Double.random(in: 0.002...0.012, using: &rng) }))
+            phases.append(Phase(start: from, end: to, routines: routines(devices: devices, shape: shape, rng: &rng),
+                                noise: (0..<devices).map { _ in Double.random(in: shape.noise, using: &rng) }))
             guard to < end else { break }
             if roll < 0.12 {
                 deletions.append(to)
@@ -159,8 +167,8 @@ public struct SyntheticPopulation: Sendable {
         return Shortcut(id: id, title: "Shortcut \(index)", phases: phases, deletions: deletions)
     }
 
-    static func routines(devices: Int, rng: inout SplitMix64) -> [Routine] {
-        (0..<Int.random(in: 0...2, using: &rng)).map { _ in
+    static func routines(devices: Int, shape: PopulationShape, rng: inout SplitMix64) -> [Routine] {
+        (0..<Int.random(in: shape.routines, using: &rng)).map { _ in
             let (days, hour): ([Int], Int) = switch Int.random(in: 0..<6, using: &rng) {
             case 0: (Array(0..<5), Int.random(in: 6...9, using: &rng))          // weekday mornings
             case 1: ([4], Int.random(in: 17...21, using: &rng))                 // Friday evenings
@@ -174,7 +182,7 @@ public struct SyntheticPopulation: Sendable {
             var affinity = (0..<devices).map { $0 == main ? 1.0 : Double.random(in: 0...0.3, using: &rng) }
             let total = affinity.reduce(0, +)
             affinity = affinity.map { $0 / total }
-            return Routine(days: days, hour: hour, strength: Double.random(in: 0.3...0.95, using: &rng), affinity: affinity)
+            return Routine(days: days, hour: hour, strength: Double.random(in: shape.routineStrength, using: &rng), affinity: affinity)
         }
     }
 

@@ -1,0 +1,40 @@
+import Foundation
+
+/// How the people of a `SyntheticPopulation` live (issue 34: the model must fit people in
+/// general, not its own generator): how strong their routines are, how much they use shortcuts
+/// off any routine, how many shortcuts follow no routine at all, how many devices they have, and
+/// how often they travel across time zones. `standard` is the population `bench suggestions`
+/// has always replayed, drawn the same way from the same seed.
+public struct PopulationShape: Sendable, Hashable, Codable {
+    public var name: String
+    /// The probability that a routine's hour sees a donation.
+    public var routineStrength: ClosedRange<Double> = 0.3...0.95
+    /// Donations per waking hour off any routine, per device.
+    public var noise: ClosedRange<Double> = 0.002...0.012
+    /// Routines per phase of a shortcut: a shortcut with none is used irregularly.
+    public var routines: ClosedRange<Int> = 0...2
+    public var devices: ClosedRange<Int> = 2...4
+    public var trips: ClosedRange<Int> = 0...2
+
+    public init(name: String) {
+        self.name = name
+    }
+
+    public static let standard = PopulationShape(name: "standard")
+
+    /// The standard population and one of each kind of difference from it.
+    public static let all: [PopulationShape] = [
+        standard,
+        { var shape = PopulationShape(name: "weak routines"); shape.routineStrength = 0.1...0.45; return shape }(),
+        { var shape = PopulationShape(name: "noisy"); shape.noise = 0.01...0.04; return shape }(),
+        { var shape = PopulationShape(name: "mostly irregular"); shape.routines = 0...1; shape.noise = 0.004...0.02; return shape }(),
+        { var shape = PopulationShape(name: "one or two devices"); shape.devices = 1...2; return shape }(),
+        { var shape = PopulationShape(name: "four devices"); shape.devices = 4...4; return shape }(),
+        { var shape = PopulationShape(name: "travellers"); shape.trips = 3...6; return shape }(),
+    ]
+
+    /// The shape named `name`, if there is one.
+    public static func named(_ name: String) -> PopulationShape? {
+        all.first { $0.name == name }
+    }
+}
