@@ -110,6 +110,17 @@ public struct EventValidator: Sendable {
 }
 
 /// Accumulates violations so that one answer names every field at fault.
+extension EventValidator {
+    /// What is wrong with a shortcut's key given apart from an event (a query's `bundleId` and
+    /// `identifier`): the rules a donation's would meet, at `/bundleId` and `/identifier`.
+    public static func violations(bundleId: String, identifier: String) -> [FieldError] {
+        var check = Checker()
+        check.bundleId(bundleId)
+        check.text(identifier, Limits.identifierLength, at: "/identifier")
+        return check.errors
+    }
+}
+
 private struct Checker {
     var errors: [FieldError] = []
 

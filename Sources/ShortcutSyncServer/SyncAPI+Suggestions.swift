@@ -47,13 +47,8 @@ extension SyncAPI {
     func suggestionHabits(_ input: Operations.SuggestionHabits.Input) async throws -> Operations.SuggestionHabits.Output {
         let (device, account) = try requireDeviceRead()
         let shortcut = ShortcutID(bundleId: input.query.bundleId, identifier: input.query.identifier)
-        var invalid: [FieldError] = []
-        // No stored shortcut has a NUL (PostgreSQL's text cannot hold one), nor one of these lengths.
-        for (pointer, text, length) in [("/bundleId", shortcut.bundleId, Limits.bundleIdLength), ("/identifier", shortcut.identifier, Limits.identifierLength)] {
-            if !length.contains(text.unicodeScalars.count) || text.unicodeScalars.contains("\0") {
-                invalid.append(FieldError(pointer: pointer, detail: "must be \(length.lowerBound) to \(length.upperBound) characters, none of them NUL"))
-            }
-        }
+        // As a donation's key would be checked: no stored shortcut has another.
+        let invalid = EventValidator.violations(bundleId: shortcut.bundleId, identifier: shortcut.identifier)
         guard invalid.isEmpty else { throw APIProblem.invalid(invalid) }
         guard let habits = try await projections.habits(account: account, device: device, shortcut: shortcut) else {
             throw APIProblem.notFound("this device's view has no shortcut \(shortcut.identifier) of \(shortcut.bundleId)")

@@ -98,6 +98,10 @@ import Testing
             #expect(tooLong.status == 422 && tooLong.json.pointers == ["/bundleId"], "\(tooLong.json)")
             let nul = try await Self.habits(server, phone, "a.b", "x%00y")
             #expect(nul.status == 422 && nul.json.pointers == ["/identifier"], "\(nul.json)")
+            for (bundleId, identifier, pointer) in [("com", "x", "/bundleId"), ("a.b", "%20%20", "/identifier"), ("a..b", "x", "/bundleId")] {
+                let refused = try await Self.habits(server, phone, bundleId, identifier)
+                #expect(refused.status == 422 && refused.json.pointers == [pointer], "\(bundleId) \(identifier): \(refused.json)")
+            }
             let missing = try await server.raw(.GET, "/v1/suggestions/habits?bundleId=com.example.soup", token: phone.token)
             #expect(missing.status == 422, "a required parameter missing, as every operation answers it: \(missing)")
             #expect(try await server.raw(.GET, "/v1/suggestions/habits?bundleId=a.b&identifier=c", token: nil).status == 401)

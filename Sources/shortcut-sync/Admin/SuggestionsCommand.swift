@@ -25,8 +25,7 @@ struct SuggestionsCommand: AsyncParsableCommand {
     var explained: ShortcutID? {
         guard let explain, let slash = explain.firstIndex(of: "/") else { return nil }
         let shortcut = ShortcutID(bundleId: String(explain[..<slash]), identifier: String(explain[explain.index(after: slash)...]))
-        guard Limits.bundleIdLength.contains(shortcut.bundleId.unicodeScalars.count),
-              Limits.identifierLength.contains(shortcut.identifier.unicodeScalars.count) else { return nil }
+        guard EventValidator.violations(bundleId: shortcut.bundleId, identifier: shortcut.identifier).isEmpty else { return nil }
         return shortcut
     }
 
