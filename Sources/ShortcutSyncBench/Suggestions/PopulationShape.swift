@@ -15,6 +15,8 @@ public struct PopulationShape: Sendable, Hashable, Codable {
     public var routines: ClosedRange<Int> = 0...2
     public var devices: ClosedRange<Int> = 2...4
     public var trips: ClosedRange<Int> = 0...2
+    /// Shortcuts each person uses (over the weeks).
+    public var shortcuts: ClosedRange<Int> = 12...30
 
     public init(name: String) {
         self.name = name
@@ -31,6 +33,17 @@ public struct PopulationShape: Sendable, Hashable, Codable {
         { var shape = PopulationShape(name: "one or two devices"); shape.devices = 1...2; return shape }(),
         { var shape = PopulationShape(name: "four devices"); shape.devices = 4...4; return shape }(),
         { var shape = PopulationShape(name: "travellers"); shape.trips = 3...6; return shape }(),
+        { var shape = PopulationShape(name: "few shortcuts"); shape.shortcuts = 4...10; return shape }(),
+        { var shape = PopulationShape(name: "few shortcuts, strong routines"); shape.shortcuts = 4...10; shape.routineStrength = 0.7...0.98; shape.routines = 1...2; return shape }(),
+        {
+            var shape = PopulationShape(name: "all of these at once")
+            shape.routineStrength = 0.1...0.45
+            shape.noise = 0.01...0.04
+            shape.routines = 0...1
+            shape.devices = 3...4
+            shape.trips = 3...6
+            return shape
+        }(),
     ]
 
     /// The shape named `name`, if there is one.

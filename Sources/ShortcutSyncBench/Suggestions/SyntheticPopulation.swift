@@ -102,13 +102,13 @@ public struct SyntheticPopulation: Sendable {
     public var shape: PopulationShape
 
     /// `people` people over `weeks` weeks from Monday 2026-01-05 00:00 UTC, living as `shape` says.
-    public init(people count: Int, weeks: Int, shortcutsPerPerson: ClosedRange<Int> = 12...30, seed: UInt64, shape: PopulationShape = .standard) {
+    public init(people count: Int, weeks: Int, seed: UInt64, shape: PopulationShape = .standard) {
         var rng = SplitMix64(state: seed)
         let start: Int64 = 1_767_571_200_000
         let end = start + Int64(weeks) * Self.week
         var people: [Person] = []
         for index in 0..<count {
-            people.append(Self.person(index, start: start, end: end, shortcuts: shortcutsPerPerson, shape: shape, rng: &rng))
+            people.append(Self.person(index, start: start, end: end, shortcuts: shape.shortcuts, shape: shape, rng: &rng))
         }
         self.shape = shape
         self.start = start
