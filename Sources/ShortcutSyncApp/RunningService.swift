@@ -33,7 +33,11 @@ public func withRunningService<Result: Sendable>(
     })
     var groupConfiguration = ServiceGroupConfiguration(services: [app], logger: logger)
     groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
-    groupConfiguration.maximumCancellationDuration = .seconds(2)
+    // Past it, ServiceLifecycle stops the whole process (`fatalError`): a test process with many
+    // services at once, on a loaded machine, once took longer than 2 s to cancel one (the pool
+    // closing its connections, it seems; not proven). A service that never ends still ends the
+    // process, 20 s after the graceful shutdown gave up, rather than hang it.
+    groupConfiguration.maximumCancellationDuration = .seconds(20)
     let services = ServiceGroup(configuration: groupConfiguration)
     return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
         group.addTask { try await services.run() }
