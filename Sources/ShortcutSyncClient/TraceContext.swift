@@ -11,7 +11,13 @@ import Tracing
 /// trace of the change that poked it (`Poke.traceparent`), so that one change is one trace from
 /// the device that pushed it to the devices that pulled it. Without either, nothing is sent.
 public struct TraceContext: ClientMiddleware {
-    public init() {}
+    /// The instrument that writes the app's context; nil: the one the app bootstrapped, read at
+    /// each request.
+    let instrument: (any Instrument)?
+
+    public init(instrument: (any Instrument)? = nil) {
+        self.instrument = instrument
+    }
 
     public func intercept(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
@@ -19,7 +25,7 @@ public struct TraceContext: ClientMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var request = request
         if let context = ServiceContext.current {
-            InstrumentationSystem.instrument.inject(context, into: &request.headerFields, using: HeaderInjector())
+            (instrument ?? InstrumentationSystem.instrument).inject(context, into: &request.headerFields, using: HeaderInjector())
         }
         if request.headerFields[Self.traceparent] == nil, let poke = Self.poke {
             request.headerFields[Self.traceparent] = poke
