@@ -109,7 +109,6 @@ public struct EventValidator: Sendable {
     }
 }
 
-/// Accumulates violations so that one answer names every field at fault.
 extension EventValidator {
     /// What is wrong with a shortcut's key given apart from an event (a query's `bundleId` and
     /// `identifier`): the rules a donation's would meet, at `/bundleId` and `/identifier`.
@@ -121,6 +120,7 @@ extension EventValidator {
     }
 }
 
+/// Accumulates violations so that one answer names every field at fault.
 private struct Checker {
     var errors: [FieldError] = []
 
