@@ -45,23 +45,11 @@ public enum AccountArchive {
     /// each hour of the person's week, decayed to `at` (each halved every three weeks; an
     /// export decays to the time of the account's latest event, so that it depends on the log alone).
     struct LearnedLine: Codable {
-        struct Hour: Codable {
-            var hourOfWeek: Int
-            var weight: Double
-        }
-
-        struct Device: Codable {
-            var deviceId: UUID
-            var donations: Int
-            var weight: Double
-            var hours: [Hour]
-        }
-
         var kind = "learned"
         var bundleId: String
         var identifier: String
         var at: String
-        var devices: [Device]
+        var devices: [LearnedHabits.Device]
     }
 
     private struct Kind: Decodable {
@@ -88,10 +76,7 @@ public enum AccountArchive {
             let picture = LearnedHabits(habits, atMillis: millis)
             guard !picture.devices.isEmpty else { continue }
             lines.append(try encode(LearnedLine(bundleId: shortcut.bundleId, identifier: shortcut.identifier, at: ISO8601.format(at),
-                                                devices: picture.devices.map { device in
-                .init(deviceId: device.deviceId, donations: device.donations, weight: device.weight,
-                      hours: device.hours.map { .init(hourOfWeek: $0.hourOfWeek, weight: $0.weight) })
-            })))
+                                                devices: picture.devices)))
         }
         return lines
     }

@@ -99,11 +99,10 @@ public struct Operator: Sendable {
         let learned = LearnedHabits(habits, atMillis: Int64((at.timeIntervalSince1970 * 1000).rounded()))
         let known = try await DeviceSyncStore(client: client, logger: logger).devices(account: account).devices
         let names = Dictionary(known.map { ($0.deviceId, $0) }) { first, _ in first }
-        func hours(_ hours: [LearnedHabits.Hour]) -> [HabitsReport.Hour] { hours.map { .init(hourOfWeek: $0.hourOfWeek, weight: $0.weight) } }
         return HabitsReport(accountId: account, deviceId: device, bundleId: shortcut.bundleId, identifier: shortcut.identifier, at: at,
-                            hours: hours(learned.hours), week: learned.week, devices: learned.devices.map {
+                            hours: learned.hours, week: learned.week, devices: learned.devices.map {
             .init(deviceId: $0.deviceId, name: names[$0.deviceId]?.name ?? "", platform: names[$0.deviceId]?.platform ?? "",
-                  donations: $0.donations, weight: $0.weight, hours: hours($0.hours))
+                  donations: $0.donations, weight: $0.weight, hours: $0.hours)
         })
     }
 

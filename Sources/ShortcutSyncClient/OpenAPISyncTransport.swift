@@ -64,18 +64,7 @@ public struct OpenAPISyncTransport: SyncTransport {
     }
 
     public func pokes() async throws -> AsyncThrowingStream<Int64, any Error> {
-        let pokes = try await tracedPokes()
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for try await poke in pokes { continuation.yield(poke.version) }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        .relaying(try await tracedPokes()) { $0.version }
     }
 
     public func tracedPokes() async throws -> AsyncThrowingStream<Poke, any Error> {
@@ -86,19 +75,8 @@ public struct OpenAPISyncTransport: SyncTransport {
         case .default(let status, let problem):
             throw Self.error(status: status, detail: (try? problem.body.applicationProblemJson).map(Self.detail) ?? "")
         }
-        let events = body.asDecodedServerSentEvents()
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for try await event in events where event.event == "changed" {
-                        continuation.yield(ChangedMessage.poke(in: event.data))
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        return .relaying(body.asDecodedServerSentEvents()) { event in
+            event.event == "changed" ? ChangedMessage.poke(in: event.data) : nil
         }
     }
 

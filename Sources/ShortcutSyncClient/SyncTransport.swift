@@ -35,18 +35,7 @@ public protocol SyncTransport: Sendable {
 
 extension SyncTransport {
     public func tracedPokes() async throws -> AsyncThrowingStream<Poke, any Error> {
-        let versions = try await pokes()
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for try await version in versions { continuation.yield(Poke(version: version)) }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        .relaying(try await pokes()) { Poke(version: $0) }
     }
 
     /// Transports that cannot register a token (test doubles) refuse it.

@@ -73,7 +73,8 @@ public final class ChangeAnnouncer: Service, Sendable {
     /// Runs `body` in a span of the first change's trace that links to the others' (a coalesced
     /// `NOTIFY` serves several pushes); without traces, in no span at all.
     private func withAnnouncementSpan(_ traces: [UUID: String], _ body: () async throws -> Void) async throws {
-        let contexts = traces.values.lazy.compactMap(TraceParent.context).prefix(Self.maximumLinks)
+        // Each read once (a lazy sequence would read the first twice); without traces, none.
+        let contexts = Array(traces.values.lazy.compactMap(TraceParent.context).prefix(Self.maximumLinks))
         guard let first = contexts.first else { return try await body() }
         try await withSpan("announce", context: first, ofKind: .producer) { span in
             span.attributes["shortcut_sync.announce.accounts"] = traces.count

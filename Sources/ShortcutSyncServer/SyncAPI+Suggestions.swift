@@ -60,7 +60,6 @@ extension SyncAPI {
         func hours(_ hours: [LearnedHabits.Hour]) -> [Components.Schemas.LearnedHour] {
             hours.map { .init(hourOfWeek: Int32($0.hourOfWeek), weight: $0.weight) }
         }
-        ServerMetrics.suggestions.increment()
         return .ok(.init(body: .json(.init(
             bundleId: shortcut.bundleId, identifier: shortcut.identifier, at: learned.atMillis, hours: hours(learned.hours), week: learned.week,
             devices: learned.devices.map { device in

@@ -18,7 +18,7 @@ import Testing
         #expect(Set(PopulationShape.all.map(\.name)).count == PopulationShape.all.count)
         let people = 20, weeks = 4
         func population(_ name: String) throws -> SyntheticPopulation {
-            SyntheticPopulation(people: people, weeks: weeks, seed: 5, shape: try #require(PopulationShape.named(name)))
+            SyntheticPopulation(people: people, weeks: weeks, seed: 5, shape: try #require(PopulationShape.all.first { $0.name == name }))
         }
         #expect(try population("four devices").people.allSatisfy { $0.devices.count == 4 })
         #expect(try population("one or two devices").people.allSatisfy { (1...2).contains($0.devices.count) })

@@ -6,18 +6,14 @@ import ShortcutSyncStore
 /// one shortcut of the device's view, as `GET /v1/suggestions/habits` answers: a week grid of the
 /// person's hours and each device's share.
 public struct HabitsReport: AdminReport {
-    public struct Hour: Sendable, Codable {
-        public var hourOfWeek: Int
-        public var weight: Double
-    }
-
+    /// A device that taught it, by name.
     public struct Device: Sendable, Codable {
         public var deviceId: UUID
         public var name: String
         public var platform: String
         public var donations: Int
         public var weight: Double
-        public var hours: [Hour]
+        public var hours: [LearnedHabits.Hour]
     }
 
     public var accountId: UUID
@@ -25,7 +21,7 @@ public struct HabitsReport: AdminReport {
     public var bundleId: String
     public var identifier: String
     public var at: Date
-    public var hours: [Hour]
+    public var hours: [LearnedHabits.Hour]
     /// Seven rows, Monday first, of 24 shares of the heaviest hour (0…1).
     public var week: [[Double]]
     public var devices: [Device]

@@ -45,9 +45,4 @@ public struct PopulationShape: Sendable, Hashable, Codable {
             return shape
         }(),
     ]
-
-    /// The shape named `name`, if there is one.
-    public static func named(_ name: String) -> PopulationShape? {
-        all.first { $0.name == name }
-    }
 }

@@ -6,13 +6,13 @@ import Foundation
 /// hours with a weight are listed. It is what `SuggestionScorer` reads, nothing else: the sums
 /// of the shortcut's uncovered donations eligible for prediction.
 public struct LearnedHabits: Sendable, Hashable {
-    public struct Hour: Sendable, Hashable {
+    public struct Hour: Sendable, Hashable, Codable {
         /// 0 = Monday 00:00–00:59 in the person's local time … 167 = Sunday 23:00–23:59.
         public var hourOfWeek: Int
         public var weight: Double
     }
 
-    public struct Device: Sendable, Hashable {
+    public struct Device: Sendable, Hashable, Codable {
         public var deviceId: UUID
         /// The donations it taught, undecayed.
         public var donations: Int

@@ -23,11 +23,8 @@ public struct DeviceSyncStore: Sendable {
     /// immutable one in an ON CONFLICT's condition.)
     public func recordPull(device: UUID, account: UUID, version: Int64, complete: Bool, at: Date = Date()) async throws {
         let stale = at.addingTimeInterval(-60)
-        try await withStatementSpan("pull: record what the device has", .update, "device_sync") { try await recordPull(device: device, account: account, version: version, complete: complete, at: at, stale: stale) }
-    }
-
-    private func recordPull(device: UUID, account: UUID, version: Int64, complete: Bool, at: Date, stale: Date) async throws {
-        try await client.query("""
+        try await withStatementSpan("pull: record what the device has", .update, "device_sync") {
+            try await client.query("""
             WITH synced AS (
                 INSERT INTO device_sync AS s (account_id, device_id, synced_version, synced_at)
                 SELECT \(account), \(device), \(version), \(at) WHERE \(complete)
@@ -37,6 +34,7 @@ public struct DeviceSyncStore: Sendable {
             UPDATE push_tokens SET pulled_version = \(version)
             WHERE account_id = \(account) AND device_id = \(device) AND pulled_version < \(version)
             """, logger: logger)
+        }
     }
 
     /// The account's signed-in devices, in the order they were made, each with the version its
