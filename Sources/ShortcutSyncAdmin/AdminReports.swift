@@ -39,6 +39,21 @@ extension EventBody {
             "\(report.installed.count) app\(report.installed.count == 1 ? "" : "s")"
         case .signedOut:
             "signed out: what it taught the suggestions is forgotten"
+        case .learningForgotten(let forgotten):
+            "forget what \(forgotten.scope.described) taught the suggestions"
+        case .learningPaused(let paused):
+            "\(paused.paused ? "pause" : "resume") the suggestions' learning of \(paused.scope.described)"
+        }
+    }
+}
+
+extension LearningScope {
+    /// The scope as an operator reads it: `the account`, `device 1a2b3c4d`, `app/identifier`.
+    var described: String {
+        switch self {
+        case .account: "the account"
+        case .device(let id): "device \(id.short)"
+        case .shortcut(let id): "\(id.bundleId)/\(id.identifier)"
         }
     }
 }

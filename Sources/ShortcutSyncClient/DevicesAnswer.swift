@@ -12,18 +12,23 @@ public struct DevicesAnswer: Sendable, Hashable {
         public var platform: String
         public var syncedVersion: Int64
         public var syncedAt: Date?
+        /// Whether the suggestions' learning of this device is paused (`pauseLearning(_:)`).
+        public var learningPaused: Bool
     }
 
     /// The account's version now.
     public var version: Int64
+    /// Whether the suggestions' learning of the whole account is paused.
+    public var learningPaused: Bool
     public var devices: [Device]
 
     init(_ list: Components.Schemas.DeviceList) {
         version = list.version
+        learningPaused = list.learning == .paused
         devices = list.devices.compactMap { device in
             UUID(uuidString: device.deviceId).map {
                 Device(deviceId: $0, name: device.name, platform: device.platform.rawValue,
-                       syncedVersion: device.syncedVersion, syncedAt: device.syncedAt)
+                       syncedVersion: device.syncedVersion, syncedAt: device.syncedAt, learningPaused: device.learning == .paused)
             }
         }
     }

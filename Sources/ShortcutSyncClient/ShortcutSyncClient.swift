@@ -152,6 +152,35 @@ public actor ShortcutSyncClient {
         try record(.voiceShortcutDeleted(VoiceShortcutDeleted(voiceShortcutId: id)))
     }
 
+    // MARK: What the suggestions learn, in the person's hands
+
+    /// Forgets what the suggestions learned of `scope`, on every device: the whole account, one
+    /// device (its id from `devices()`), or one shortcut. Every donation of the scope made
+    /// before now stops teaching, for good (a rebuild of the service keeps it forgotten); the
+    /// shortcuts themselves stay. Synced like every change: pushed from the outbox.
+    @discardableResult
+    public func forgetLearning(_ scope: LearningScope) throws -> UUID {
+        try record(.learningForgotten(LearningForgotten(scope: scope)))
+    }
+
+    /// Pauses the suggestions' learning of the account or of one device: donations still sync
+    /// and views stay exact, but donations made while it is paused teach nothing.
+    @discardableResult
+    public func pauseLearning(_ scope: LearningScope) throws -> UUID {
+        try record(.learningPaused(LearningPaused(scope: try Self.pausable(scope), paused: true)))
+    }
+
+    /// Resumes what `pauseLearning(_:)` paused: donations from now on teach again.
+    @discardableResult
+    public func resumeLearning(_ scope: LearningScope) throws -> UUID {
+        try record(.learningPaused(LearningPaused(scope: try Self.pausable(scope), paused: false)))
+    }
+
+    private static func pausable(_ scope: LearningScope) throws -> LearningScope {
+        if case .shortcut = scope { throw ClientStoreError.notPausable }
+        return scope
+    }
+
     /// Tells the service which apps are installed: this device then sees only their items.
     @discardableResult
     public func reportInstalledApps(_ bundleIds: [String]) throws -> UUID {

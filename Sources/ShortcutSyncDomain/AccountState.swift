@@ -51,6 +51,11 @@ public struct AccountState: Sendable, Hashable {
     var shortcuts: [ShortcutID: ShortcutState] = [:]
     var voiceShortcuts: [UUID: VoiceShortcutState] = [:]
     var appsReported: [UUID: Stamped<Set<String>>] = [:]
+    /// Which donations teach the suggestions.
+    public private(set) var learning = LearningRules()
+    /// What each donation eligible for prediction would teach, by key, covered or not: the sums
+    /// are worked out from these when asked (`habits`), never kept.
+    var taught: [EventKey: HabitDonation] = [:]
     /// The greatest hlc of any event applied, handed to devices to advance their clocks.
     public private(set) var maxHLC: HLCTimestamp = .zero
 
@@ -68,6 +73,10 @@ public struct AccountState: Sendable, Hashable {
         maxHLC = max(maxHLC, accepted.event.hlc)
         switch accepted.event.body {
         case .donation(let donation):
+            if donation.eligibleForPrediction {
+                taught[key] = HabitDonation(deviceId: accepted.deviceId, wallMillis: accepted.event.hlc.wallMillis,
+                                            utcOffsetMinutes: donation.utcOffsetMinutes ?? 0)
+            }
             apply(donation, key: key)
         case .deletion(let deletion):
             apply(deletion, key: key)
@@ -85,7 +94,11 @@ public struct AccountState: Sendable, Hashable {
         case .appsReported(let report):
             appsReported[accepted.deviceId].keepLatest(Stamped(key: key, value: Set(report.installed)))
         case .signedOut:
-            break  // what it changes is the suggestion sums, which `AccountBatchFold` keeps
+            learning.signOut(accepted.deviceId)
+        case .learningForgotten(let forgotten):
+            learning.forget(forgotten.scope, at: key)
+        case .learningPaused(let paused):
+            learning.pause(paused.scope, paused.paused, at: key)
         }
     }
 
@@ -179,6 +192,30 @@ public struct AccountState: Sendable, Hashable {
             }
         }
         return views
+    }
+
+    // MARK: Suggestions
+
+    /// What a shortcut teaches the suggestions: the sums of its uncovered donations eligible for
+    /// prediction that the learning rules let teach, per device. Empty when none.
+    public func habits(of id: ShortcutID) -> ShortcutHabits {
+        var habits = ShortcutHabits()
+        for donations in shortcuts[id]?.groups.values ?? [:].values {
+            for key in donations.keys {
+                if let habit = taught[key], learning.teaches(key, device: habit.deviceId, shortcut: id) { habits.add(habit) }
+            }
+        }
+        return habits
+    }
+
+    /// Every shortcut that teaches something, with what it teaches.
+    public var allHabits: [ShortcutID: ShortcutHabits] {
+        var all: [ShortcutID: ShortcutHabits] = [:]
+        for id in shortcuts.keys {
+            let habits = habits(of: id)
+            if !habits.isEmpty { all[id] = habits }
+        }
+        return all
     }
 
     // MARK: Voice shortcuts

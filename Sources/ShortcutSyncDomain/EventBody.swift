@@ -12,6 +12,8 @@ public enum EventBody: Sendable, Hashable {
     /// service appends it as the device's last event, with the greatest seq there is, so nothing
     /// of the device can follow it.
     case signedOut
+    case learningForgotten(LearningForgotten)
+    case learningPaused(LearningPaused)
 
     public var type: EventType {
         switch self {
@@ -22,6 +24,8 @@ public enum EventBody: Sendable, Hashable {
         case .voiceShortcutDeleted: .voiceShortcutDeleted
         case .appsReported: .appsReported
         case .signedOut: .deviceSignedOut
+        case .learningForgotten: .learningForgotten
+        case .learningPaused: .learningPaused
         }
     }
 
@@ -35,6 +39,8 @@ public enum EventBody: Sendable, Hashable {
         case .voiceShortcutDeleted: self = .voiceShortcutDeleted(try VoiceShortcutDeleted(from: decoder))
         case .appsReported: self = .appsReported(try AppsReported(from: decoder))
         case .deviceSignedOut: self = .signedOut
+        case .learningForgotten: self = .learningForgotten(try LearningForgotten(from: decoder))
+        case .learningPaused: self = .learningPaused(try LearningPaused(from: decoder))
         }
     }
 
@@ -48,6 +54,8 @@ public enum EventBody: Sendable, Hashable {
         case .voiceShortcutDeleted(let body): try body.encode(to: encoder)
         case .appsReported(let body): try body.encode(to: encoder)
         case .signedOut: _ = encoder.container(keyedBy: NoFields.self)
+        case .learningForgotten(let body): try body.encode(to: encoder)
+        case .learningPaused(let body): try body.encode(to: encoder)
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The six kinds of fact a device pushes, and the one the service writes for it when it is
+/// The eight kinds of fact a device pushes, and the one the service writes for it when it is
 /// signed out (`deviceSignedOut`, never pushed).
 public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
     case donation
@@ -10,6 +10,10 @@ public enum EventType: String, Sendable, Hashable, Codable, CaseIterable {
     case voiceShortcutDeleted
     case appsReported
     case deviceSignedOut
+    /// What the suggestions learned of a scope is forgotten (`LearningForgotten`).
+    case learningForgotten
+    /// The suggestions' learning of the account or of a device paused or resumed (`LearningPaused`).
+    case learningPaused
 
     /// Whether a device may push events of this type (the service writes the others).
     public var isPushed: Bool { self != .deviceSignedOut }

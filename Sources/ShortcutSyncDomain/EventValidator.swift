@@ -66,6 +66,13 @@ public struct EventValidator: Sendable {
             }
         case .signedOut:
             break  // no fields; a push may not carry it (`violations(ofBatch:)`), an archive may
+        case .learningForgotten(let forgotten):
+            if case .shortcut(let shortcut) = forgotten.scope {
+                check.bundleId(shortcut.bundleId)
+                check.text(shortcut.identifier, Limits.identifierLength, at: "/identifier")
+            }
+        case .learningPaused:
+            break  // its scope is the account or a device, whose id is any uuid
         }
         return check.errors
     }

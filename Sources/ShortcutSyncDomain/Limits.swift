@@ -33,6 +33,9 @@ public enum Limits {
     // Per person (DESIGN §5): nothing one person does may make the service hold without bound.
     /// Open streams per device, and pulls waiting per device; a further one ends the oldest.
     public static let maxStreamsPerDevice = 4
+    /// Pauses and resumes of the suggestions' learning per scope (the account, each device): the
+    /// fold keeps each change, and reads them at every push of the account.
+    public static let maxLearningChangesPerScope = 1_000
     /// Signed-in devices per account.
     public static let maxDevicesPerAccount = 100
     /// Existing shortcuts per account.

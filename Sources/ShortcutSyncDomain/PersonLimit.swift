@@ -9,6 +9,9 @@ public enum PersonLimit: Error, Sendable, Hashable, CustomStringConvertible {
     /// The push would leave one shortcut with more than this many donation groups; `index` is
     /// the first donation of the batch that would.
     case groupsPerShortcut(max: Int, index: Int)
+    /// The push would give the learning of the account or of one device more than this many
+    /// pauses and resumes; `index` is the first of the batch's of that scope.
+    case learningChangesPerScope(max: Int, index: Int)
 
     /// The bound's name, as the problem's `limit` member gives it.
     public var name: String {
@@ -16,6 +19,7 @@ public enum PersonLimit: Error, Sendable, Hashable, CustomStringConvertible {
         case .devicesPerAccount: "devicesPerAccount"
         case .shortcutsPerAccount: "shortcutsPerAccount"
         case .groupsPerShortcut: "groupsPerShortcut"
+        case .learningChangesPerScope: "learningChangesPerScope"
         }
     }
 
@@ -23,7 +27,7 @@ public enum PersonLimit: Error, Sendable, Hashable, CustomStringConvertible {
     public var pointer: String? {
         switch self {
         case .devicesPerAccount: nil
-        case .shortcutsPerAccount(_, let index), .groupsPerShortcut(_, let index): "/events/\(index)"
+        case .shortcutsPerAccount(_, let index), .groupsPerShortcut(_, let index), .learningChangesPerScope(_, let index): "/events/\(index)"
         }
     }
 
@@ -35,6 +39,8 @@ public enum PersonLimit: Error, Sendable, Hashable, CustomStringConvertible {
             "the account has \(max) shortcuts, the most it may have; delete donations first"
         case .groupsPerShortcut(let max, _):
             "the shortcut has donations in \(max) groups, the most one may have; delete a group's donations first"
+        case .learningChangesPerScope(let max, _):
+            "the suggestions' learning was paused and resumed \(max) times, the most it may be; forget what it learned instead"
         }
     }
 }

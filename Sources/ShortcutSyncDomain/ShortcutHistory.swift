@@ -140,7 +140,14 @@ public struct ShortcutHistory: Sendable {
                 voiceShortcuts.contains(updated.voiceShortcutId)
             case .voiceShortcutDeleted(let deleted):
                 voiceShortcuts.contains(deleted.voiceShortcutId)
-            case .appsReported, .signedOut:
+            case .learningForgotten(let forgotten):
+                // What the suggestions learned of the shortcut was forgotten, alone or with the account's.
+                switch forgotten.scope {
+                case .account: true
+                case .device: false
+                case .shortcut(let id): id == shortcut
+                }
+            case .appsReported, .signedOut, .learningPaused:
                 false
             }
         }

@@ -19,7 +19,7 @@ public struct APIProblem: HTTPResponseError, Sendable, Hashable, CustomStringCon
     /// The methods the path answers (`Allow`), with 405.
     public var allowedMethods: [String] = []
     /// Which per-person bound (DESIGN §5) the request would break, with 409: `devicesPerAccount`,
-    /// `shortcutsPerAccount`, `groupsPerShortcut`.
+    /// `shortcutsPerAccount`, `groupsPerShortcut`, `learningChangesPerScope`.
     public var limit: String?
 
     public var description: String { "\(status.code) \(title)" + (detail.map { ": \($0)" } ?? "") }

@@ -61,9 +61,9 @@ extension SyncAPI {
         case .device: account = try requireDeviceRead().account
         default: throw APIProblem.unauthorized
         }
-        let (version, devices) = try await deviceSync.devices(account: account)
-        return .ok(.init(body: .json(.init(version: version, devices: devices.map { device in
-            .init(deviceId: device.deviceId.uuidString, name: device.name,
+        let (version, learningPaused, devices) = try await deviceSync.devices(account: account)
+        return .ok(.init(body: .json(.init(version: version, learning: learningPaused ? .paused : .on, devices: devices.map { device in
+            .init(learning: device.learningPaused ? .paused : .on, deviceId: device.deviceId.uuidString, name: device.name,
                   // Platforms are stored as the API's words, which a device was made with.
                   platform: Components.Schemas.Platform(rawValue: device.platform) ?? .iOS,
                   syncedVersion: device.syncedVersion, syncedAt: device.syncedAt)

@@ -166,10 +166,15 @@ private let logger = TestDatabase.shared.logger
             // The erased account holds the log's last events (a replay once waited for them forever).
             var last = scenario.devices[0]
             try await log.push(last, [last.donate("tomato", at: 1_763_712_999_999)])
+            let erased = last.account
+            // The other account surely learned something: its learning resumed (the scenario may
+            // have paused it), then a donation.
+            var other = scenario.devices.first { $0.account != erased }!
+            try await log.push(other, [other.pause(.account, false, at: 1_763_712_999_990), other.pause(.device(other.deviceId), false, at: 1_763_712_999_991),
+                                       other.donate("leek", at: 1_763_712_999_992)])
+            let kept = other.account
             let admin = Operator(client: client, logger: logger)
             _ = try await admin.verify { _, _ in }  // fills the rebuild tables too
-            let erased = last.account
-            let kept = scenario.devices.first { $0.account != erased }!.account
             // Its device has a push token (migration 0012): the erasure takes it too.
             #expect(try await PushTokenStore(client: client, logger: logger).register(
                 PushTokenRegistration(token: String(repeating: "ab", count: 32), topic: "com.example.soup", environment: "production"),

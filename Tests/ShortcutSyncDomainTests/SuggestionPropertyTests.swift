@@ -44,20 +44,24 @@ import ShortcutSyncTestSupport
     static func reference(_ events: [AcceptedEvent]) -> [ShortcutID: ShortcutHabits] {
         var sums: [ShortcutID: ShortcutHabits] = [:]
         for event in events {
-            guard case .donation(let donation) = event.event.body, donation.eligibleForPrediction else { continue }
-            let covered = events.contains { other in
-                guard case .deletion(let deletion) = other.event.body, deletion.bundleId == donation.bundleId, event.key < other.key else { return false }
-                switch deletion.selector {
-                case .identifiers(let identifiers): return identifiers.contains(donation.identifier)
-                case .groupIdentifier(let group): return donation.groupIdentifier == group
-                case .all: return true
-                }
-            }
-            guard !covered else { continue }
+            guard case .donation(let donation) = event.event.body, donation.eligibleForPrediction,
+                  !isCovered(donation, key: event.key, in: events) else { continue }
             sums[ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier), default: ShortcutHabits()].add(HabitDonation(
                 deviceId: event.deviceId, wallMillis: event.event.hlc.wallMillis, utcOffsetMinutes: donation.utcOffsetMinutes ?? 0))
         }
         return sums.filter { !$0.value.isEmpty }
+    }
+
+    /// Whether a deletion of `events` newer than the donation selects it.
+    static func isCovered(_ donation: Donation, key: EventKey, in events: [AcceptedEvent]) -> Bool {
+        events.contains { other in
+            guard case .deletion(let deletion) = other.event.body, deletion.bundleId == donation.bundleId, key < other.key else { return false }
+            switch deletion.selector {
+            case .identifiers(let identifiers): return identifiers.contains(donation.identifier)
+            case .groupIdentifier(let group): return donation.groupIdentifier == group
+            case .all: return true
+            }
+        }
     }
 
     /// The sums the fold rows hold, per shortcut (its groups together), as the service reads them.

@@ -62,7 +62,8 @@ import Testing
                 #expect(devices.map { $0["deviceId"] as? String } == [phone.id.uuidString])
                 #expect(devices.first?["syncedVersion"] as? Int == 0)
                 #expect(devices.first?["syncedAt"] == nil)
-                #expect(Set(devices.first?.keys.map { $0 } ?? []) == ["deviceId", "name", "platform", "syncedVersion"], "names and kinds, never a token")
+                #expect(Set(devices.first?.keys.map { $0 } ?? []) == ["deviceId", "name", "platform", "syncedVersion", "learning"], "names and kinds, never a token")
+                #expect(devices.first?["learning"] as? String == "on")
             }
             #expect(try await server.raw(.GET, "/v1/devices", token: nil).status == 401)
             #expect(try await server.raw(.GET, "/v1/devices", token: server.adminToken).status == 401)

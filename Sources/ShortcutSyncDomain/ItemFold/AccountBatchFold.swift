@@ -10,6 +10,13 @@ import Foundation
 /// donations (below the latest of them, above the group's old coverage), how many it covers is
 /// a question for the log: `recounts` asks it and `finish(covered:)` takes the answers.
 ///
+/// Learning events (forgets, pauses, resumes, sign-outs) change which donations teach the
+/// suggestions (`LearningRules`), never the view. One newer than every donation of a group
+/// (the common case: the person asks now) changes the group's sums at once: a forget clears its
+/// scope's part, a pause or resume changes nothing already there. One that lands among a group's
+/// donations (a device that was offline) has the group's sums counted again from the log, each
+/// donation held to the rules after the batch: `resums` asks, `finish(resummed:)` takes the answers.
+///
 /// `AccountState` folds the same rules over a whole set of events; tests prove the two agree.
 public struct AccountBatchFold: Sendable {
     /// A donation of this batch not covered (yet).
@@ -33,6 +40,20 @@ public struct AccountBatchFold: Sendable {
         public var to: EventKey
     }
 
+    /// A donation group whose suggestion sums the log has to count again: every donation eligible
+    /// for prediction of `group` with a key at or above `from` (nil: any), folded before the batch.
+    public struct Resum: Sendable, Hashable {
+        public var group: DonationGroupID
+        public var from: EventKey?
+    }
+
+    /// One learning event of the batch that changed the rules.
+    struct LearningChange: Sendable, Hashable {
+        var scope: LearningScope
+        var key: EventKey
+        var forget: Bool
+    }
+
     public let before: AccountFoldRows
     private var marks: [DeletionScope: EventKey]
     private var voiceShortcuts: [UUID: VoiceShortcutRow]
@@ -51,6 +72,9 @@ public struct AccountBatchFold: Sendable {
     /// Devices signed out in the batch: their sums leave every group (all of which were read).
     /// A signed-out device's sign-out is its last event, so no donation of it comes later.
     private var signedOut: Set<UUID> = []
+    /// The learning rules with the batch's learning events.
+    private var rules: LearningRules
+    private var learningChanges: [LearningChange] = []
 
     public init(before: AccountFoldRows, normalizedPhrases: [String: String] = [:]) {
         self.before = before
@@ -58,6 +82,7 @@ public struct AccountBatchFold: Sendable {
         marks = before.marks
         voiceShortcuts = before.voiceShortcuts
         devices = before.devices
+        rules = before.learning
         maxHLC = before.maxHLC
         knownShortcuts = Set(before.groups.keys.map(\.shortcut))
     }
@@ -107,7 +132,27 @@ public struct AccountBatchFold: Sendable {
             devices[key.deviceId].keepLatest(Stamped(key: key, value: installed))
         case .signedOut:
             signedOut.insert(key.deviceId)
+            rules.signOut(key.deviceId)
+        case .learningForgotten(let scope):
+            if rules.forget(scope, at: key) { learningChanges.append(LearningChange(scope: scope, key: key, forget: true)) }
+        case .learningPaused(let scope, let paused):
+            if rules.pause(scope, paused, at: key) { learningChanges.append(LearningChange(scope: scope, key: key, forget: false)) }
         }
+    }
+
+    /// Whether a learning event of the batch lands among the donations of a stored group (below
+    /// its latest): then only the log can tell which of them teach.
+    private func learnsLate(_ row: DonationGroupRow) -> Bool {
+        learningChanges.contains { $0.key < row.latest && $0.scope.mayCover(row.id) }
+    }
+
+    /// The groups whose sums `finish(resummed:)` needs counted again from the log.
+    public var resums: [Resum] {
+        guard !learningChanges.isEmpty else { return [] }
+        return before.groups.values.compactMap { row in
+            guard row.count > 0, learnsLate(row) else { return nil }
+            return Resum(group: row.id, from: threshold(of: row.id))
+        }.sorted { $0.group < $1.group }
     }
 
     /// The greatest deletion key known to select `id`: every donation below it is covered.
@@ -173,8 +218,15 @@ public struct AccountBatchFold: Sendable {
     /// The rows to write back and the changes of the account's view, given how many donations
     /// each of `recounts` covers and what those donations taught the suggestions
     /// (`coveredHabits`: the sums of the covered eligible ones, taken back from the group's).
-    public func finish(covered: [DonationGroupID: Int] = [:], coveredHabits: [DonationGroupID: ShortcutHabits] = [:]) throws -> AccountBatchResult {
+    ///
+    /// `resummed`: for each of `resums`, the donations the log holds for it, and
+    /// `forgottenShortcuts` the forgets of their shortcuts (kept apart, read with them).
+    public func finish(covered: [DonationGroupID: Int] = [:], coveredHabits: [DonationGroupID: ShortcutHabits] = [:],
+                       resummed: [DonationGroupID: [LoggedDonation]] = [:],
+                       forgottenShortcuts: [ShortcutID: EventKey] = [:]) throws -> AccountBatchResult {
         var result = AccountBatchResult(version: before.version, maxHLC: maxHLC, lastVersion: lastVersion)
+        var rules = self.rules
+        for (shortcut, key) in forgottenShortcuts { rules.add(forgotten: shortcut, at: key) }
 
         // Donation groups.
         var after: [DonationGroupID: DonationGroupRow] = [:]
@@ -204,6 +256,18 @@ public struct AccountBatchFold: Sendable {
                 if surviving > 0 {
                     count = surviving
                     latest = BatchDonation(key: row.latest, version: row.latestVersion)
+                    if learnsLate(row) {
+                        guard let logged = resummed[id] else { throw FoldError.resumMissing(id) }
+                        habits = ShortcutHabits()
+                        for donation in logged where rules.teaches(donation.key, device: donation.habit.deviceId, shortcut: id.shortcut) {
+                            habits.add(donation.habit)
+                        }
+                    } else {
+                        // Newer than all its donations: a forget takes its scope's part, a pause changes nothing yet.
+                        for change in learningChanges where change.forget && change.scope.mayCover(id) {
+                            if case .device(let device) = change.scope { habits.drop(device) } else { habits = ShortcutHabits() }
+                        }
+                    }
                 } else {
                     habits = ShortcutHabits()
                 }
@@ -211,7 +275,9 @@ public struct AccountBatchFold: Sendable {
             let kept = donations[id.shortcut.bundleId]?[id.shortcut.identifier]?[id.group] ?? []
             let uncovered = threshold.map { kept[kept.insertionIndex(of: BatchDonation(key: $0, version: 0))...] } ?? kept[...]
             count += uncovered.count
-            for donation in uncovered { if let habit = donation.habit { habits.add(habit) } }
+            for donation in uncovered {
+                if let habit = donation.habit, rules.teaches(donation.key, device: habit.deviceId, shortcut: id.shortcut) { habits.add(habit) }
+            }
             for device in signedOut { habits.drop(device) }
             if let last = uncovered.last, latest.map({ last.key > $0.key }) ?? true { latest = last }
             let new = latest.map {
@@ -241,6 +307,17 @@ public struct AccountBatchFold: Sendable {
         // Marks a deletion of the batch raised.
         for (scope, key) in marks where before.marks[scope] != key {
             result.marks[scope] = key
+        }
+
+        // Learning rules the batch changed.
+        let learning = self.rules.ofAccountAndDevices
+        if learning != before.learning.ofAccountAndDevices { result.learning = learning }
+        let forgottenBefore = before.learning.forgottenShortcuts
+        for (shortcut, key) in self.rules.forgottenShortcuts where forgottenBefore[shortcut] != key {
+            result.forgottenShortcuts[shortcut] = key
+        }
+        for change in learningChanges where !change.forget && rules.changeCount(of: change.scope) > Limits.maxLearningChangesPerScope {
+            result.learningChangesBeyondLimit = change.scope
         }
 
         // Voice shortcuts: bound shortcuts that came or went, then owners of the phrases touched.
@@ -317,5 +394,23 @@ extension Array where Element: Comparable {
         let index = insertionIndex(of: element)
         guard index == endIndex || self[index] != element else { return }
         insert(element, at: index)
+    }
+}
+
+/// A donation of the log eligible for prediction, as a resum reads it: its key and what it teaches.
+public struct LoggedDonation: Sendable, Hashable {
+    public var key: EventKey
+    public var habit: HabitDonation
+
+    public init(key: EventKey, habit: HabitDonation) {
+        self.key = key
+        self.habit = habit
+    }
+}
+
+extension LearningScope {
+    /// Whether donations of `group` may fall in this scope (a device's may be in any group).
+    func mayCover(_ group: DonationGroupID) -> Bool {
+        if case .shortcut(let shortcut) = self { shortcut == group.shortcut } else { true }
     }
 }

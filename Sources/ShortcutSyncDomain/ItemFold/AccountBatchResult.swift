@@ -27,4 +27,10 @@ public struct AccountBatchResult: Sendable, Hashable {
     /// Shortcuts that hold a donation group after the batch that they did not before: what
     /// counts against the bound on groups per shortcut (DESIGN §5).
     public var groupsGained: [ShortcutID: GroupsGained] = [:]
+    /// The account's and its devices' learning rules after the batch, when it changed them.
+    public var learning: LearningRules?
+    /// Forgets of shortcuts the batch raised, kept beside the deletion marks.
+    public var forgottenShortcuts: [ShortcutID: EventKey] = [:]
+    /// A scope whose pauses and resumes the batch took past `Limits.maxLearningChangesPerScope`.
+    public var learningChangesBeyondLimit: LearningScope?
 }

@@ -11,6 +11,9 @@ public struct AccountFoldRows: Sendable, Hashable {
     public var voiceShortcuts: [UUID: VoiceShortcutRow] = [:]
     /// Each device's latest `appsReported`.
     public var devices: [UUID: Stamped<Set<String>>] = [:]
+    /// What decides which donations teach the suggestions: the account's and its devices'
+    /// rules, with the forgets of the shortcuts read.
+    public var learning = LearningRules()
 
     public init() {}
 }

@@ -15,6 +15,8 @@ public struct FoldEvent: Sendable, Hashable {
         case appsReported(Set<String>)
         /// The key's device was signed out: its suggestion sums are dropped.
         case signedOut
+        case learningForgotten(LearningScope)
+        case learningPaused(LearningScope, paused: Bool)
     }
 
     public var key: EventKey
@@ -55,6 +57,20 @@ public struct FoldEvent: Sendable, Hashable {
             change = .appsReported(Set(report.installed))
         case .signedOut:
             change = .signedOut
+        case .learningForgotten(let forgotten):
+            change = .learningForgotten(forgotten.scope)
+        case .learningPaused(let paused):
+            change = .learningPaused(paused.scope, paused: paused.paused)
+        }
+    }
+}
+
+extension FoldEvent {
+    /// Whether the event changes which donations teach the suggestions (`LearningRules`).
+    public var changesLearning: Bool {
+        switch change {
+        case .learningForgotten, .learningPaused, .signedOut: true
+        default: false
         }
     }
 }

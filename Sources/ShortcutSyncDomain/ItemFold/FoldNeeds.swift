@@ -28,8 +28,11 @@ public struct FoldNeeds: Sendable, Hashable {
     public var phrases: Set<String> = []
     /// Devices whose latest `appsReported` the batch reads.
     public var devices: Set<UUID> = []
-    /// Every donation group of the account (a device was signed out: its sums leave them all).
+    /// Every donation group of the account (a device was signed out, or the learning of the
+    /// account or of a device was forgotten, paused or resumed: any group's sums may change).
     public var everyGroup = false
+    /// Shortcuts whose forget (`LearningRules`) the batch reads: those it donates or forgets.
+    public var forgottenShortcuts: Set<ShortcutID> = []
     /// Each phrase of the batch, normalized once (the fold takes them from here).
     public private(set) var normalizedPhrases: [String: String] = [:]
     /// Donation groups already seen, so repeated donations cost one lookup.
@@ -47,6 +50,7 @@ public struct FoldNeeds: Sendable, Hashable {
             let id = DonationGroupID(shortcut: shortcut, group: group)
             guard donated.insert(id).inserted else { return }
             shortcuts.insert(shortcut)
+            forgottenShortcuts.insert(shortcut)
             marks.formUnion(DeletionScope.selecting(id))
         case .deletion(let deletion):
             let raised = DeletionScope.raised(by: deletion)
@@ -71,6 +75,11 @@ public struct FoldNeeds: Sendable, Hashable {
         case .appsReported:
             devices.insert(event.key.deviceId)
         case .signedOut:
+            everyGroup = true
+        case .learningForgotten(.shortcut(let shortcut)):
+            shortcuts.insert(shortcut)
+            forgottenShortcuts.insert(shortcut)
+        case .learningForgotten, .learningPaused:
             everyGroup = true
         }
     }

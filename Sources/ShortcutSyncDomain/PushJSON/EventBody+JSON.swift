@@ -34,8 +34,27 @@ extension EventBody {
             json.field("installed", report.installed)
         case .signedOut:
             break
+        case .learningForgotten(let forgotten):
+            forgotten.scope.writeFields(into: &json)
+        case .learningPaused(let paused):
+            paused.scope.writeFields(into: &json)
+            json.field("paused", paused.paused)
         }
         return json.object
+    }
+}
+
+extension LearningScope {
+    /// The fields `encodeFields(to:)` writes.
+    fileprivate func writeFields(into json: inout JSONText) {
+        json.field("scope", name)
+        switch self {
+        case .account: break
+        case .device(let id): json.field("deviceId", id.uuidString)
+        case .shortcut(let id):
+            json.field("bundleId", id.bundleId)
+            json.field("identifier", id.identifier)
+        }
     }
 }
 

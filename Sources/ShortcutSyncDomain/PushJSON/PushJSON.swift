@@ -85,7 +85,28 @@ public enum PushJSON {
             return .appsReported(AppsReported(installed: try fields.required("installed", strings)))
         case .deviceSignedOut:
             return .signedOut
+        case .learningForgotten:
+            return .learningForgotten(LearningForgotten(scope: try learningScope(fields)))
+        case .learningPaused:
+            let scope = try learningScope(fields)
+            if case .shortcut = scope {
+                throw .dataCorrupted(.init(codingPath: fields.path, debugDescription: LearningPaused.accountOrDevice))
+            }
+            return .learningPaused(LearningPaused(scope: scope, paused: try fields.required("paused", requiredBool)))
         }
+    }
+
+    /// A learning event's `scope` and the fields it needs, read as `LearningScope`'s decoder reads them.
+    private static func learningScope(_ fields: Fields) throws(DecodingError) -> LearningScope {
+        let name = try fields.required("scope", string)
+        let scope = LearningScope(name: name, deviceId: try fields.optional("deviceId", uuid),
+                                  bundleId: try fields.optional("bundleId", string), identifier: try fields.optional("identifier", string))
+        guard let scope else {
+            let known = ["account", "device", "shortcut"].contains(name)
+            throw .dataCorrupted(.init(codingPath: fields.path + (known ? [] : [JSONKey("scope")]),
+                                       debugDescription: known ? LearningScope.fieldsOfScope(name) : LearningScope.unknownScope))
+        }
+        return scope
     }
 
     /// A donation's fields, read as `Donation.visitFields` declares them.
@@ -121,6 +142,12 @@ public enum PushJSON {
     static func bool(_ node: JSONNode, path: Path) throws(DecodingError) -> Bool {
         guard case .bool(let value) = node else { throw mismatch(Bool.self, node, path()) }
         return value
+    }
+
+    /// A required boolean: JSONDecoder calls a null one a type mismatch, unlike other null values.
+    static func requiredBool(_ node: JSONNode, path: Path) throws(DecodingError) -> Bool {
+        if case .null = node { throw .typeMismatch(Bool.self, context(path(), "Expected to decode Bool but found null instead.")) }
+        return try bool(node, path: path)
     }
 
     static func uuid(_ node: JSONNode, path: Path) throws(DecodingError) -> UUID {

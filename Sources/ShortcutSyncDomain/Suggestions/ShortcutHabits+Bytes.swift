@@ -50,7 +50,7 @@ extension ShortcutHabits {
 
 /// Reads the stored form of `ShortcutHabits`, never past its end, without copying as it goes
 /// (a suggestions request reads one per donation group of the account).
-private struct ByteReader {
+struct ByteReader {
     let bytes: [UInt8]
     var offset = 0
 

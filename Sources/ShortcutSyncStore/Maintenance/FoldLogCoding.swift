@@ -13,12 +13,13 @@ struct FoldLogCoding: Sendable {
         version, account_id, device_id, seq, hlc_wall, hlc_counter,
         (CASE type WHEN 'donation' THEN 0 WHEN 'deletion' THEN 1 WHEN 'voiceShortcutAdded' THEN 2
                    WHEN 'voiceShortcutUpdated' THEN 3 WHEN 'voiceShortcutDeleted' THEN 4 WHEN 'appsReported' THEN 5
-                   ELSE 6 END)::int2,
+                   WHEN 'learningForgotten' THEN 7 WHEN 'learningPaused' THEN 8 ELSE 6 END)::int2,
         body->>'bundleId', body->>'identifier', body->>'groupIdentifier', (body->>'voiceShortcutId')::uuid,
         body->>'phrase', body->>'title',
         CASE type WHEN 'deletion' THEN CASE WHEN body ? 'identifiers' THEN ARRAY(SELECT jsonb_array_elements_text(body->'identifiers')) END
                   WHEN 'appsReported' THEN ARRAY(SELECT jsonb_array_elements_text(body->'installed')) END,
-        (body->>'utcOffsetMinutes')::int4, coalesce((body->>'eligibleForPrediction')::bool, true)
+        (body->>'utcOffsetMinutes')::int4, coalesce((body->>'eligibleForPrediction')::bool, true),
+        body->>'scope', (body->>'deviceId')::uuid, (body->>'paused')::bool
         """
 
     /// Every row of `rows`, read to the end.
@@ -40,9 +41,11 @@ struct FoldLogCoding: Sendable {
         let voiceId = try cells.next(UUID?.self), phrase = try cells.next(String?.self), title = try cells.next(String?.self)
         let list = try cells.next([String]?.self)
         let offset = try cells.next(Int32?.self), eligible = try cells.next(Bool.self)
+        let scope = try cells.next(String?.self), scopeDevice = try cells.next(UUID?.self), paused = try cells.next(Bool?.self)
         let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
+        let learning = scope.flatMap { LearningScope(name: $0, deviceId: scopeDevice, bundleId: bundleId, identifier: identifier) }
         guard let change = Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group,
-                                       voiceId: voiceId, phrase: phrase, title: title, list: list) else {
+                                       voiceId: voiceId, phrase: phrase, title: title, list: list, learning: learning, paused: paused) else {
             throw StoreError.corruptRow("event \(version) of account \(account) (type \(type)) lacks a field its type needs")
         }
         // A donation eligible for prediction teaches the suggestions (DESIGN §3).
@@ -51,7 +54,8 @@ struct FoldLogCoding: Sendable {
     }
 
     private static func change(
-        type: Int16, bundleId: String?, identifier: String?, group: String?, voiceId: UUID?, phrase: String?, title: String?, list: [String]?
+        type: Int16, bundleId: String?, identifier: String?, group: String?, voiceId: UUID?, phrase: String?, title: String?, list: [String]?,
+        learning: LearningScope?, paused: Bool?
     ) -> FoldEvent.Change? {
         switch type {
         case 0:
@@ -73,6 +77,11 @@ struct FoldLogCoding: Sendable {
             return .appsReported(Set(list ?? []))
         case 6:
             return .signedOut
+        case 7:
+            return learning.map { .learningForgotten($0) }
+        case 8:
+            guard let learning, let paused else { return nil }
+            return .learningPaused(learning, paused: paused)
         default:
             return nil
         }

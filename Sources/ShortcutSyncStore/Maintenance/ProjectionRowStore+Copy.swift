@@ -16,7 +16,8 @@ extension ProjectionRowStore {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         for (account, result) in results {
-            accounts.row([.text(account.uuidString), .int(result.version), .int(result.maxHLC.wallMillis), .int(Int64(result.maxHLC.counter))])
+            accounts.row([.text(account.uuidString), .int(result.version), .int(result.maxHLC.wallMillis), .int(Int64(result.maxHLC.counter)),
+                          result.learning?.bytes.map { .bytes($0) } ?? .null])
             for case let (id, row?) in result.groups {
                 groups.row([.text(account.uuidString), .text(id.shortcut.bundleId), .text(id.shortcut.identifier), .text(id.group),
                             .int(Int64(row.count)), .bytes(row.latest.sortableBytes), .int(row.latestVersion),
@@ -26,6 +27,10 @@ extension ProjectionRowStore {
             for (scope, key) in result.marks {
                 let columns = StoredScopes.columns(of: scope)
                 marks.row([.text(account.uuidString), .text(scope.bundleId), .text(columns.scope), .text(columns.value), .bytes(key.sortableBytes)])
+            }
+            for (shortcut, key) in result.forgottenShortcuts {
+                marks.row([.text(account.uuidString), .text(shortcut.bundleId), .text(StoredScopes.forget), .text(shortcut.identifier),
+                           .bytes(key.sortableBytes)])
             }
             for change in result.voiceShortcuts {
                 let row = change.row
@@ -52,7 +57,7 @@ extension ProjectionRowStore {
             if tables == .rebuild {
                 try await connection.guardedQuery("SET LOCAL search_path TO rebuild, public", logger: logger)
             }
-            try await copy(accounts, into: "projection_accounts", ["account_id", "version", "max_hlc_wall", "max_hlc_counter"], on: connection)
+            try await copy(accounts, into: "projection_accounts", ["account_id", "version", "max_hlc_wall", "max_hlc_counter", "learning"], on: connection)
             try await copy(groups, into: "projection_donation_groups",
                            ["account_id", "bundle_id", "identifier", "group_id", "donations", "latest_key", "latest_version", "covered_below", "habits"],
                            on: connection)

@@ -42,7 +42,7 @@ extension ProjectionStore {
     /// rows are behind its head, after an import or parked, is not compared). Rows are compared on `(account_id, key, view)` for items
     /// present in the view only: versions and tombstones depend on where batches happened to
     /// begin and end (a shortcut donated and deleted within one batch leaves no row at all), so
-    /// they differ between two correct runs. Accounts are compared on their greatest hlc, devices
+    /// they differ between two correct runs. Accounts are compared on their greatest hlc and learning rules, devices
     /// on the apps they reported (not on how many times that set changed between batches); the
     /// fold's rows (donation groups, deletion marks) on every column.
     public func differences(account: UUID, limit: Int, on connection: PostgresConnection) async throws -> [ProjectionDifference] {
@@ -51,12 +51,14 @@ extension ProjectionStore {
         let comparisons: [(ProjectionDifference.Kind, PostgresQuery)] = [
             (.account, """
                 SELECT coalesce(l.account_id, r.account_id), '',
-                       CASE WHEN l.account_id IS NULL THEN NULL ELSE concat('hlc ', l.max_hlc_wall, '.', l.max_hlc_counter) END,
-                       CASE WHEN r.account_id IS NULL THEN NULL ELSE concat('hlc ', r.max_hlc_wall, '.', r.max_hlc_counter) END
+                       CASE WHEN l.account_id IS NULL THEN NULL
+                            ELSE concat('hlc ', l.max_hlc_wall, '.', l.max_hlc_counter, ' learning ', encode(l.learning, 'hex')) END,
+                       CASE WHEN r.account_id IS NULL THEN NULL
+                            ELSE concat('hlc ', r.max_hlc_wall, '.', r.max_hlc_counter, ' learning ', encode(r.learning, 'hex')) END
                 FROM (SELECT * FROM projection_accounts WHERE account_id = \(account)) l
                 FULL JOIN (SELECT * FROM rebuild.projection_accounts WHERE account_id = \(account)) r ON l.account_id = r.account_id
                 WHERE (l.account_id IS NULL OR r.account_id IS NULL
-                   OR (l.max_hlc_wall, l.max_hlc_counter) IS DISTINCT FROM (r.max_hlc_wall, r.max_hlc_counter))
+                   OR (l.max_hlc_wall, l.max_hlc_counter, l.learning) IS DISTINCT FROM (r.max_hlc_wall, r.max_hlc_counter, r.learning))
                 ORDER BY 1 LIMIT \(limit)
                 """),
             (.device, """

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ShortcutSyncDomain
 import Tracing
 
 /// What each device has of its account, recorded by its pulls (issue 33): for the wakes (a device
@@ -38,10 +39,12 @@ public struct DeviceSyncStore: Sendable {
     }
 
     /// The account's signed-in devices, in the order they were made, each with the version its
-    /// latest complete pull brought it to (0: none yet) and when; and the account's version now.
-    public func devices(account: UUID) async throws -> (version: Int64, devices: [SyncedDevice]) {
+    /// latest complete pull brought it to (0: none yet), when, and whether its learning is
+    /// paused; and the account's version now, and whether its learning is paused.
+    public func devices(account: UUID) async throws -> (version: Int64, learningPaused: Bool, devices: [SyncedDevice]) {
         let rows = try await client.query("""
             SELECT coalesce((SELECT a.version FROM projection_accounts a WHERE a.account_id = \(account)), 0),
+                   (SELECT a.learning FROM projection_accounts a WHERE a.account_id = \(account)),
                    d.device_id, d.name, d.platform, coalesce(s.synced_version, 0), s.synced_at
             FROM devices d
             LEFT JOIN device_sync s ON s.account_id = d.account_id AND s.device_id = d.device_id
@@ -49,11 +52,14 @@ public struct DeviceSyncStore: Sendable {
             ORDER BY d.created_at, d.device_id
             """, logger: logger)
         var version: Int64 = 0
+        var learning = LearningRules()
         var devices: [SyncedDevice] = []
-        for try await (head, id, name, platform, synced, at) in rows.decode((Int64, UUID, String, String, Int64, Date?).self) {
+        for try await (head, rules, id, name, platform, synced, at) in rows.decode((Int64, ByteBuffer?, UUID, String, String, Int64, Date?).self) {
             version = head
-            devices.append(SyncedDevice(deviceId: id, name: name, platform: platform, syncedVersion: synced, syncedAt: at))
+            if let rules { learning = try LearningRules(stored: rules) }
+            devices.append(SyncedDevice(deviceId: id, name: name, platform: platform, syncedVersion: synced, syncedAt: at,
+                                        learningPaused: learning.isPaused(.device(id))))
         }
-        return (version, devices)
+        return (version, learning.isPaused(.account), devices)
     }
 }

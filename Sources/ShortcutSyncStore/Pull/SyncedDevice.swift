@@ -8,8 +8,11 @@ public struct SyncedDevice: Sendable, Hashable {
     public var platform: String
     public var syncedVersion: Int64
     public var syncedAt: Date?
+    /// Whether the suggestions' learning of the device is paused now (its latest `learningPaused`).
+    public var learningPaused: Bool
 
-    public init(deviceId: UUID, name: String, platform: String, syncedVersion: Int64, syncedAt: Date?) {
+    public init(deviceId: UUID, name: String, platform: String, syncedVersion: Int64, syncedAt: Date?, learningPaused: Bool = false) {
+        self.learningPaused = learningPaused
         self.deviceId = deviceId
         self.name = name
         self.platform = platform

@@ -25,7 +25,7 @@ enum FoldArm: String, CaseIterable, Sendable {
         var arms: Set<FoldArm> = [.account]
         if result.groups.values.contains(where: { $0 == nil }) { arms.insert(.goneGroups) }
         if result.groups.values.contains(where: { $0 != nil }) { arms.insert(.keptGroups) }
-        if !result.marks.isEmpty { arms.insert(.marks) }
+        if !result.marks.isEmpty || !result.forgottenShortcuts.isEmpty { arms.insert(.marks) }
         if !result.shortcuts.isEmpty { arms.insert(.shortcuts) }
         if !result.sumsAlone.isEmpty { arms.insert(.shortcutSums) }
         if !result.voiceShortcuts.isEmpty { arms.insert(.voiceShortcuts) }

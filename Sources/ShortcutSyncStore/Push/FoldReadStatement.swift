@@ -71,7 +71,7 @@ extension FoldSQL {
         )
         SELECT 0 AS part, NULL::text AS s1, NULL::text AS s2, NULL::text AS s3, NULL::text AS s4, NULL::text AS s5,
                NULL::bytea AS k1, NULL::bytea AS k2, a.version AS n1, a.max_hlc_wall AS n2, a.max_hlc_counter AS n3,
-               NULL::uuid AS u1, NULL::uuid AS u2, NULL::bool AS f1, NULL::bool AS f2, NULL::text[] AS installed, NULL::bytea AS k3
+               NULL::uuid AS u1, NULL::uuid AS u2, NULL::bool AS f1, NULL::bool AS f2, NULL::text[] AS installed, a.learning AS k3
         FROM projection_accounts a WHERE a.account_id = $1
         UNION ALL
         SELECT 1, g.bundle_id, g.identifier, g.group_id, NULL, NULL, g.latest_key, g.covered_below, g.donations, g.latest_version, NULL,
@@ -109,6 +109,7 @@ extension FoldReadStatement {
         for group in needs.shortcutsInGroups { groups.bundles.append(group.bundleId); groups.groups.append(group.group) }
         var marks = StoredScopes()
         for scope in needs.marks { marks.append(scope) }
+        for shortcut in needs.forgottenShortcuts { marks.append(forgotten: shortcut) }
         var bindings = PostgresBindings(capacity: 13)
         bindings.append(account)
         bindings.append(shortcuts.bundles)
@@ -129,9 +130,10 @@ extension FoldReadStatement {
 
     /// One stored row, by the part of the statement that read it.
     enum Row {
-        case account(version: Int64, maxHLC: HLCTimestamp)
+        case account(version: Int64, maxHLC: HLCTimestamp, learning: LearningRules)
         case group(DonationGroupRow)
         case mark(DeletionScope, EventKey)
+        case forgotten(ShortcutID, EventKey)
         case voiceShortcut(VoiceShortcutRow)
         case device(UUID, Stamped<Set<String>>)
         case head(AccountHead)
@@ -155,7 +157,8 @@ extension FoldReadStatement {
         switch part {
         case 0:
             return .account(version: try required(n1, "version"),
-                            maxHLC: HLCTimestamp(wallMillis: n2 ?? 0, counter: Int(n3 ?? 0)))
+                            maxHLC: HLCTimestamp(wallMillis: n2 ?? 0, counter: Int(n3 ?? 0)),
+                            learning: try k3.map(LearningRules.init(stored:)) ?? LearningRules())
         case 1:
             let shortcut = ShortcutID(bundleId: try required(s1, "bundle_id"), identifier: try required(s2, "identifier"))
             let id = DonationGroupID(shortcut: shortcut, group: try required(s3, "group_id"))
@@ -164,6 +167,9 @@ extension FoldReadStatement {
                                            latestVersion: try required(n2, "latest_version"),
                                            coveredBelow: try k2.map(EventKey.init(stored:)),
                                            habits: try k3.map(ShortcutHabits.init(stored:)) ?? ShortcutHabits()))
+        case 2 where s2 == StoredScopes.forget:
+            let shortcut = ShortcutID(bundleId: try required(s1, "bundle_id"), identifier: try required(s3, "value"))
+            return .forgotten(shortcut, try EventKey(stored: try required(k1, "key")))
         case 2:
             let scope = try StoredScopes.scope(bundleId: try required(s1, "bundle_id"), scope: try required(s2, "scope"),
                                                value: try required(s3, "value"))

@@ -66,6 +66,10 @@ extension FoldWriteStatement {
             marks.append(scope)
             keys.append(key.stored)
         }
+        for (shortcut, key) in result.forgottenShortcuts {
+            marks.append(forgotten: shortcut)
+            keys.append(key.stored)
+        }
         bindings.append(marks.bundles); bindings.append(marks.scopes); bindings.append(marks.values); bindings.append(keys)
 
         var shortcuts = (bundles: [String](), identifiers: [String](), latest: [Int64](), counts: [Int64](),

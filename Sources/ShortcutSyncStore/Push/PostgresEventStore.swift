@@ -176,6 +176,8 @@ public struct PostgresEventStore: Sendable {
                 try await rows.readWithHead(account: account, needs: needs, device: device, on: connection)
             }
             guard let head, head.foldedVersion == head.version, head.deviceLastSeq == first.seq - 1 else { return nil }
+            // A learning event (rare) writes the account's rules in a statement of their own: the locking way.
+            guard !events.contains(where: \.changesLearning) else { return nil }
             for index in events.indices { events[index].version = head.version + Int64(index) + 1 }
             let result = try await withSpan("push: fold") { _ in
                 try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version),
@@ -234,6 +236,11 @@ public struct PostgresEventStore: Sendable {
                 // The bound, exactly: the view now holds the batch. Only a batch that brought new
                 // shortcuts counts them; throwing rolls the whole push back.
                 try requireRoom(for: batch, gaining: result.groupsGained)
+                if let scope = result.learningChangesBeyondLimit {
+                    let index = batch.firstIndex { if case .learningPaused(let paused) = $0.body { paused.scope == scope } else { false } }
+                    throw PersonLimit.learningChangesPerScope(max: Limits.maxLearningChangesPerScope,
+                                                              index: (index ?? batch.startIndex) - batch.startIndex)
+                }
                 if !result.addedShortcuts.isEmpty {
                     try requireRoom(for: batch, adding: result.addedShortcuts, held: try await rows.shortcutCount(account: account, on: connection))
                 }

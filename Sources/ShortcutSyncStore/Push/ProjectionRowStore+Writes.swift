@@ -12,6 +12,13 @@ extension ProjectionRowStore {
         case .live: _ = try await connection.guardedExecute(try FoldWriteStatement<LiveProjectionTables>(account: account, result), logger: logger)
         case .rebuild: _ = try await connection.guardedExecute(try FoldWriteStatement<RebuildProjectionTables>(account: account, result), logger: logger)
         }
+        if let learning = result.learning {
+            // Rare (a batch with a learning event or a sign-out): a statement of its own.
+            try await connection.guardedQuery("""
+                UPDATE \(unescaped: tables.prefix)projection_accounts SET learning = \(learning.bytes.map { ByteBuffer(bytes: $0) })
+                WHERE account_id = \(account)
+                """, logger: logger).drain()
+        }
     }
 }
 

@@ -66,18 +66,22 @@ public struct ProjectionRowStore: Sendable {
     ) async throws -> (rows: AccountFoldRows, head: AccountHead?) {
         var rows = AccountFoldRows()
         var head: AccountHead?
+        var forgotten: [ShortcutID: EventKey] = [:]
         for row in try await connection.guardedExecute(statement, logger: logger) {
             switch row {
-            case .account(let version, let maxHLC):
+            case .account(let version, let maxHLC, let learning):
                 rows.version = version
                 rows.maxHLC = maxHLC
+                rows.learning = learning
             case .group(let group): rows.groups[group.id] = group
             case .mark(let scope, let key): rows.marks[scope] = key
+            case .forgotten(let shortcut, let key): forgotten[shortcut] = key
             case .voiceShortcut(let voice): rows.voiceShortcuts[voice.id] = voice
             case .device(let device, let reported): rows.devices[device] = reported
             case .head(let seen): head = seen
             }
         }
+        for (shortcut, key) in forgotten { rows.learning.add(forgotten: shortcut, at: key) }
         return (rows, head)
     }
 
@@ -106,7 +110,58 @@ public struct ProjectionRowStore: Sendable {
         var fold = AccountBatchFold(before: stored, normalizedPhrases: needs.normalizedPhrases)
         for event in batch.events { fold.apply(event) }
         let covered = try await countCovered(account: account, foldedVersion: batch.foldedVersion, fold.recounts, on: connection)
-        return try fold.finish(covered: covered.counts, coveredHabits: covered.habits)
+        let resummed = try await countAgain(account: account, foldedVersion: batch.foldedVersion, fold.resums, on: connection)
+        return try fold.finish(covered: covered.counts, coveredHabits: covered.habits,
+                               resummed: resummed.donations, forgottenShortcuts: resummed.forgotten)
+    }
+
+    // MARK: Counting a group's sums again
+
+    /// For each resum (a learning event that landed among a group's donations), every donation
+    /// eligible for prediction of its group with a key at or above its `from`, of those folded
+    /// before the batch, and the forgets of the groups' shortcuts. Two statements, each naming
+    /// the account; only a batch with such a late learning event runs them, and it reads what
+    /// the groups hold.
+    func countAgain(
+        account: UUID, foldedVersion: Int64, _ resums: [AccountBatchFold.Resum], on connection: PostgresConnection
+    ) async throws -> (donations: [DonationGroupID: [LoggedDonation]], forgotten: [ShortcutID: EventKey]) {
+        guard !resums.isEmpty else { return ([:], [:]) }
+        let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
+        let froms = resums.map { $0.from ?? lowest }
+        let result = try await connection.guardedQuery("""
+            SELECT r.n, e.device_id, e.seq, e.hlc_wall, e.hlc_counter, (e.body->>'utcOffsetMinutes')::int4
+            FROM unnest(\(resums.map(\.group.shortcut.bundleId))::text[],
+                        \(resums.map(\.group.shortcut.identifier))::text[], \(resums.map(\.group.group))::text[],
+                        \(froms.map(\.hlc.wallMillis))::int8[], \(froms.map { Int64($0.hlc.counter) })::int8[],
+                        \(froms.map(\.deviceId))::uuid[], \(froms.map(\.seq))::int8[])
+                 WITH ORDINALITY AS r(b, i, g, fw, fc, fd, fs, n)
+            JOIN events e ON e.account_id = \(account) AND e.type = 'donation'
+                  AND (e.body->>'bundleId') = r.b AND (e.body->>'identifier') = r.i
+                  AND e.hlc_wall >= r.fw
+                  AND coalesce(e.body->>'groupIdentifier', '') = r.g
+                  AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) >= (r.fw, r.fc, r.fd, r.fs)
+                  AND coalesce((e.body->>'eligibleForPrediction')::bool, true)
+                  AND e.version <= \(foldedVersion)
+            """, logger: logger)
+        var donations: [DonationGroupID: [LoggedDonation]] = [:]
+        for resum in resums { donations[resum.group] = [] }
+        for try await (ordinal, device, seq, wall, counter, offset) in result.decode((Int64, UUID, Int64, Int64, Int64, Int32?).self) {
+            let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
+            donations[resums[Int(ordinal) - 1].group, default: []].append(
+                LoggedDonation(key: key, habit: HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0))))
+        }
+        let shortcuts = Array(Set(resums.map(\.group.shortcut)))
+        let marks = try await connection.guardedQuery("""
+            SELECT m.bundle_id, m.value, m.key
+            FROM unnest(\(shortcuts.map(\.bundleId))::text[], \(shortcuts.map(\.identifier))::text[]) AS k(b, i)
+            JOIN \(unescaped: tables.prefix)projection_deletion_marks m
+              ON m.account_id = \(account) AND m.bundle_id = k.b AND m.scope = \(StoredScopes.forget) AND m.value = k.i
+            """, logger: logger)
+        var forgotten: [ShortcutID: EventKey] = [:]
+        for try await (bundleId, identifier, key) in marks.decode((String, String, ByteBuffer).self) {
+            forgotten[ShortcutID(bundleId: bundleId, identifier: identifier)] = try EventKey(stored: key)
+        }
+        return (donations, forgotten)
     }
 
     // MARK: Counting covered donations
@@ -172,6 +227,16 @@ extension ShortcutHabits {
             throw StoreError.corruptRow("stored suggestion sums of \(buffer.readableBytes) bytes cannot be read")
         }
         self = habits
+    }
+}
+
+extension LearningRules {
+    /// The rules as their stored column (`bytes`).
+    init(stored buffer: ByteBuffer) throws {
+        guard let rules = LearningRules(bytes: buffer.readableBytesView) else {
+            throw StoreError.corruptRow("stored learning rules of \(buffer.readableBytes) bytes cannot be read")
+        }
+        self = rules
     }
 }
 

@@ -4,7 +4,8 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 /// One account's deletion scopes as the columns of `projection_deletion_marks` (its account
-/// is a statement's parameter of its own).
+/// is a statement's parameter of its own), and the forgets of shortcuts' learning kept beside
+/// them (scope `forget`, `LearningRules`).
 struct StoredScopes {
     var bundles: [String] = [], scopes: [String] = [], values: [String] = []
 
@@ -14,6 +15,15 @@ struct StoredScopes {
         scopes.append(kind)
         values.append(value)
     }
+
+    mutating func append(forgotten shortcut: ShortcutID) {
+        bundles.append(shortcut.bundleId)
+        scopes.append(Self.forget)
+        values.append(shortcut.identifier)
+    }
+
+    /// The `scope` of a shortcut's forget.
+    static let forget = "forget"
 
     /// The `scope` and `value` columns of a mark.
     static func columns(of scope: DeletionScope) -> (scope: String, value: String) {

@@ -77,4 +77,12 @@ public struct DeviceScript: Sendable {
     public mutating func report(_ installed: [String], at wall: Int64) -> AcceptedEvent {
         event(at: wall, .appsReported(AppsReported(installed: installed)))
     }
+
+    public mutating func forget(_ scope: LearningScope, at wall: Int64) -> AcceptedEvent {
+        event(at: wall, .learningForgotten(LearningForgotten(scope: scope)))
+    }
+
+    public mutating func pause(_ scope: LearningScope, _ paused: Bool = true, at wall: Int64) -> AcceptedEvent {
+        event(at: wall, .learningPaused(LearningPaused(scope: scope, paused: paused)))
+    }
 }

@@ -14,6 +14,8 @@ public struct FoldRowStore: Sendable {
     public private(set) var voiceShortcuts: [UUID: VoiceShortcutView] = [:]
     /// How many recounts the batches asked for, so a test can tell that it exercised them.
     public private(set) var recounts = 0
+    /// How many groups' sums the batches had counted again from the log (late learning events).
+    public private(set) var resums = 0
 
     public init() {}
 
@@ -32,7 +34,18 @@ public struct FoldRowStore: Sendable {
             coveredHabits[recount.group] = habits
             recounts += 1
         }
-        let result = try fold.finish(covered: covered, coveredHabits: coveredHabits)
+        var resummed: [DonationGroupID: [LoggedDonation]] = [:]
+        var forgotten: [ShortcutID: EventKey] = [:]
+        for resum in fold.resums {
+            resummed[resum.group] = folded.compactMap { event in
+                guard case .donation(let shortcut, let group) = event.change, DonationGroupID(shortcut: shortcut, group: group) == resum.group,
+                      resum.from.map({ event.key >= $0 }) ?? true, let habit = event.habit else { return nil }
+                return LoggedDonation(key: event.key, habit: habit)
+            }
+            if let key = rows.learning.forgottenShortcuts[resum.group.shortcut] { forgotten[resum.group.shortcut] = key }
+            resums += 1
+        }
+        let result = try fold.finish(covered: covered, coveredHabits: coveredHabits, resummed: resummed, forgottenShortcuts: forgotten)
         rows.store(result)
         folded += batch
         for (id, projection) in result.shortcuts { shortcuts[id] = projection }
@@ -62,6 +75,11 @@ public struct FoldRowStore: Sendable {
                 || row.targetShortcut.map { needs.shortcuts.contains($0) || needs.voiceTargetBundles.contains($0.bundleId) } ?? false
         }
         selected.devices = rows.devices.filter { needs.devices.contains($0.key) }
+        // The account's row holds the account's and devices' rules; shortcuts' forgets are marks.
+        selected.learning = rows.learning.ofAccountAndDevices
+        for (shortcut, key) in rows.learning.forgottenShortcuts where needs.forgottenShortcuts.contains(shortcut) {
+            selected.learning.add(forgotten: shortcut, at: key)
+        }
         return selected
     }
 
@@ -84,5 +102,10 @@ extension AccountFoldRows {
         for (scope, key) in result.marks { marks[scope] = key }
         for change in result.voiceShortcuts { voiceShortcuts[change.row.id] = change.row }
         for (device, change) in result.devices { devices[device] = change.reported }
+        var rules = result.learning ?? learning.ofAccountAndDevices
+        for (shortcut, key) in learning.forgottenShortcuts.merging(result.forgottenShortcuts, uniquingKeysWith: max) {
+            rules.add(forgotten: shortcut, at: key)
+        }
+        learning = rules
     }
 }

@@ -2,7 +2,9 @@ import Foundation
 import ShortcutSyncDomain
 
 /// Random pushes of several accounts and devices, with few identifiers, groups and phrases so
-/// that deletions cover donations, phrases collide and devices switch to views of their own.
+/// that deletions cover donations, phrases collide and devices switch to views of their own; and
+/// now and then the suggestions' learning of the account, of one of its devices or of one
+/// shortcut forgotten, paused or resumed.
 public struct Scenario {
     private var random: SeededGenerator
     public var devices: [DeviceScript]
@@ -44,7 +46,7 @@ public struct Scenario {
         let identifier = "item-\(Int.random(in: 0..<5, using: &random))"
         let voice = voiceIds[device.account]!.randomElement(using: &random)!
         let phrase = ["Order soup", "order  soup!", "Tea time", "Go home", "ＯＲＤＥＲ ＳＯＵＰ"].randomElement(using: &random)!
-        switch Int.random(in: 0..<20, using: &random) {
+        switch Int.random(in: 0..<24, using: &random) {
         case 0..<9:
             let group = Bool.random(using: &random) ? "group-\(Int.random(in: 0..<2, using: &random))" : nil
             return device.donate(identifier, bundle: bundle, group: group, at: wall)
@@ -60,6 +62,18 @@ public struct Scenario {
             return device.updateVoice(voice, phrase: phrase, at: wall)
         case 17:
             return device.deleteVoice(voice, at: wall)
+        case 22:
+            // Mostly one shortcut: a forget of the account or a device wipes much of what was learned.
+            let scope: LearningScope = switch Int.random(in: 0..<6, using: &random) {
+            case 0: .account
+            case 1: .device(devices.filter { $0.account == device.account }.randomElement(using: &random)!.deviceId)
+            default: .shortcut(ShortcutID(bundleId: bundle, identifier: identifier))
+            }
+            return device.forget(scope, at: wall)
+        case 23:
+            let scope: LearningScope = Int.random(in: 0..<4, using: &random) == 0
+                ? .account : .device(devices.filter { $0.account == device.account }.randomElement(using: &random)!.deviceId)
+            return device.pause(scope, Bool.random(using: &random), at: wall)
         default:
             let installed = Self.bundles.filter { _ in Bool.random(using: &random) }
             return device.report(installed, at: wall)

@@ -1,0 +1,212 @@
+import Foundation
+
+/// Which donations teach the suggestions, by the learning events of an account (DESIGN §3):
+/// a donation eligible for prediction teaches unless
+/// - its device was signed out,
+/// - a forget of a scope it falls in (the account, its device, its shortcut) has a greater key, or
+/// - at its key, the latest pause or resume of its account or of its device before it paused.
+///
+/// Every part is a function of the *set* of learning events: a forget keeps its scope's
+/// greatest key, a pause history keeps every change by key. So the state, and which donations
+/// teach, never depend on the order events arrive in.
+public struct LearningRules: Sendable, Hashable {
+    /// The greatest key of the forgets of each scope.
+    public private(set) var forgotten: [LearningScope: EventKey] = [:]
+    /// Each scope's pauses (`true`) and resumes (`false`), ascending by key. Account and devices only.
+    public private(set) var pauses: [LearningScope: [Stamped<Bool>]] = [:]
+    /// Devices signed out: nothing they donated teaches, whatever its key.
+    public private(set) var signedOut: Set<UUID> = []
+
+    public init() {}
+
+    public var isEmpty: Bool { forgotten.isEmpty && pauses.isEmpty && signedOut.isEmpty }
+
+    /// Whether a donation eligible for prediction, with `key`, of `shortcut` made on `device`, teaches.
+    public func teaches(_ key: EventKey, device: UUID, shortcut: ShortcutID) -> Bool {
+        if isEmpty { return true }
+        if signedOut.contains(device) { return false }
+        for scope in LearningScope.covering(device: device, shortcut: shortcut) {
+            if let forget = forgotten[scope], key < forget { return false }
+        }
+        return !isPaused(.account, at: key) && !isPaused(.device(device), at: key)
+    }
+
+    /// Whether learning of `scope` is paused at `key`: its latest change before the key paused it.
+    public func isPaused(_ scope: LearningScope, at key: EventKey) -> Bool {
+        guard let changes = pauses[scope] else { return false }
+        let index = changes.insertionIndex(of: key)
+        return index > 0 && changes[index - 1].value
+    }
+
+    /// Whether learning of `scope` is paused now: by its latest change.
+    public func isPaused(_ scope: LearningScope) -> Bool {
+        pauses[scope]?.last?.value ?? false
+    }
+
+    /// How many pauses and resumes `scope` has had.
+    public func changeCount(of scope: LearningScope) -> Int {
+        pauses[scope]?.count ?? 0
+    }
+
+    // MARK: Folding learning events in
+
+    /// A forget of `scope` at `key`. Returns whether the rules changed.
+    @discardableResult
+    public mutating func forget(_ scope: LearningScope, at key: EventKey) -> Bool {
+        if let known = forgotten[scope], known >= key { return false }
+        forgotten[scope] = key
+        return true
+    }
+
+    /// A pause (`paused`) or resume of `scope` at `key`. Returns whether the rules changed.
+    @discardableResult
+    public mutating func pause(_ scope: LearningScope, _ paused: Bool, at key: EventKey) -> Bool {
+        let change = Stamped(key: key, value: paused)
+        var changes = pauses[scope] ?? []
+        let index = changes.insertionIndex(of: key)
+        guard index == changes.endIndex || changes[index].key != key else { return false }
+        changes.insert(change, at: index)
+        pauses[scope] = changes
+        return true
+    }
+
+    /// `device` was signed out. Returns whether the rules changed.
+    @discardableResult
+    public mutating func signOut(_ device: UUID) -> Bool {
+        signedOut.insert(device).inserted
+    }
+
+    /// The rules of the account and of its devices: without shortcuts' forgets, which are kept
+    /// beside the deletion marks, one row each (an account may forget many shortcuts).
+    public var ofAccountAndDevices: LearningRules {
+        var rules = self
+        rules.forgotten = forgotten.filter { if case .shortcut = $0.key { false } else { true } }
+        return rules
+    }
+
+    /// The forgets of shortcuts alone.
+    public var forgottenShortcuts: [ShortcutID: EventKey] {
+        var marks: [ShortcutID: EventKey] = [:]
+        for (scope, key) in forgotten { if case .shortcut(let id) = scope { marks[id] = key } }
+        return marks
+    }
+
+    /// Adds a shortcut's forget read back from where it is kept.
+    public mutating func add(forgotten shortcut: ShortcutID, at key: EventKey) {
+        forget(.shortcut(shortcut), at: key)
+    }
+}
+
+extension Stamped: Comparable where Value: Comparable {
+    /// By key alone: keys are unique in the log.
+    public static func < (lhs: Stamped, rhs: Stamped) -> Bool { lhs.key < rhs.key }
+}
+
+extension Array where Element == Stamped<Bool> {
+    /// The first index whose key is not less than `key` (ascending by key).
+    func insertionIndex(of key: EventKey) -> Int {
+        var low = startIndex, high = endIndex
+        while low < high {
+            let mid = (low + high) / 2
+            if self[mid].key < key { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+}
+
+// MARK: Stored form
+
+extension LearningRules {
+    /// The account's and devices' rules (`ofAccountAndDevices`) as bytes for one column,
+    /// deterministic (so `verify` compares them byte for byte), nil when there are none.
+    /// Format 1: the format byte; the signed-out devices (UInt32 count, 16 bytes each, in uuid
+    /// order); the forgets (UInt32 count; each a scope and a 40-byte key); the pause histories
+    /// (UInt32 count; each a scope, a UInt32 count and that many 40-byte keys each with a byte,
+    /// 1 paused). A scope is a byte, 0 the account, 1 a device followed by its 16 bytes.
+    public var bytes: [UInt8]? {
+        let rules = ofAccountAndDevices
+        guard !rules.isEmpty else { return nil }
+        var bytes: [UInt8] = [1]
+        func append(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        func append(_ id: UUID) { withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) } }
+        func append(_ scope: LearningScope) {
+            if case .device(let id) = scope {
+                bytes.append(1)
+                append(id)
+            } else {
+                bytes.append(0)
+            }
+        }
+        append(UInt32(rules.signedOut.count))
+        for device in rules.signedOut.sorted(by: { $0.isOrdered(before: $1) }) { append(device) }
+        append(UInt32(rules.forgotten.count))
+        for (scope, key) in rules.forgotten.sorted(by: { $0.key.isStoredBefore($1.key) }) {
+            append(scope)
+            bytes.append(contentsOf: key.sortableBytes)
+        }
+        append(UInt32(rules.pauses.count))
+        for (scope, changes) in rules.pauses.sorted(by: { $0.key.isStoredBefore($1.key) }) {
+            append(scope)
+            append(UInt32(changes.count))
+            for change in changes {
+                bytes.append(contentsOf: change.key.sortableBytes)
+                bytes.append(change.value ? 1 : 0)
+            }
+        }
+        return bytes
+    }
+
+    /// The rules `bytes` gave; nil if these are not such bytes.
+    public init?(bytes: some Collection<UInt8>) {
+        var reader = ByteReader(bytes: Array(bytes))
+        guard reader.byte() == 1 else { return nil }
+        func scope() -> LearningScope? {
+            switch reader.byte() {
+            case 0: return .account
+            case 1: return reader.uuid().map { .device($0) }
+            default: return nil
+            }
+        }
+        func key() -> EventKey? {
+            reader.take(EventKey.sortableByteCount).flatMap { EventKey(sortableBytes: $0) }
+        }
+        self.init()
+        guard let devices = reader.uint32() else { return nil }
+        for _ in 0..<devices {
+            guard let device = reader.uuid() else { return nil }
+            signedOut.insert(device)
+        }
+        guard let forgets = reader.uint32() else { return nil }
+        for _ in 0..<forgets {
+            guard let scope = scope(), let key = key() else { return nil }
+            forgotten[scope] = key
+        }
+        guard let histories = reader.uint32() else { return nil }
+        for _ in 0..<histories {
+            guard let scope = scope(), let count = reader.uint32() else { return nil }
+            var changes: [Stamped<Bool>] = []
+            for _ in 0..<count {
+                guard let key = key(), let value = reader.byte(), value <= 1 else { return nil }
+                changes.append(Stamped(key: key, value: value == 1))
+            }
+            guard zip(changes, changes.dropFirst()).allSatisfy({ $0.key < $1.key }) else { return nil }
+            pauses[scope] = changes
+        }
+        guard reader.atEnd else { return nil }
+    }
+}
+
+extension LearningScope {
+    /// The order scopes are stored in: the account, then devices by uuid, then shortcuts.
+    func isStoredBefore(_ other: LearningScope) -> Bool {
+        switch (self, other) {
+        case (.account, .account): false
+        case (.account, _): true
+        case (.device, .account): false
+        case (.device(let a), .device(let b)): a.isOrdered(before: b)
+        case (.device, .shortcut): true
+        case (.shortcut(let a), .shortcut(let b)): a < b
+        case (.shortcut, _): false
+        }
+    }
+}
