@@ -4,8 +4,9 @@ import ShortcutSyncStore
 
 /// The export format (`admin export`, read by `admin import`): NDJSON, one JSON object per line,
 /// each with a `kind`. The first line is the account, then its devices, then its events in the
-/// account's version order, then what the suggestions learned of each shortcut (`learned`,
-/// for the person to see: an import learns it again from the events); the file is self-contained. Times are ISO 8601 in UTC with microseconds; token hashes
+/// account's version order, then whether the suggestions' learning is paused and what was
+/// forgotten (`learning`), then what the suggestions learned of each shortcut (`learned`); these
+/// last two are for the person to see: an import learns them again from the events. The file is self-contained. Times are ISO 8601 in UTC with microseconds; token hashes
 /// are lowercase hex (the tokens themselves are never stored), so devices keep working after an
 /// import. docs/operating.md gives the fields.
 public enum AccountArchive {
@@ -52,12 +53,54 @@ public enum AccountArchive {
         var devices: [LearnedHabits.Device]
     }
 
+    /// The learning rules as a person reads them: whether learning is paused for the account and
+    /// for each device, and each forget, with the clock of its event (what it forgot is the
+    /// donations of its scope made before that).
+    struct LearningLine: Codable {
+        struct Device: Codable {
+            var deviceId: UUID
+            var learning: String
+        }
+
+        struct Forget: Codable {
+            var scope: String
+            var deviceId: UUID?
+            var bundleId: String?
+            var identifier: String?
+            var before: String
+        }
+
+        var kind = "learning"
+        var account: String
+        var devices: [Device]
+        var forgotten: [Forget]
+        var signedOutDevices: [UUID]
+
+        init(_ rules: LearningRules, devices: [UUID]) {
+            account = rules.isPaused(.account) ? "paused" : "on"
+            self.devices = devices.map { Device(deviceId: $0, learning: rules.isPaused(.device($0)) ? "paused" : "on") }
+            forgotten = rules.forgotten.sorted { $0.key.isStoredBefore($1.key) }.map { scope, key in
+                var forget = Forget(scope: scope.name, before: ISO8601.format(Date(timeIntervalSince1970: Double(key.hlc.wallMillis) / 1000)))
+                switch scope {
+                case .account: break
+                case .device(let id): forget.deviceId = id
+                case .shortcut(let id):
+                    forget.bundleId = id.bundleId
+                    forget.identifier = id.identifier
+                }
+                return forget
+            }
+            signedOutDevices = rules.signedOut.sorted { $0.uuidString < $1.uuidString }
+        }
+    }
+
     private struct Kind: Decodable {
         var kind: String
     }
 
     /// The lines of an export, each without its line break.
     public static func lines(account: AccountRecord, devices: [ArchivedDevice], events: [RecordedEvent],
+                             learning: LearningRules = LearningRules(),
                              learned: [(shortcut: ShortcutID, habits: ShortcutHabits)] = [], at: Date) throws -> [String] {
         var lines = [try encode(AccountLine(formatVersion: formatVersion, accountId: account.accountId,
                                             createdAt: ISO8601.format(account.createdAt), tokenHash: Hex.encode(account.tokenHash)))]
@@ -71,6 +114,7 @@ public enum AccountArchive {
             lines.append(try encode(EventLine(version: event.version, position: event.position, deviceId: event.deviceId,
                                               recordedAt: ISO8601.format(event.recordedAt), event: event.event)))
         }
+        lines.append(try encode(LearningLine(learning, devices: devices.map(\.record.deviceId))))
         let millis = Int64((at.timeIntervalSince1970 * 1000).rounded())
         for (shortcut, habits) in learned {
             let picture = LearnedHabits(habits, atMillis: millis)
@@ -178,8 +222,12 @@ public enum AccountArchive {
                 // Derived from the events: the import folds them and learns it again.
                 guard account != nil else { throw fail("a learned line before the account line") }
                 _ = try decode(LearnedLine.self)
+            case "learning":
+                // Derived from the events too.
+                guard account != nil else { throw fail("a learning line before the account line") }
+                _ = try decode(LearningLine.self)
             default:
-                throw fail("unknown kind \"\(kind)\" (account, device, event or learned)")
+                throw fail("unknown kind \"\(kind)\" (account, device, event, learning or learned)")
             }
         }
         guard let account else { throw LineError(line: max(number, 1), reason: "no account line: the file is empty or not an export") }

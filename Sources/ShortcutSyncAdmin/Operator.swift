@@ -210,8 +210,10 @@ public struct Operator: Sendable {
         let events = try await store.accountLog(account, .all)
         // What was learned is decayed to the account's latest event: the same export of the same log, byte for byte.
         let latest = events.map(\.event.hlc.wallMillis).max() ?? 0
+        let projections = ProjectionStore(client: client, logger: logger)
         return try AccountArchive.lines(account: record, devices: try await store.archivedDevices(account: account), events: events,
-                                        learned: try await ProjectionStore(client: client, logger: logger).allHabits(account: account),
+                                        learning: try await projections.learningRules(account: account),
+                                        learned: try await projections.allHabits(account: account),
                                         at: Date(timeIntervalSince1970: Double(latest) / 1000))
     }
 

@@ -113,8 +113,10 @@ private let logger = TestDatabase.shared.logger
                 defer { export.forceStop() }
                 #expect(export.exitStatus == 0)
                 var lines = export.output.split(separator: "\n").map(String.init)
-                // The account, the device, two events, and what each donation taught.
-                #expect(lines.count == 6)
+                // The account, the device, two events, the learning (on, nothing forgotten), and what each donation taught.
+                #expect(lines.count == 7)
+                #expect(lines[4] == #"{"account":"on","devices":[{"deviceId":"\#(phone.deviceId.uuidString)","learning":"on"}],"forgotten":[],"kind":"learning","signedOutDevices":[]}"#,
+                        "\(lines[4])")
                 #expect(lines.suffix(2).allSatisfy { $0.contains(#""kind":"learned""#) }, "\(lines)")
 
                 // To a file: owner-only, like the secrets (it holds every event and the token hashes).

@@ -76,7 +76,7 @@ private let hour: Int64 = 3_600_000
     }
 
     @Test func learningEventsGiveTheSameSumsInWhateverOrderAndBatchesTheyArrive() async {
-        await propertyCheck(count: 200, input: Suggestions.choices, Suggestions.seeds) { choices, seed in
+        await propertyCheck(count: 500, input: Suggestions.choices, Suggestions.seeds) { choices, seed in
             let (events, _) = Suggestions.signingOut(Self.history(from: choices), choice: seed)
             let expected = Self.reference(events)
             let inOrder = Suggestions.candidates(try! Suggestions.fold(events, seed: seed).rows)
@@ -222,5 +222,22 @@ private let hour: Int64 = 3_600_000
         expected.add(HabitDonation(deviceId: mac.deviceId, wallMillis: start + 6 * hour, utcOffsetMinutes: 0))
         #expect(Suggestions.candidates(store.rows)[Self.coffee] == expected)
         #expect(events.count == 5)
+    }
+
+    /// A deletion that lands among a group's donations takes back what the covered ones taught,
+    /// and a forgotten donation taught nothing: nothing of it is taken back (found by the
+    /// property above, shrunk to this).
+    @Test func aDeletionCoveringAForgottenDonationTakesBackNothingOfIt() throws {
+        var phone = DeviceScript(), mac = DeviceScript(account: phone.account)
+        let forgotten = phone.donate("coffee", group: "morning", at: start + 1 * hour)
+        let forget = mac.forget(.account, at: start + 2 * hour)
+        let kept = phone.donate("coffee", group: "morning", at: start + 4 * hour)
+        var store = FoldRowStore()
+        try store.fold([FoldEvent(forgotten, version: 1), FoldEvent(forget, version: 2), FoldEvent(kept, version: 3)])
+        try store.fold([FoldEvent(mac.delete(.groupIdentifier("morning"), at: start + 3 * hour), version: 4)])
+        #expect(store.recounts == 1)
+        var expected = ShortcutHabits()
+        expected.add(HabitDonation(deviceId: phone.deviceId, wallMillis: start + 4 * hour, utcOffsetMinutes: 0))
+        #expect(Suggestions.candidates(store.rows)[Self.coffee] == expected)
     }
 }

@@ -216,17 +216,21 @@ public struct AccountBatchFold: Sendable {
     }
 
     /// The rows to write back and the changes of the account's view, given how many donations
-    /// each of `recounts` covers and what those donations taught the suggestions
-    /// (`coveredHabits`: the sums of the covered eligible ones, taken back from the group's).
+    /// each of `recounts` covers and which of them are eligible for prediction
+    /// (`coveredEligible`: those the rules before the batch let teach are taken back from the
+    /// group's sums).
     ///
-    /// `resummed`: for each of `resums`, the donations the log holds for it, and
-    /// `forgottenShortcuts` the forgets of their shortcuts (kept apart, read with them).
-    public func finish(covered: [DonationGroupID: Int] = [:], coveredHabits: [DonationGroupID: ShortcutHabits] = [:],
+    /// `resummed`: for each of `resums`, the donations the log holds for it. `forgottenShortcuts`:
+    /// the stored forgets of the recounted and resummed groups' shortcuts (kept apart, read with them).
+    public func finish(covered: [DonationGroupID: Int] = [:], coveredEligible: [DonationGroupID: [LoggedDonation]] = [:],
                        resummed: [DonationGroupID: [LoggedDonation]] = [:],
                        forgottenShortcuts: [ShortcutID: EventKey] = [:]) throws -> AccountBatchResult {
         var result = AccountBatchResult(version: before.version, maxHLC: maxHLC, lastVersion: lastVersion)
-        var rules = self.rules
-        for (shortcut, key) in forgottenShortcuts { rules.add(forgotten: shortcut, at: key) }
+        var rules = self.rules, rulesBefore = before.learning
+        for (shortcut, key) in forgottenShortcuts {
+            rules.add(forgotten: shortcut, at: key)
+            rulesBefore.add(forgotten: shortcut, at: key)
+        }
 
         // Donation groups.
         var after: [DonationGroupID: DonationGroupRow] = [:]
@@ -251,7 +255,10 @@ public struct AccountBatchFold: Sendable {
                     }
                     surviving = row.count - gone
                     habits = row.habits
-                    if let taught = coveredHabits[id] { habits.add(taught, subtracting: true) }
+                    // What the covered donations added, by the rules the row's sums were made with.
+                    for donation in coveredEligible[id] ?? [] where rulesBefore.teaches(donation.key, device: donation.habit.deviceId, shortcut: id.shortcut) {
+                        habits.remove(donation.habit)
+                    }
                 }
                 if surviving > 0 {
                     count = surviving

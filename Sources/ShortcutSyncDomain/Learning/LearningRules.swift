@@ -198,7 +198,7 @@ extension LearningRules {
 
 extension LearningScope {
     /// The order scopes are stored in: the account, then devices by uuid, then shortcuts.
-    func isStoredBefore(_ other: LearningScope) -> Bool {
+    public func isStoredBefore(_ other: LearningScope) -> Bool {
         switch (self, other) {
         case (.account, .account): false
         case (.account, _): true

@@ -124,6 +124,26 @@ extension ProjectionStore {
         return nil
     }
 
+    /// The account's learning rules as folded (`LearningRules`): its and its devices' forgets,
+    /// pauses and sign-outs, with every shortcut's forget (kept beside the deletion marks).
+    public func learningRules(account: UUID) async throws -> LearningRules {
+        var rules = LearningRules()
+        let rows = try await client.query("""
+            SELECT a.learning FROM projection_accounts a WHERE a.account_id = \(account)
+            """, logger: logger)
+        for try await stored in rows.decode(ByteBuffer?.self) {
+            if let stored { rules = try LearningRules(stored: stored) }
+        }
+        let marks = try await client.query("""
+            SELECT m.bundle_id, m.value, m.key FROM projection_deletion_marks m
+            WHERE m.account_id = \(account) AND m.scope = \(StoredScopes.forget)
+            """, logger: logger)
+        for try await (bundleId, identifier, key) in marks.decode((String, String, ByteBuffer).self) {
+            rules.add(forgotten: ShortcutID(bundleId: bundleId, identifier: identifier), at: try EventKey(stored: key))
+        }
+        return rules
+    }
+
     /// Everything the account learned: each shortcut's sums per device, for an export.
     public func allHabits(account: UUID) async throws -> [(shortcut: ShortcutID, habits: ShortcutHabits)] {
         let rows = try await client.query("""

@@ -109,23 +109,24 @@ public struct ProjectionRowStore: Sendable {
     ) async throws -> AccountBatchResult {
         var fold = AccountBatchFold(before: stored, normalizedPhrases: needs.normalizedPhrases)
         for event in batch.events { fold.apply(event) }
-        let covered = try await countCovered(account: account, foldedVersion: batch.foldedVersion, fold.recounts, on: connection)
-        let resummed = try await countAgain(account: account, foldedVersion: batch.foldedVersion, fold.resums, on: connection)
-        return try fold.finish(covered: covered.counts, coveredHabits: covered.habits,
-                               resummed: resummed.donations, forgottenShortcuts: resummed.forgotten)
+        let recounts = fold.recounts, resums = fold.resums
+        let covered = try await countCovered(account: account, foldedVersion: batch.foldedVersion, recounts, on: connection)
+        let resummed = try await countAgain(account: account, foldedVersion: batch.foldedVersion, resums, on: connection)
+        let forgotten = try await forgottenShortcuts(account: account, of: recounts.map(\.group.shortcut) + resums.map(\.group.shortcut),
+                                                     on: connection)
+        return try fold.finish(covered: covered.counts, coveredEligible: covered.eligible, resummed: resummed, forgottenShortcuts: forgotten)
     }
 
     // MARK: Counting a group's sums again
 
     /// For each resum (a learning event that landed among a group's donations), every donation
     /// eligible for prediction of its group with a key at or above its `from`, of those folded
-    /// before the batch, and the forgets of the groups' shortcuts. Two statements, each naming
-    /// the account; only a batch with such a late learning event runs them, and it reads what
-    /// the groups hold.
+    /// before the batch. One statement, naming the account; only a batch with such a late
+    /// learning event runs it, and it reads what the groups hold.
     func countAgain(
         account: UUID, foldedVersion: Int64, _ resums: [AccountBatchFold.Resum], on connection: PostgresConnection
-    ) async throws -> (donations: [DonationGroupID: [LoggedDonation]], forgotten: [ShortcutID: EventKey]) {
-        guard !resums.isEmpty else { return ([:], [:]) }
+    ) async throws -> [DonationGroupID: [LoggedDonation]] {
+        guard !resums.isEmpty else { return [:] }
         let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
         let froms = resums.map { $0.from ?? lowest }
         let result = try await connection.guardedQuery("""
@@ -150,7 +151,15 @@ public struct ProjectionRowStore: Sendable {
             donations[resums[Int(ordinal) - 1].group, default: []].append(
                 LoggedDonation(key: key, habit: HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0))))
         }
-        let shortcuts = Array(Set(resums.map(\.group.shortcut)))
+        return donations
+    }
+
+    /// The stored forgets of these shortcuts' learning (`LearningRules`), for the groups a batch
+    /// recounts or resums, whose rows were read without them. One statement naming the account,
+    /// only when there are such groups.
+    func forgottenShortcuts(account: UUID, of shortcuts: [ShortcutID], on connection: PostgresConnection) async throws -> [ShortcutID: EventKey] {
+        guard !shortcuts.isEmpty else { return [:] }
+        let shortcuts = Array(Set(shortcuts))
         let marks = try await connection.guardedQuery("""
             SELECT m.bundle_id, m.value, m.key
             FROM unnest(\(shortcuts.map(\.bundleId))::text[], \(shortcuts.map(\.identifier))::text[]) AS k(b, i)
@@ -161,24 +170,24 @@ public struct ProjectionRowStore: Sendable {
         for try await (bundleId, identifier, key) in marks.decode((String, String, ByteBuffer).self) {
             forgotten[ShortcutID(bundleId: bundleId, identifier: identifier)] = try EventKey(stored: key)
         }
-        return (donations, forgotten)
+        return forgotten
     }
 
     // MARK: Counting covered donations
 
     /// For each recount, how many donations of its group with keys in its range the account's
-    /// log holds up to `foldedVersion` (those folded before the batch), and the suggestion sums
-    /// of those that taught any (eligible for prediction), to be taken back. One statement,
+    /// log holds up to `foldedVersion` (those folded before the batch), and those of them eligible
+    /// for prediction (the fold takes back what they taught). One statement,
     /// naming the account; it reads each covered donation once, and a donation is covered once
     /// (coverage only rises), so this stays O(1) amortised per event.
     public func countCovered(
         account: UUID, foldedVersion: Int64, _ recounts: [AccountBatchFold.Recount], on connection: PostgresConnection
-    ) async throws -> (counts: [DonationGroupID: Int], habits: [DonationGroupID: ShortcutHabits]) {
+    ) async throws -> (counts: [DonationGroupID: Int], eligible: [DonationGroupID: [LoggedDonation]]) {
         guard !recounts.isEmpty else { return ([:], [:]) }
         let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
         let froms = recounts.map { $0.from ?? lowest }, tos = recounts.map(\.to)
         let result = try await connection.guardedQuery("""
-            SELECT r.n, e.device_id, e.hlc_wall, (e.body->>'utcOffsetMinutes')::int4,
+            SELECT r.n, e.device_id, e.seq, e.hlc_wall, e.hlc_counter, (e.body->>'utcOffsetMinutes')::int4,
                    coalesce((e.body->>'eligibleForPrediction')::bool, true)
             FROM unnest(\(recounts.map(\.group.shortcut.bundleId))::text[],
                         \(recounts.map(\.group.shortcut.identifier))::text[], \(recounts.map(\.group.group))::text[],
@@ -196,15 +205,17 @@ public struct ProjectionRowStore: Sendable {
                   AND e.version <= \(foldedVersion)
             """, logger: logger)
         var counts: [DonationGroupID: Int] = [:]
-        var habits: [DonationGroupID: ShortcutHabits] = [:]
+        var eligible: [DonationGroupID: [LoggedDonation]] = [:]
         for recount in recounts { counts[recount.group] = 0 }
-        for try await (ordinal, device, wall, offset, eligible) in result.decode((Int64, UUID, Int64, Int32?, Bool).self) {
+        for try await (ordinal, device, seq, wall, counter, offset, taught) in result.decode((Int64, UUID, Int64, Int64, Int64, Int32?, Bool).self) {
             let group = recounts[Int(ordinal) - 1].group
             counts[group, default: 0] += 1
-            guard eligible else { continue }
-            habits[group, default: ShortcutHabits()].add(HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0)))
+            guard taught else { continue }
+            let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
+            eligible[group, default: []].append(
+                LoggedDonation(key: key, habit: HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0))))
         }
-        return (counts, habits)
+        return (counts, eligible)
     }
 }
 

@@ -25,17 +25,16 @@ public struct FoldRowStore: Sendable {
         var fold = AccountBatchFold(before: read(FoldNeeds(events: batch)))
         for event in batch { fold.apply(event) }
         var covered: [DonationGroupID: Int] = [:]
-        var coveredHabits: [DonationGroupID: ShortcutHabits] = [:]
+        var coveredEligible: [DonationGroupID: [LoggedDonation]] = [:]
+        var forgotten: [ShortcutID: EventKey] = [:]
         for recount in fold.recounts {
             let donations = self.covered(recount)
             covered[recount.group] = donations.count
-            var habits = ShortcutHabits()
-            for habit in donations.compactMap(\.habit) { habits.add(habit) }
-            coveredHabits[recount.group] = habits
+            coveredEligible[recount.group] = donations.compactMap { event in event.habit.map { LoggedDonation(key: event.key, habit: $0) } }
+            if let key = rows.learning.forgottenShortcuts[recount.group.shortcut] { forgotten[recount.group.shortcut] = key }
             recounts += 1
         }
         var resummed: [DonationGroupID: [LoggedDonation]] = [:]
-        var forgotten: [ShortcutID: EventKey] = [:]
         for resum in fold.resums {
             resummed[resum.group] = folded.compactMap { event in
                 guard case .donation(let shortcut, let group) = event.change, DonationGroupID(shortcut: shortcut, group: group) == resum.group,
@@ -45,7 +44,7 @@ public struct FoldRowStore: Sendable {
             if let key = rows.learning.forgottenShortcuts[resum.group.shortcut] { forgotten[resum.group.shortcut] = key }
             resums += 1
         }
-        let result = try fold.finish(covered: covered, coveredHabits: coveredHabits, resummed: resummed, forgottenShortcuts: forgotten)
+        let result = try fold.finish(covered: covered, coveredEligible: coveredEligible, resummed: resummed, forgottenShortcuts: forgotten)
         rows.store(result)
         folded += batch
         for (id, projection) in result.shortcuts { shortcuts[id] = projection }
