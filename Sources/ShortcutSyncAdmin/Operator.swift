@@ -97,13 +97,13 @@ public struct Operator: Sendable {
             throw AdminUsageError("the view of device \(device.lowercased) has no shortcut \(shortcut.bundleId)/\(shortcut.identifier); `shortcut-sync admin shortcuts --device D` lists it")
         }
         let learned = LearnedHabits(habits, atMillis: Int64((at.timeIntervalSince1970 * 1000).rounded()))
-        let known = try await DeviceSyncStore(client: client, logger: logger).devices(account: account).devices
-        let names = Dictionary(known.map { ($0.deviceId, $0) }) { first, _ in first }
+        let list = try await DeviceSyncStore(client: client, logger: logger).devices(account: account)
+        let names = Dictionary(list.devices.map { ($0.deviceId, $0) }) { first, _ in first }
         return HabitsReport(accountId: account, deviceId: device, bundleId: shortcut.bundleId, identifier: shortcut.identifier, at: at,
                             hours: learned.hours, week: learned.week, devices: learned.devices.map {
             .init(deviceId: $0.deviceId, name: names[$0.deviceId]?.name ?? "", platform: names[$0.deviceId]?.platform ?? "",
                   donations: $0.donations, weight: $0.weight, hours: $0.hours)
-        })
+        }, learningPaused: list.learningPaused, devicesPaused: list.devices.filter(\.learningPaused).map(\.deviceId))
     }
 
     /// At most `limit` of the filter's events in the account's version order; the page says

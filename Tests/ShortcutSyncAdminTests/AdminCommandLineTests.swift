@@ -86,12 +86,20 @@ private let logger = TestDatabase.shared.logger
                     "\(fridayRow)")
             #expect(lines.filter { ["Mon", "Tue", "Wed", "Thu", "Sat", "Sun"].contains(String($0.prefix(3))) }.allSatisfy { $0.dropFirst(5).allSatisfy { $0 == "·" } })
             #expect(explained.output.contains(phone.deviceId.uuidString.lowercased()) && explained.output.contains("Fri 18:00"))
+            #expect(lines[1] == "learning: on", "\(explained.output)")
+            // Paused on the phone (issue 34): the report says so, and what was learned stays.
+            try await log.push(phone, [phone.pause(.device(phone.deviceId), at: friday + 4 * 7 * 86_400_000)])
+            let paused = try await CommandProcess.run(["admin", "suggestions", "--explain", "com.example.soup/tomato"] + device + database)
+            defer { paused.forceStop() }
+            #expect(paused.output.split(separator: "\n")[1] == "learning: on, paused on \(phone.deviceId.uuidString.lowercased())", "\(paused.output)")
+            #expect(paused.output.contains("Fri 18:00"))
 
             let json = try await CommandProcess.run(["admin", "suggestions", "--explain", "com.example.soup/tomato", "--json"] + device + database)
             defer { json.forceStop() }
             let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
             #expect((report["hours"] as? [[String: Any]])?.map { $0["hourOfWeek"] as? Int } == [4 * 24 + 18])
             #expect((report["devices"] as? [[String: Any]])?.first?["donations"] as? Int == 3)
+            #expect(report["learningPaused"] as? Bool == false && (report["devicesPaused"] as? [String])?.count == 1)
 
             let notAShortcut = try await CommandProcess.run(["admin", "suggestions", "--explain", "tomato"] + device + database)
             defer { notAShortcut.forceStop() }

@@ -25,6 +25,9 @@ public struct HabitsReport: AdminReport {
     /// Seven rows, Monday first, of 24 shares of the heaviest hour (0…1).
     public var week: [[Double]]
     public var devices: [Device]
+    /// Whether the account's learning is paused now, and the signed-in devices whose learning is.
+    public var learningPaused: Bool
+    public var devicesPaused: [UUID]
 
     /// The shades of an hour's share of the heaviest hour: none, then up to a quarter, a half,
     /// three quarters, all.
@@ -36,7 +39,11 @@ public struct HabitsReport: AdminReport {
     }
 
     public var text: String {
-        var lines = ["\(bundleId)/\(identifier) in the view of device \(deviceId.lowercased) of account \(accountId.lowercased), at \(ISO8601.format(at))", ""]
+        var lines = ["\(bundleId)/\(identifier) in the view of device \(deviceId.lowercased) of account \(accountId.lowercased), at \(ISO8601.format(at))"]
+        lines.append(learningPaused ? "learning: paused for the whole account"
+                     : devicesPaused.isEmpty ? "learning: on"
+                     : "learning: on, paused on " + devicesPaused.map(\.lowercased).joined(separator: ", "))
+        lines.append("")
         guard !devices.isEmpty else {
             return (lines + ["(nothing learned of it yet: no donation eligible for prediction)"]).joined(separator: "\n") + "\n"
         }

@@ -16,10 +16,13 @@ public struct LearningRules: Sendable, Hashable {
     public private(set) var pauses: [LearningScope: [Stamped<Bool>]] = [:]
     /// Devices signed out: nothing they donated teaches, whatever its key.
     public private(set) var signedOut: Set<UUID> = []
+    /// Whether the account ever forgot a shortcut's learning: kept with the account's rules (which
+    /// hold no shortcut's forget), so that a fold looks for shortcuts' forgets only then.
+    public private(set) var forgetsShortcuts = false
 
     public init() {}
 
-    public var isEmpty: Bool { forgotten.isEmpty && pauses.isEmpty && signedOut.isEmpty }
+    public var isEmpty: Bool { forgotten.isEmpty && pauses.isEmpty && signedOut.isEmpty && !forgetsShortcuts }
 
     /// Whether a donation eligible for prediction, with `key`, of `shortcut` made on `device`, teaches.
     public func teaches(_ key: EventKey, device: UUID, shortcut: ShortcutID) -> Bool {
@@ -53,6 +56,7 @@ public struct LearningRules: Sendable, Hashable {
     /// A forget of `scope` at `key`. Returns whether the rules changed.
     @discardableResult
     public mutating func forget(_ scope: LearningScope, at key: EventKey) -> Bool {
+        if case .shortcut = scope { forgetsShortcuts = true }
         if let known = forgotten[scope], known >= key { return false }
         forgotten[scope] = key
         return true
@@ -122,7 +126,8 @@ extension LearningRules {
     /// Format 1: the format byte; the signed-out devices (UInt32 count, 16 bytes each, in uuid
     /// order); the forgets (UInt32 count; each a scope and a 40-byte key); the pause histories
     /// (UInt32 count; each a scope, a UInt32 count and that many 40-byte keys each with a byte,
-    /// 1 paused). A scope is a byte, 0 the account, 1 a device followed by its 16 bytes.
+    /// 1 paused); then 1 if the account ever forgot a shortcut, else 0. A scope is a byte, 0 the
+    /// account, 1 a device followed by its 16 bytes.
     public var bytes: [UInt8]? {
         let rules = ofAccountAndDevices
         guard !rules.isEmpty else { return nil }
@@ -153,6 +158,7 @@ extension LearningRules {
                 bytes.append(change.value ? 1 : 0)
             }
         }
+        bytes.append(rules.forgetsShortcuts ? 1 : 0)
         return bytes
     }
 
@@ -192,7 +198,8 @@ extension LearningRules {
             guard zip(changes, changes.dropFirst()).allSatisfy({ $0.key < $1.key }) else { return nil }
             pauses[scope] = changes
         }
-        guard reader.atEnd else { return nil }
+        guard let flag = reader.byte(), flag <= 1, reader.atEnd else { return nil }
+        forgetsShortcuts = flag == 1
     }
 }
 

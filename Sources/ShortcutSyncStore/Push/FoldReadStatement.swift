@@ -84,6 +84,7 @@ extension FoldSQL {
         FROM unnest($7::text[], $8::text[], $9::text[]) AS k(b, s, v)
         CROSS JOIN LATERAL (SELECT m.* FROM projection_deletion_marks m
                             WHERE m.account_id = $1 AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v OFFSET 0) m
+        WHERE k.s <> 'forget' OR (SELECT a.forgets_shortcuts FROM projection_accounts a WHERE a.account_id = $1)
         UNION ALL
         SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key, v.phrase_key,
                NULL, NULL, NULL, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL, NULL

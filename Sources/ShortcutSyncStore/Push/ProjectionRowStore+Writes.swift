@@ -15,7 +15,8 @@ extension ProjectionRowStore {
         if let learning = result.learning {
             // Rare (a batch with a learning event or a sign-out): a statement of its own.
             try await connection.guardedQuery("""
-                UPDATE \(unescaped: tables.prefix)projection_accounts SET learning = \(learning.bytes.map { ByteBuffer(bytes: $0) })
+                UPDATE \(unescaped: tables.prefix)projection_accounts
+                SET learning = \(learning.bytes.map { ByteBuffer(bytes: $0) }), forgets_shortcuts = \(learning.forgetsShortcuts)
                 WHERE account_id = \(account)
                 """, logger: logger).drain()
         }

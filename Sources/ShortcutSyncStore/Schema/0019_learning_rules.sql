@@ -8,15 +8,16 @@
 -- small value on the account's row, read by every fold of the account (NULL for an account that
 -- never used them). A shortcut's forget is a mark beside the deletion marks (scope 'forget'):
 -- an account may forget many shortcuts, and a fold reads only the marks of the shortcuts its
--- batch touches.
+-- batch touches, and only when the account ever forgot one (forgets_shortcuts: a push of an
+-- account that never did looks for no such mark).
 --
 -- NOT VALID, as in 0016: the rows already stored are of the older types.
 ALTER TABLE events DROP CONSTRAINT events_type_known;
 ALTER TABLE events ADD CONSTRAINT events_type_known CHECK (type IN ('donation', 'deletion', 'voiceShortcutAdded',
     'voiceShortcutUpdated', 'voiceShortcutDeleted', 'appsReported', 'deviceSignedOut', 'learningForgotten', 'learningPaused')) NOT VALID;
 
-ALTER TABLE projection_accounts ADD COLUMN learning bytea;
-ALTER TABLE rebuild.projection_accounts ADD COLUMN learning bytea;
+ALTER TABLE projection_accounts ADD COLUMN learning bytea, ADD COLUMN forgets_shortcuts boolean NOT NULL DEFAULT false;
+ALTER TABLE rebuild.projection_accounts ADD COLUMN learning bytea, ADD COLUMN forgets_shortcuts boolean NOT NULL DEFAULT false;
 
 ALTER TABLE projection_deletion_marks DROP CONSTRAINT projection_deletion_marks_scope_check;
 ALTER TABLE projection_deletion_marks ADD CONSTRAINT projection_deletion_marks_scope_check
