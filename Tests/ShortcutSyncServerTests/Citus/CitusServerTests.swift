@@ -74,6 +74,18 @@ struct CitusServerTests {
         try await PullPagingTests().pushesBetweenPagesStillEndInExactlyTheCurrentView()
     }
 
+    // MARK: Forgetting and pausing what the suggestions learn
+
+    /// A late forget: the group's sums counted again from the log, the forget kept beside the
+    /// deletion marks, the rules on the account's row: each statement on the account's shard.
+    @Test func aLateForgetForgetsOnlyWhatCameBeforeIt() async throws {
+        try await LearningTests().aLateForgetOfOneShortcutForgetsOnlyWhatCameBeforeIt()
+    }
+
+    @Test func aPausedDeviceTeachesNothingUntilResumed() async throws {
+        try await LearningTests().aPausedDeviceSyncsButTeachesNothingUntilResumed()
+    }
+
     // MARK: Streams, sign-out, readiness
 
     @Test func aStreamIsPokedByAnotherDevicesPush() async throws {
