@@ -136,6 +136,7 @@ public struct AccountStore: Sendable {
 
     /// Every device request looks its token up: prepared, PostgreSQL plans it once per connection.
     struct DeviceByToken: PostgresPreparedStatement {
+        static let name = "DeviceByToken"
         static let sql = "SELECT device_id, account_id FROM devices WHERE token_hash = $1"
         static let bindingDataTypes: [PostgresDataType] = [.bytea]
 

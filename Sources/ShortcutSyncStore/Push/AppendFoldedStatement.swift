@@ -22,7 +22,11 @@ import ShortcutSyncDomain
 /// Their types are declared (`bindingDataTypes`), so that a statement without some arms still
 /// knows the types of the values it does not read.
 struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
-    static var sql: String {
+    static var sql: String { Arms.appendFoldedSQL }
+    static var name: String { Arms.appendFoldedName }
+
+    /// The statement's text, assembled from its arms (each set keeps it: `FoldArmSet.appendFoldedSQL`).
+    static var text: String {
         FoldSQL.statement([("moved", moved), ("inserted", inserted), ("go", "SELECT 1 FROM moved")] + FoldSQL.arms(Arms.arms),
                           then: "SELECT count(*) FROM inserted")
     }

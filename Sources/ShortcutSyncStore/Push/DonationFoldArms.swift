@@ -4,4 +4,6 @@ import Foundation
 /// shortcuts' views.
 enum DonationFoldArms: FoldArmSet {
     static let arms: [FoldArm] = [.account, .keptGroups, .shortcuts]
+    static let appendFoldedSQL = AppendFoldedStatement<Self>.text
+    static let appendFoldedName = "AppendFolded.donations"
 }

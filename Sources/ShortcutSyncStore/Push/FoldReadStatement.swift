@@ -23,7 +23,8 @@ extension ProjectionTables {
 /// not merge into a join): a plan that joined the arrays to the account's rows could scan all of
 /// them, the cost of the account's size instead of the batch's (`GenericPlanTests`).
 struct FoldReadStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement {
-    static var sql: String { Tables.tables.qualifying(FoldSQL.read) }
+    static var sql: String { Tables.readSQL }
+    static var name: String { Tables.readName }
 
     var account: UUID
     var needs: FoldNeeds

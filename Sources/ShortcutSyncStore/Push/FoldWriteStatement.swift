@@ -14,7 +14,8 @@ import ShortcutSyncDomain
 /// donation groups is still a join: a plan may read the account's groups for it, which only a
 /// batch with a deletion that empties a group pays.
 struct FoldWriteStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement {
-    static var sql: String { Tables.tables.qualifying(FoldSQL.write) }
+    static var sql: String { Tables.writeSQL }
+    static var name: String { Tables.writeName }
 
     private var bindings: PostgresBindings
 }

@@ -277,6 +277,7 @@ public struct PostgresEventStore: Sendable {
     /// older than that wait: a push of the same device that committed meanwhile makes this one
     /// break `events_device_seq_key`, and the append looks again.
     struct AppendStatement: PostgresPreparedStatement {
+        static let name = "Append"
         static let sql = """
             WITH head AS (
                 SELECT version, folded_version FROM account_heads WHERE account_id = $1 FOR UPDATE
