@@ -13,15 +13,6 @@ public enum LearningScope: Sendable, Hashable, CustomStringConvertible {
         [.account, .device(device), .shortcut(shortcut)]
     }
 
-    /// Whether a donation of `shortcut` made on `device` falls in this scope.
-    public func covers(device: UUID, shortcut: ShortcutID) -> Bool {
-        switch self {
-        case .account: true
-        case .device(let id): id == device
-        case .shortcut(let id): id == shortcut
-        }
-    }
-
     public var description: String {
         switch self {
         case .account: "the account"

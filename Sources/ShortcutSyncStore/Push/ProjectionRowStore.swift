@@ -112,8 +112,10 @@ public struct ProjectionRowStore: Sendable {
         let recounts = fold.recounts, resums = fold.resums
         let covered = try await countCovered(account: account, foldedVersion: batch.foldedVersion, recounts, on: connection)
         let resummed = try await countAgain(account: account, foldedVersion: batch.foldedVersion, resums, on: connection)
-        let forgotten = try await forgottenShortcuts(account: account, of: recounts.map(\.group.shortcut) + resums.map(\.group.shortcut),
-                                                     on: connection)
+        // An account that never forgot a shortcut has no such mark to read.
+        let forgotten = stored.learning.forgetsShortcuts
+            ? try await forgottenShortcuts(account: account, of: recounts.map(\.group.shortcut) + resums.map(\.group.shortcut), on: connection)
+            : [:]
         return try fold.finish(covered: covered.counts, coveredEligible: covered.eligible, resummed: resummed, forgottenShortcuts: forgotten)
     }
 
