@@ -200,10 +200,8 @@ public struct AccountState: Sendable, Hashable {
     /// prediction that the learning rules let teach, per device. Empty when none.
     public func habits(of id: ShortcutID) -> ShortcutHabits {
         var habits = ShortcutHabits()
-        for donations in shortcuts[id]?.groups.values ?? [:].values {
-            for key in donations.keys {
-                if let habit = taught[key], learning.teaches(key, device: habit.deviceId, shortcut: id) { habits.add(habit) }
-            }
+        for key in shortcuts[id]?.groups.values.flatMap(\.keys) ?? [] {
+            if let habit = taught[key], learning.teaches(key, device: habit.deviceId, shortcut: id) { habits.add(habit) }
         }
         return habits
     }

@@ -316,15 +316,17 @@ public struct AccountBatchFold: Sendable {
             result.marks[scope] = key
         }
 
-        // Learning rules the batch changed.
-        let learning = self.rules.ofAccountAndDevices
-        if learning != before.learning.ofAccountAndDevices { result.learning = learning }
-        let forgottenBefore = before.learning.forgottenShortcuts
-        for (shortcut, key) in self.rules.forgottenShortcuts where forgottenBefore[shortcut] != key {
-            result.forgottenShortcuts[shortcut] = key
-        }
-        for change in learningChanges where !change.forget && rules.changeCount(of: change.scope) > Limits.maxLearningChangesPerScope {
-            result.learningChangesBeyondLimit = change.scope
+        // Learning rules the batch changed (only a learning event or a sign-out changes them).
+        if !learningChanges.isEmpty || !signedOut.isEmpty {
+            let learning = self.rules.ofAccountAndDevices
+            if learning != before.learning.ofAccountAndDevices { result.learning = learning }
+            let forgottenBefore = before.learning.forgottenShortcuts
+            for (shortcut, key) in self.rules.forgottenShortcuts where forgottenBefore[shortcut] != key {
+                result.forgottenShortcuts[shortcut] = key
+            }
+            for change in learningChanges where !change.forget && rules.changeCount(of: change.scope) > Limits.maxLearningChangesPerScope {
+                result.learningChangesBeyondLimit = change.scope
+            }
         }
 
         // Voice shortcuts: bound shortcuts that came or went, then owners of the phrases touched.

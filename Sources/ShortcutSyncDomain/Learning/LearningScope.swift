@@ -84,12 +84,14 @@ public struct LearningPaused: Sendable, Hashable, Codable {
 extension LearningScope {
     enum FieldKeys: String, CodingKey { case scope, deviceId, bundleId, identifier }
 
-    static let unknownScope = "must be account, device or shortcut"
-    static func fieldsOfScope(_ name: String) -> String {
+    /// Why a scope named `name` could not be made of the fields given: an unknown name is a fault
+    /// of the `scope` field (`atScope`), a known one with the wrong fields of the body.
+    static func fault(ofScope name: String) -> (atScope: Bool, detail: String) {
         switch name {
-        case "device": "a device scope needs deviceId and nothing of a shortcut"
-        case "shortcut": "a shortcut scope needs bundleId and identifier and no deviceId"
-        default: "an account scope takes no deviceId, bundleId or identifier"
+        case "account": (false, "an account scope takes no deviceId, bundleId or identifier")
+        case "device": (false, "a device scope needs deviceId and nothing of a shortcut")
+        case "shortcut": (false, "a shortcut scope needs bundleId and identifier and no deviceId")
+        default: (true, "must be account, device or shortcut")
         }
     }
 
@@ -102,9 +104,9 @@ extension LearningScope {
         let bundleId = try c.decodeIfPresent(String.self, forKey: .bundleId)
         let identifier = try c.decodeIfPresent(String.self, forKey: .identifier)
         guard let scope = Self(name: name, deviceId: device, bundleId: bundleId, identifier: identifier) else {
-            let known = ["account", "device", "shortcut"].contains(name)
-            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + (known ? [] : [FieldKeys.scope] as [any CodingKey]),
-                                                    debugDescription: known ? Self.fieldsOfScope(name) : Self.unknownScope))
+            let fault = Self.fault(ofScope: name)
+            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath + (fault.atScope ? [FieldKeys.scope] as [any CodingKey] : []),
+                                                    debugDescription: fault.detail))
         }
         self = scope
     }

@@ -102,9 +102,8 @@ public enum PushJSON {
         let scope = LearningScope(name: name, deviceId: try fields.optional("deviceId", uuid),
                                   bundleId: try fields.optional("bundleId", string), identifier: try fields.optional("identifier", string))
         guard let scope else {
-            let known = ["account", "device", "shortcut"].contains(name)
-            throw .dataCorrupted(.init(codingPath: fields.path + (known ? [] : [JSONKey("scope")]),
-                                       debugDescription: known ? LearningScope.fieldsOfScope(name) : LearningScope.unknownScope))
+            let fault = LearningScope.fault(ofScope: name)
+            throw .dataCorrupted(.init(codingPath: fields.path + (fault.atScope ? [JSONKey("scope")] : []), debugDescription: fault.detail))
         }
         return scope
     }
