@@ -59,13 +59,28 @@ final class Budget: Sendable {
     }
 
     /// Whether the holder's budget is empty now (checked before a push's body is read): the
-    /// seconds until it holds a unit again, or nil.
+    /// seconds until it holds a unit again, or nil. A wait returned is the wait the holder is
+    /// told (`Retry-After`), as `charge`'s is.
     func exhausted(_ holder: UUID, now: ContinuousClock.Instant? = nil) -> Int? {
         let now = now ?? self.now()
         return buckets.withLock { buckets in
-            let bucket = refilled(buckets[holder], now: now)
+            var bucket = refilled(buckets[holder], now: now)
             if let wait = Self.stillRefused(bucket, now: now) { return wait }
-            return bucket.tokens >= 1 ? nil : max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up)))
+            guard bucket.tokens < 1 else { return nil }
+            let wait = max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up)))
+            bucket.refusedUntil = now + .seconds(wait)
+            buckets[holder] = bucket
+            return wait
+        }
+    }
+
+    /// What is left of the wait the holder was last told, while it runs: a request made now did
+    /// not wait as it was told.
+    func toldWaitLeft(_ holder: UUID, now: ContinuousClock.Instant? = nil) -> Duration? {
+        let now = now ?? self.now()
+        return buckets.withLock { buckets in
+            guard let until = buckets[holder]?.refusedUntil, now < until else { return nil }
+            return until - now
         }
     }
 

@@ -6,7 +6,8 @@ import Hummingbird
 /// and with fewer than its limit of pushes under way (`PushesInFlight`). Refused, it is `429`
 /// with `Retry-After`, and its connection closed (`EarlyRefusalMiddleware.closing`): a device
 /// that pushes back to back without waiting makes the service read none of its bodies, and has
-/// to connect again for each try.
+/// to connect again for each try. A push that comes while its account's told wait still runs
+/// is held until the wait ends (at most `longestHold`), then looked at as any other.
 ///
 /// It runs after `AuthenticationMiddleware` (the caller is known) and before
 /// `BodyLimitMiddleware` (which reads the body).
@@ -16,11 +17,24 @@ struct PushAdmissionMiddleware: RouterMiddleware {
     let budget: Budget
     let inFlight: PushesInFlight
 
+    /// The longest a push that did not wait is held before it is looked at again (a told wait is
+    /// `Retry-After`'s whole seconds, longer only for a push of more events than a few seconds
+    /// of the budget hold). Held, it takes no place among its account's pushes under way and
+    /// none of its body is read; its connection counts against its address's share, as every one does.
+    static let longestHold: Duration = .seconds(5)
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // A device's POST first (a task-local and a comparison), the path only then.
         guard case .device(_, let account) = Caller.current, request.method == .post,
               Caller.routePath(request.uri.path) == PushRoute.path else {
             return try await next(request, context)
+        }
+        // A device that did not wait as its account was told is answered when the wait ends,
+        // not at once: sent again at once, a refusal would cost the service a connection, a
+        // request and an answer each time, as fast as the device can send them (`bench runaway`).
+        if let left = budget.toldWaitLeft(account) {
+            ServerMetrics.pushesHeld.increment()
+            try await Task.sleep(for: min(left, Self.longestHold))
         }
         if let wait = budget.exhausted(account) {
             ServerMetrics.pushesOverBudget.increment()

@@ -30,7 +30,7 @@ public enum ServerMetrics {
     /// the bootstrap would count into nothing, for good.
     public static func register() {
         _ = registry
-        let all: [Any] = [pushes, rejectedPushes, pushesOverBudget, readsOverBudget, pushesShed, eventsAppended, openStreams, waitingPulls,
+        let all: [Any] = [pushes, rejectedPushes, pushesOverBudget, pushesHeld, readsOverBudget, pushesShed, eventsAppended, openStreams, waitingPulls,
                           pushesUnderWay, pulls, suggestions, databaseReachable, accountsBehind, eventsBehind, parkedAccounts]
         _ = all
     }
@@ -38,6 +38,8 @@ public enum ServerMetrics {
     static let pushes = Counter(label: "shortcut_sync_pushes_total")
     static let rejectedPushes = Counter(label: "shortcut_sync_pushes_rejected_total")
     static let pushesOverBudget = Counter(label: "shortcut_sync_pushes_over_budget_total")
+    /// Pushes that came while their account's told wait (`Retry-After`) still ran, held until it ended.
+    static let pushesHeld = Counter(label: "shortcut_sync_pushes_held_total")
     /// Pulls and suggestion requests answered 429: their device was over its budget of reads.
     static let readsOverBudget = Counter(label: "shortcut_sync_reads_over_budget_total")
     /// Pushes answered 503 because none of the server's places for pushes came free in time (`PushGate`).

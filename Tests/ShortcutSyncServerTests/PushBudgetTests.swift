@@ -25,6 +25,21 @@ import Testing
         #expect(budget.exhausted(account, now: start + .seconds(1000)) == nil)
     }
 
+    @Test func aWaitToldBeforeTheBodyIsAWaitToo() {
+        let budget = Budget(PushBudgetConfiguration(eventsPerSecond: 10, burst: 500))
+        let account = UUID()
+        let start = ContinuousClock.now
+        #expect(budget.toldWaitLeft(account, now: start) == nil, "nothing told yet")
+        #expect(budget.charge(account, 500, now: start) == nil)
+        #expect(budget.toldWaitLeft(account, now: start) == nil, "a charge that fits tells no wait")
+        // Empty, refused before its body: the second it is told is a wait it must keep.
+        #expect(budget.exhausted(account, now: start) == 1)
+        #expect(budget.toldWaitLeft(account, now: start + .milliseconds(400)) == .milliseconds(600))
+        #expect(budget.exhausted(account, now: start + .milliseconds(900)) == 1, "still the wait told, though 9 events came back")
+        #expect(budget.toldWaitLeft(account, now: start + .seconds(1)) == nil)
+        #expect(budget.exhausted(account, now: start + .seconds(1)) == nil)
+    }
+
     @Test func bucketsThatFilledUpAgainAreForgotten() {
         let budget = Budget(PushBudgetConfiguration(eventsPerSecond: 1000, burst: 500), sweepAbove: 100)
         let start = ContinuousClock.now
@@ -79,6 +94,70 @@ import Testing
             elapsed.withLock { $0 = .seconds(retryAfter) }
             #expect(try await server.raw(.POST, "/v1/sync/push", token: phone.token,
                                          body: InputLimitTests.push([InputLimitTests.event(seq: Limits.maxEventsPerPush + 1)])).status == 200)
+        }
+    }
+
+    /// A device that sends again at once, not waiting as `Retry-After` said, is not answered
+    /// at once again: its push is held until the wait ends, then taken as any other. A loop of
+    /// refusals would cost the service a connection and an answer each time, as fast as the
+    /// device can send them.
+    @Test func aPushThatDidNotWaitIsAnsweredWhenTheWaitEnds() async throws {
+        // The budget's clock stands still (as above) until the wait is told, then runs with the
+        // real one: the wait told is exact, and the hold then lasts as long as it says.
+        let start = ContinuousClock.now, released = Mutex<ContinuousClock.Instant?>(nil)
+        let clock: @Sendable () -> ContinuousClock.Instant = { released.withLock { $0 }.map { start + (ContinuousClock.now - $0) } ?? start }
+        try await TestServer.with(monotonic: clock,
+                                  configure: { $0.server.pushBudget = PushBudgetConfiguration(eventsPerSecond: 1, burst: Limits.maxEventsPerPush) }) { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let mac = try await server.createDevice(accountToken: account.token)
+            let most = (1..<Limits.maxEventsPerPush).map { InputLimitTests.event(seq: $0) }
+            #expect(try await server.raw(.POST, "/v1/sync/push", token: phone.token, body: InputLimitTests.push(most)).status == 200)
+
+            // One event left in the budget, three pushed, at one a second: the phone is told to wait 2 s.
+            let over = try await server.request(.POST, "/v1/sync/push", token: phone.token, body: InputLimitTests.push(
+                (Limits.maxEventsPerPush..<(Limits.maxEventsPerPush + 3)).map { InputLimitTests.event(seq: $0) }))
+            #expect(over.status == 429)
+            #expect(over.headers.first(name: "Retry-After") == "2")
+
+            // The mac pushes at once, in the account's wait: answered when the wait ends, and taken.
+            // (The counter is the test process's, shared with the tests beside this one.)
+            let heldBefore = try await HostileClientTests.gauge("shortcut_sync_pushes_held_total", of: server) ?? 0
+            let told = ContinuousClock.now
+            released.withLock { $0 = told }
+            let early = try await server.raw(.POST, "/v1/sync/push", token: mac.token,
+                                             body: InputLimitTests.push([InputLimitTests.event(seq: 1)]))
+            let answeredAfter = ContinuousClock.now - told
+            #expect(early.status == 200, "\(early.json)")
+            #expect(answeredAfter >= .milliseconds(1_900), "answered \(answeredAfter) into the wait, not at its end")
+            #expect(try await HostileClientTests.gauge("shortcut_sync_pushes_held_total", of: server) ?? 0 > heldBefore)
+        }
+    }
+
+    /// A push is held for at most `longestHold` (5 s), however long its account's wait: then,
+    /// the wait still running, it is refused with what is left of it.
+    @Test func aPushIsHeldForAtMostFiveSeconds() async throws {
+        let start = ContinuousClock.now
+        try await TestServer.with(monotonic: { start },
+                                  configure: { $0.server.pushBudget = PushBudgetConfiguration(eventsPerSecond: 0.1, burst: Limits.maxEventsPerPush) }) { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let most = (1..<Limits.maxEventsPerPush).map { InputLimitTests.event(seq: $0) }
+            #expect(try await server.raw(.POST, "/v1/sync/push", token: phone.token, body: InputLimitTests.push(most)).status == 200)
+            // One event left, two pushed, at one every 10 s: a wait of 10 s, on a clock that stands still.
+            let over = try await server.request(.POST, "/v1/sync/push", token: phone.token, body: InputLimitTests.push(
+                (Limits.maxEventsPerPush..<(Limits.maxEventsPerPush + 2)).map { InputLimitTests.event(seq: $0) }))
+            #expect(over.headers.first(name: "Retry-After") == "10")
+
+            let sent = ContinuousClock.now
+            let again = try await server.request(.POST, "/v1/sync/push", token: phone.token, body: InputLimitTests.push(
+                (Limits.maxEventsPerPush..<(Limits.maxEventsPerPush + 2)).map { InputLimitTests.event(seq: $0) }))
+            let answeredAfter = ContinuousClock.now - sent
+            #expect(again.status == 429)
+            #expect(again.headers.first(name: "Retry-After") == "10", "the wait still runs")
+            #expect(answeredAfter >= PushAdmissionMiddleware.longestHold - .milliseconds(100), "held \(answeredAfter)")
+            // Held for the whole wait it would be answered after 10 s; 4 s of slack for a loaded machine.
+            #expect(answeredAfter < .seconds(9), "held \(answeredAfter), not at most 5 s")
         }
     }
 }
