@@ -130,7 +130,8 @@ public func buildHTTPApplication(
         // response being written is never idle); no more than the cap are open at once, and one
         // client address has at most its own share of them.
         server: .http1(configuration: .init(
-            additionalChannelHandlers: [perAddress.handler()], idleTimeout: .init(configuration.idleTimeout))),
+            additionalChannelHandlers: [perAddress.handler(), BodyDeadlineHandler(deadline: .init(configuration.bodyDeadline))],
+            idleTimeout: .init(configuration.idleTimeout))),
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "shortcut-sync",
             availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumHTTPConnections, logger: logger)),

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import NIOCore
 import Synchronization
 
 /// Bounds the pushes this server runs against the database at once, and how long a push waits
@@ -33,9 +34,11 @@ final class PushGate: Sendable {
     }
 
     /// Runs `push` once a place is free; throws `APIProblem` 503 without running it when none
-    /// was free within `wait` (or the request ended while it waited).
-    func run<Result: Sendable>(_ push: () async throws -> Result) async throws -> Result {
-        guard await enter() else {
+    /// was free within `wait` (or the request ended while it waited). A push that waits is timed
+    /// on `timerLoop` (its connection's event loop): with more pushes than places most pushes
+    /// wait a little, and a task sleeping beside each one cost a Dispatch timer each.
+    func run<Result: Sendable>(timerLoop: any EventLoop, _ push: () async throws -> Result) async throws -> Result {
+        guard await enter(timerLoop: timerLoop) else {
             ServerMetrics.pushesShed.increment()
             throw APIProblem.unavailable("the service is answering as many pushes as it can; nothing of this push was stored: send it again")
         }
@@ -43,7 +46,7 @@ final class PushGate: Sendable {
         return try await push()
     }
 
-    private func enter() async -> Bool {
+    private func enter(timerLoop: any EventLoop) async -> Bool {
         let ticket = state.withLock { state -> Int? in
             if state.running < running, state.queue.isEmpty {
                 state.running += 1
@@ -54,10 +57,7 @@ final class PushGate: Sendable {
             return state.nextTicket
         }
         guard let ticket else { return true }
-        let timeout = Task { [wait] in
-            guard (try? await Task.sleep(for: wait)) != nil else { return }
-            self.expire(ticket)
-        }
+        let timeout = timerLoop.scheduleTask(in: TimeAmount(wait)) { self.expire(ticket) }
         defer { timeout.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

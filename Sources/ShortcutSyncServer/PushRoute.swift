@@ -37,7 +37,7 @@ struct PushRoute: Sendable {
                 ServerMetrics.pushesOverBudget.increment()
                 throw APIProblem.overBudget(retryAfter: wait, budget)
             }
-            let accepted = try await gate.run { try await api.push(events, account: account, device: device) }
+            let accepted = try await gate.run(timerLoop: context.channel.eventLoop) { try await api.push(events, account: account, device: device) }
             return Response(
                 status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: #"{"lastAcceptedSeq":\#(accepted.lastAcceptedSeq),"version":\#(accepted.version)}"#)))

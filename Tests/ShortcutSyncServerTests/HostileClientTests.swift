@@ -334,15 +334,28 @@ import Testing
     }
 
     /// An upload that stalls is cut off at the body deadline with 408 and its connection closed.
-    @Test func aBodyThatDoesNotArriveInTimeIsRefusedAndItsConnectionClosed() async throws {
+    /// The deadline is the whole body's, from its head: one that keeps sending a byte now and
+    /// then (never idle) is cut off at it all the same.
+    @Test(arguments: [false, true])
+    func aBodyThatDoesNotArriveInTimeIsRefusedAndItsConnectionClosed(trickling: Bool) async throws {
         try await TestServer.with(configure: { $0.server.bodyDeadline = .seconds(1) }) { server in
             let account = try await server.createAccount()
             let device = try await server.createDevice(accountToken: account.token)
             let connection = try RawConnection(port: try #require(server.baseURL.port))
             let started = ContinuousClock.now
             try connection.send("POST /v1/sync/push HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(device.token)\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{\"events\":[")
-            #expect(await connection.waitUntilClosed(timeout: .seconds(10)), "the connection is closed")
+            var closed = false
+            if trickling {
+                // A byte every 100 ms for up to 6 s: 60 bytes, far from the 5,000 declared.
+                for _ in 0..<60 where !closed {
+                    try? connection.send(" ")
+                    closed = await connection.waitUntilClosed(timeout: .milliseconds(100))
+                }
+            } else {
+                closed = await connection.waitUntilClosed(timeout: .seconds(10))
+            }
             let elapsed = ContinuousClock.now - started
+            #expect(closed, "the connection is closed")
             #expect(connection.status == 408, "\(connection.text.prefix(120))")
             #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(8), "cut off after \(elapsed)")
             #expect(try await eventCount(server.sql) == 0)
