@@ -17,11 +17,12 @@ struct PushAdmissionMiddleware: RouterMiddleware {
     let budget: Budget
     let inFlight: PushesInFlight
 
-    /// The longest a push that did not wait is held before it is looked at again (a told wait is
-    /// `Retry-After`'s whole seconds, longer only for a push of more events than a few seconds
-    /// of the budget hold). Held, it takes no place among its account's pushes under way and
-    /// none of its body is read; its connection counts against its address's share, as every one does.
-    static let longestHold: Duration = .seconds(5)
+    /// The longest a push that did not wait is held before it is looked at again: 2 s, the
+    /// bound every answer keeps under load (DESIGN §8); a longer wait told is refused again
+    /// with what is left of it, and a device that does not wait sends at most one request every
+    /// 2 s. Held, a push takes no place among its account's pushes under way and none of its
+    /// body is read; its connection counts against its address's share, as every one does.
+    static let longestHold: Duration = .seconds(2)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // A device's POST first (a task-local and a comparison), the path only then.

@@ -134,9 +134,9 @@ import Testing
         }
     }
 
-    /// A push is held for at most `longestHold` (5 s), however long its account's wait: then,
+    /// A push is held for at most `longestHold` (2 s), however long its account's wait: then,
     /// the wait still running, it is refused with what is left of it.
-    @Test func aPushIsHeldForAtMostFiveSeconds() async throws {
+    @Test func aPushIsHeldForAtMostTwoSeconds() async throws {
         let start = ContinuousClock.now
         try await TestServer.with(monotonic: { start },
                                   configure: { $0.server.pushBudget = PushBudgetConfiguration(eventsPerSecond: 0.1, burst: Limits.maxEventsPerPush) }) { server in
@@ -156,8 +156,8 @@ import Testing
             #expect(again.status == 429)
             #expect(again.headers.first(name: "Retry-After") == "10", "the wait still runs")
             #expect(answeredAfter >= PushAdmissionMiddleware.longestHold - .milliseconds(100), "held \(answeredAfter)")
-            // Held for the whole wait it would be answered after 10 s; 4 s of slack for a loaded machine.
-            #expect(answeredAfter < .seconds(9), "held \(answeredAfter), not at most 5 s")
+            // Held for the whole wait it would be answered after 10 s; 7 s of slack for a loaded machine.
+            #expect(answeredAfter < .seconds(9), "held \(answeredAfter), not at most 2 s")
         }
     }
 }
