@@ -21,6 +21,9 @@ final class Budget: Sendable {
         /// The end of the wait the holder was last told (`Retry-After`): until then each of its
         /// requests is refused at once, so a device that does not wait costs almost nothing.
         var refusedUntil: ContinuousClock.Instant?
+        /// The end of a wait told for another reason (`tell`): until then a push is held before
+        /// it is admitted, but one admitted before is not refused for it.
+        var heldUntil: ContinuousClock.Instant?
     }
 
     init(perSecond: Double, burst: Int, sweepAbove: Int = 10_000,
@@ -74,12 +77,26 @@ final class Budget: Sendable {
         }
     }
 
-    /// What is left of the wait the holder was last told, while it runs: a request made now did
-    /// not wait as it was told.
+    /// Tells the holder to wait `wait` from now, for a refusal of another kind than the budget's
+    /// (its pushes under way), unless it was already told to wait longer. Its requests are held
+    /// until then (`toldWaitLeft`); the budget is not charged with it.
+    func tell(_ holder: UUID, toWait wait: Duration, now: ContinuousClock.Instant? = nil) {
+        let now = now ?? self.now()
+        buckets.withLock { buckets in
+            var bucket = refilled(buckets[holder], now: now)
+            bucket.heldUntil = max(bucket.heldUntil ?? now, now + wait)
+            buckets[holder] = bucket
+        }
+    }
+
+    /// What is left of the longest wait the holder was told, while it runs: a request made now
+    /// did not wait as it was told.
     func toldWaitLeft(_ holder: UUID, now: ContinuousClock.Instant? = nil) -> Duration? {
         let now = now ?? self.now()
         return buckets.withLock { buckets in
-            guard let until = buckets[holder]?.refusedUntil, now < until else { return nil }
+            guard let bucket = buckets[holder] else { return nil }
+            let until = [bucket.refusedUntil, bucket.heldUntil].compactMap { $0 }.max()
+            guard let until, now < until else { return nil }
             return until - now
         }
     }
@@ -92,7 +109,7 @@ final class Budget: Sendable {
         guard let bucket else { return Bucket(tokens: burst, updated: now) }
         let elapsed = max(0, (now - bucket.updated).inSeconds)
         return Bucket(tokens: min(burst, bucket.tokens + elapsed * perSecond), updated: now,
-                      refusedUntil: bucket.refusedUntil)
+                      refusedUntil: bucket.refusedUntil, heldUntil: bucket.heldUntil)
     }
 
     /// The whole seconds left of the wait the holder was told, if it has not passed.

@@ -43,7 +43,10 @@ struct PushAdmissionMiddleware: RouterMiddleware {
         }
         guard inFlight.enter(account) else {
             ServerMetrics.pushesOverBudget.increment()
-            return EarlyRefusalMiddleware.closing(context.channel, after: APIProblem.tooManyPushesAtOnce(inFlight.limit).response)
+            // Its `Retry-After: 1` is a wait told to the account, as a budget's is.
+            let refusal = APIProblem.tooManyPushesAtOnce(inFlight.limit)
+            budget.tell(account, toWait: .seconds(refusal.retryAfter ?? 1))
+            return EarlyRefusalMiddleware.closing(context.channel, after: refusal.response)
         }
         defer { inFlight.leave(account) }
         return try await next(request, context)

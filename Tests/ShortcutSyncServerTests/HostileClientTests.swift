@@ -268,6 +268,7 @@ import Testing
             try held.send(String(event.dropFirst(10)))
             await held.read(until: { $0.contains("lastAcceptedSeq") }, timeout: .seconds(10))
             #expect(held.status == 200, "\(held.text.prefix(200))")
+            // (The refusal told the account to wait a second: a push sent within it is held until then.)
             let after = try await server.raw(.POST, "/v1/sync/push", token: mac.token, body: Array(Self.oneDonation().utf8))
             #expect(after.status == 200, "a push goes through once the one under way is answered")
         }

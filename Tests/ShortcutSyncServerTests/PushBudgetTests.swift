@@ -40,6 +40,20 @@ import Testing
         #expect(budget.exhausted(account, now: start + .seconds(1)) == nil)
     }
 
+    @Test func aWaitToldForAnotherReasonIsKeptAsWell() {
+        let budget = Budget(PushBudgetConfiguration(eventsPerSecond: 10, burst: 500))
+        let account = UUID()
+        let start = ContinuousClock.now
+        budget.tell(account, toWait: .seconds(1), now: start)
+        #expect(budget.toldWaitLeft(account, now: start + .milliseconds(250)) == .milliseconds(750))
+        budget.tell(account, toWait: .milliseconds(100), now: start + .milliseconds(250))
+        #expect(budget.toldWaitLeft(account, now: start + .milliseconds(500)) == .milliseconds(500), "a shorter wait does not cut a longer one")
+        // Not the budget's refusal: a push admitted before it is still charged, and taken.
+        #expect(budget.exhausted(account, now: start + .milliseconds(500)) == nil)
+        #expect(budget.charge(account, 10, now: start + .milliseconds(500)) == nil)
+        #expect(budget.toldWaitLeft(account, now: start + .seconds(1)) == nil)
+    }
+
     @Test func bucketsThatFilledUpAgainAreForgotten() {
         let budget = Budget(PushBudgetConfiguration(eventsPerSecond: 1000, burst: 500), sweepAbove: 100)
         let start = ContinuousClock.now
