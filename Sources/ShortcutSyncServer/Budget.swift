@@ -19,7 +19,8 @@ final class Budget: Sendable {
         var tokens: Double
         var updated: ContinuousClock.Instant
         /// The end of the wait the holder was last told (`Retry-After`): until then each of its
-        /// requests is refused at once, so a device that does not wait costs almost nothing.
+        /// requests is refused (a push is first held until the wait ends, `PushAdmissionMiddleware`),
+        /// so a device that does not wait costs almost nothing.
         var refusedUntil: ContinuousClock.Instant?
         /// The end of a wait told for another reason (`tell`): until then a push is held before
         /// it is admitted, but one admitted before is not refused for it.
