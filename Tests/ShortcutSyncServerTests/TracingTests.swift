@@ -57,7 +57,7 @@ import Testing
             // Everything of the trace, once the service has sent it (every 100 ms).
             let trace = try await Self.spans(of: phoneTrace, in: receiver) { spans in
                 spans.contains { $0.name == "wake" } && spans.contains { $0.kind == 2 && $0.attributes["url.path"] == "/v1/sync/pull" }
-                    && spans.contains { $0.name == "announce" }
+                    && spans.contains { $0.name == "announce" } && spans.contains { $0.kind == 2 && $0.attributes["url.path"] == "/v1/sync/push" }
             }
             #expect(receiver.refusals.isEmpty, "\(receiver.refusals)")
             func child(of parent: ReceivedSpan, _ matches: (ReceivedSpan) -> Bool) -> ReceivedSpan? {
@@ -110,8 +110,11 @@ import Testing
                 try await Self.push(to: first, token: phone, trace: phoneTrace, span: phoneSpan)
             } then: {}
 
+            // Each server sends its spans every 100 ms, in its own time: wait for both servers' parts.
             let trace = try await Self.spans(of: phoneTrace, in: receiver) { spans in
                 spans.contains { $0.service == "second" && $0.kind == 2 && $0.attributes["url.path"] == "/v1/sync/pull" }
+                    && spans.contains { $0.service == "first" && $0.kind == 2 && $0.attributes["url.path"] == "/v1/sync/push" }
+                    && spans.contains { $0.service == "first" && $0.name == "announce" }
             }
             func child(of parent: ReceivedSpan, _ matches: (ReceivedSpan) -> Bool) -> ReceivedSpan? {
                 trace.first { $0.parentSpanID == parent.spanID && matches($0) }
