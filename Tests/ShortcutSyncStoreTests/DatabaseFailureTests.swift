@@ -17,10 +17,21 @@ import Testing
 
     @Test func eachWayAConnectionFailsIsToldApart() async throws {
         let url = try await TestDatabase.shared.freshDatabase()
-        do {
-            try await url.checkConnection(logger: TestDatabase.shared.logger)
-        } catch {
-            Issue.record("the database itself connects: \(String(reflecting: error))")
+        // The database itself connects. Its connect timeout is the service's 5 s, which the shared
+        // test cluster once missed while the run started clusters of its own beside it: what is
+        // tested here is how failures are told apart, so a slow moment gets four more tries.
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            do {
+                try await url.checkConnection(logger: TestDatabase.shared.logger)
+                lastError = nil
+                break
+            } catch {
+                lastError = error
+            }
+        }
+        if let lastError {
+            Issue.record("the database itself connects: \(String(reflecting: lastError))")
         }
 
         var wrongPassword = url
