@@ -33,9 +33,13 @@ struct FoldReadStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement 
 }
 
 extension FoldSQL {
-    /// `FoldReadStatement`'s text for the live tables.
-    static let read = """
-        WITH wanted_groups AS (
+    /// `FoldReadStatement`'s text for the live tables: the stored rows every part of a batch may need.
+    static let read = statement(readKeys, then: [accountPart, groupsPart, marksPart, voicesPart, devicesPart, headPart].joined(separator: "\nUNION ALL\n"))
+
+    /// The keys the whole read looks up, as `WITH` arms: the groups of the shortcuts, groups and apps
+    /// of `$2`…`$6`, and the voice shortcuts of `$10`…`$12` with those sharing their phrases.
+    static let readKeys: [(name: String, sql: String)] = [
+        ("wanted_groups", """
             SELECT k.b, k.i FROM unnest($2::text[], $3::text[]) AS k(b, i)
             UNION
             SELECT h.bundle_id, h.identifier
@@ -47,15 +51,16 @@ extension FoldSQL {
             FROM unnest($6::text[]) AS k(b)
             CROSS JOIN LATERAL (SELECT h.bundle_id, h.identifier FROM projection_donation_groups h
                                 WHERE h.account_id = $1 AND h.bundle_id = k.b OFFSET 0) h
-        ), voice_ids AS (
-            SELECT * FROM unnest($10::uuid[]) AS k(id)
-        ), voice_phrases AS (
+            """),
+        ("voice_ids", "SELECT * FROM unnest($10::uuid[]) AS k(id)"),
+        ("voice_phrases", """
             SELECT * FROM unnest($11::text[]) AS k(p)
             UNION
             SELECT w.normalized_phrase FROM voice_ids
             CROSS JOIN LATERAL (SELECT w.normalized_phrase FROM projection_voice_shortcuts w
                                 WHERE w.account_id = $1 AND w.voice_shortcut_id = voice_ids.id AND w.normalized_phrase IS NOT NULL OFFSET 0) w
-        ), wanted_voices AS (
+            """),
+        ("wanted_voices", """
             SELECT id FROM voice_ids
             UNION
             SELECT v.voice_shortcut_id FROM voice_phrases
@@ -69,33 +74,52 @@ extension FoldSQL {
             SELECT v.voice_shortcut_id FROM unnest($12::text[]) AS k(b)
             CROSS JOIN LATERAL (SELECT v.voice_shortcut_id FROM projection_voice_shortcuts v
                                 WHERE v.account_id = $1 AND v.target_bundle_id = k.b OFFSET 0) v
-        )
+            """),
+    ]
+
+    /// The account's row (part 0).
+    static let accountPart = """
         SELECT 0 AS part, NULL::text AS s1, NULL::text AS s2, NULL::text AS s3, NULL::text AS s4, NULL::text AS s5,
                NULL::bytea AS k1, NULL::bytea AS k2, a.version AS n1, a.max_hlc_wall AS n2, a.max_hlc_counter AS n3,
                NULL::uuid AS u1, NULL::uuid AS u2, NULL::bool AS f1, NULL::bool AS f2, NULL::text[] AS installed, a.learning AS k3
         FROM projection_accounts a WHERE a.account_id = $1
-        UNION ALL
+        """
+
+    /// The wanted groups' rows (part 1), from `wanted_groups`.
+    static let groupsPart = """
         SELECT 1, g.bundle_id, g.identifier, g.group_id, NULL, NULL, g.latest_key, g.covered_below, g.donations, g.latest_version, NULL,
                NULL, NULL, NULL, NULL, NULL, g.habits
         FROM wanted_groups w
         CROSS JOIN LATERAL (SELECT g.* FROM projection_donation_groups g
                             WHERE g.account_id = $1 AND g.bundle_id = w.b AND g.identifier = w.i OFFSET 0) g
-        UNION ALL
+        """
+
+    /// The deletion marks and shortcuts' forgets of `$7`…`$9` (part 2).
+    static let marksPart = """
         SELECT 2, m.bundle_id, m.scope, m.value, NULL, NULL, m.key, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
         FROM unnest($7::text[], $8::text[], $9::text[]) AS k(b, s, v)
         CROSS JOIN LATERAL (SELECT m.* FROM projection_deletion_marks m
                             WHERE m.account_id = $1 AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v OFFSET 0) m
         WHERE k.s <> 'forget' OR (SELECT a.forgets_shortcuts FROM projection_accounts a WHERE a.account_id = $1)
-        UNION ALL
+        """
+
+    /// The wanted voice shortcuts (part 3), from `wanted_voices`.
+    static let voicesPart = """
         SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key, v.phrase_key,
                NULL, NULL, NULL, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL, NULL
         FROM wanted_voices w
         CROSS JOIN LATERAL (SELECT v.* FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.voice_shortcut_id = w.id OFFSET 0) v
-        UNION ALL
+        """
+
+    /// The devices of `$13` (part 4).
+    static let devicesPart = """
         SELECT 4, NULL, NULL, NULL, NULL, NULL, d.reported_key, NULL, NULL, NULL, NULL, d.device_id, NULL, NULL, NULL, d.installed, NULL
         FROM unnest($13::uuid[]) AS k(d)
         CROSS JOIN LATERAL (SELECT d.* FROM projection_devices d WHERE d.account_id = $1 AND d.device_id = k.d OFFSET 0) d
-        UNION ALL
+        """
+
+    /// The head, with the last seq of the device `$14` (part 5).
+    static let headPart = """
         SELECT 5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.version, h.folded_version,
                coalesce((SELECT e.seq FROM events e WHERE e.account_id = $1 AND e.device_id = $14 ORDER BY e.seq DESC LIMIT 1), 0),
                NULL, NULL, NULL, NULL, NULL, NULL
@@ -130,70 +154,7 @@ extension FoldReadStatement {
         return bindings
     }
 
-    /// One stored row, by the part of the statement that read it.
-    enum Row {
-        case account(version: Int64, maxHLC: HLCTimestamp, learning: LearningRules)
-        case group(DonationGroupRow)
-        case mark(DeletionScope, EventKey)
-        case forgotten(ShortcutID, EventKey)
-        case voiceShortcut(VoiceShortcutRow)
-        case device(UUID, Stamped<Set<String>>)
-        case head(AccountHead)
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row {
-        var cells = CellReader(row)
-        let part = try cells.next(Int32.self)
-        let s1 = try cells.next(String?.self), s2 = try cells.next(String?.self), s3 = try cells.next(String?.self)
-        let s4 = try cells.next(String?.self), s5 = try cells.next(String?.self)
-        let k1 = try cells.next(ByteBuffer?.self), k2 = try cells.next(ByteBuffer?.self)
-        let n1 = try cells.next(Int64?.self), n2 = try cells.next(Int64?.self), n3 = try cells.next(Int64?.self)
-        let u1 = try cells.next(UUID?.self), u2 = try cells.next(UUID?.self)
-        let f1 = try cells.next(Bool?.self), f2 = try cells.next(Bool?.self)
-        let installed = try cells.next([String]?.self)
-        let k3 = try cells.next(ByteBuffer?.self)
-        func required<T>(_ value: T?, _ column: String) throws -> T {
-            guard let value else { throw StoreError.corruptRow("a stored fold row (part \(part)) has no \(column)") }
-            return value
-        }
-        switch part {
-        case 0:
-            return .account(version: try required(n1, "version"),
-                            maxHLC: HLCTimestamp(wallMillis: n2 ?? 0, counter: Int(n3 ?? 0)),
-                            learning: try k3.map(LearningRules.init(stored:)) ?? LearningRules())
-        case 1:
-            let shortcut = ShortcutID(bundleId: try required(s1, "bundle_id"), identifier: try required(s2, "identifier"))
-            let id = DonationGroupID(shortcut: shortcut, group: try required(s3, "group_id"))
-            return .group(DonationGroupRow(id: id, count: Int(try required(n1, "donations")),
-                                           latest: try EventKey(stored: try required(k1, "latest_key")),
-                                           latestVersion: try required(n2, "latest_version"),
-                                           coveredBelow: try k2.map(EventKey.init(stored:)),
-                                           habits: try k3.map(ShortcutHabits.init(stored:)) ?? ShortcutHabits()))
-        case 2 where s2 == StoredScopes.forget:
-            let shortcut = ShortcutID(bundleId: try required(s1, "bundle_id"), identifier: try required(s3, "value"))
-            return .forgotten(shortcut, try EventKey(stored: try required(k1, "key")))
-        case 2:
-            let scope = try StoredScopes.scope(bundleId: try required(s1, "bundle_id"), scope: try required(s2, "scope"),
-                                               value: try required(s3, "value"))
-            return .mark(scope, try EventKey(stored: try required(k1, "key")))
-        case 3:
-            var voice = VoiceShortcutRow(id: try required(u1, "voice_shortcut_id"), deleted: try required(f1, "deleted"),
-                                         normalizedPhrase: s5, conflictsWith: u2, targetAvailable: try required(f2, "target_available"))
-            if let k1, let s1, let s2, let s3 {
-                voice.target = Stamped(key: try EventKey(stored: k1), value: VoiceShortcutTarget(bundleId: s1, identifier: s2, title: s3))
-            }
-            if let k2, let s4 {
-                voice.phrase = Stamped(key: try EventKey(stored: k2), value: s4)
-            }
-            return .voiceShortcut(voice)
-        case 4:
-            return .device(try required(u1, "device_id"),
-                           Stamped(key: try EventKey(stored: try required(k1, "reported_key")), value: Set(try required(installed, "installed"))))
-        case 5:
-            return .head(AccountHead(version: try required(n1, "version"), foldedVersion: try required(n2, "folded_version"),
-                                     deviceLastSeq: try required(n3, "last seq")))
-        default:
-            throw StoreError.corruptRow("a stored fold row of unknown part \(part)")
-        }
+    func decodeRow(_ row: PostgresRow) throws -> FoldReadRow {
+        try FoldReadRow(row)
     }
 }

@@ -56,14 +56,17 @@ public struct ProjectionRowStore: Sendable {
             for try await bundle in bundles.decode(String.self) { needs.bundles.insert(bundle) }
         }
         return switch tables {
+        case .live where DonationReadStatement.covers(needs):
+            // The common push (donations alone): the smaller statement, the same rows.
+            try await read(DonationReadStatement(account: account, needs: needs, device: device), on: connection)
         case .live: try await read(FoldReadStatement<LiveProjectionTables>(account: account, needs: needs, device: device), on: connection)
         case .rebuild: try await read(FoldReadStatement<RebuildProjectionTables>(account: account, needs: needs, device: device), on: connection)
         }
     }
 
-    private func read<Tables>(
-        _ statement: FoldReadStatement<Tables>, on connection: PostgresConnection
-    ) async throws -> (rows: AccountFoldRows, head: AccountHead?) {
+    func read<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, on connection: PostgresConnection
+    ) async throws -> (rows: AccountFoldRows, head: AccountHead?) where Statement.Row == FoldReadRow {
         var rows = AccountFoldRows()
         var head: AccountHead?
         var forgotten: [ShortcutID: EventKey] = [:]
