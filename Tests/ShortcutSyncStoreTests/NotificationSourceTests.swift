@@ -22,7 +22,11 @@ private let logger = TestDatabase.shared.logger
             try await source.withEvents { events in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { for await event in events { seen.append(event) } }
-                    try await eventually("the source listens") { seen.all.contains(.listening(resumed: false)) }
+                    // On a loaded machine the first connection may fail or its LISTEN outlast its
+                    // deadline; the source then connects again, and says it listens once it does.
+                    try await eventually("the source listens", timeout: .seconds(60)) {
+                        seen.all.contains { if case .listening = $0 { true } else { false } }
+                    }
 
                     // A payload that does not decode is skipped; the next one on its channel arrives.
                     try await notify(ProjectionNotification.channel, "not a notification", client: client)
@@ -45,8 +49,14 @@ private let logger = TestDatabase.shared.logger
                     group.cancelAll()
                 }
             }
-            #expect(seen.all == [
-                .connected, .listening(resumed: false),
+            // Until it first listened: connections tried, the last one listening (resumed only if
+            // an earlier one failed); then exactly what happened after.
+            let all = seen.all
+            let first = all.firstIndex { if case .listening = $0 { true } else { false } } ?? all.endIndex
+            #expect(first > 0 && all[first - 1] == .connected)
+            #expect(all[..<first].allSatisfy { $0 == .connected || $0 == .unreachable })
+            #expect(all[first...].first == .listening(resumed: all[..<first].count > 1))
+            #expect(Array(all.dropFirst(first + 1)) == [
                 .projection(changed), .deviceSignedOut(signedOut), .accountErased(erased),
                 .connected, .listening(resumed: true),
                 .projection(later),
