@@ -96,7 +96,8 @@ extension PushBenchmark.Results {
                 + (figure.failedPushes > 0 ? " (\(figure.failedPushes) failed)" : "") + " | "
                 + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |"
                 + (separateWorker ? " " + (figure.workerCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |" : "")
-                + " " + (figure.database?.summary ?? "?") + " |")
+                + " " + (figure.database?.summary ?? "?")
+                + (figure.databaseOneAtATime.map { "; one push at a time: " + $0.summary } ?? "") + " |")
         }
         let filler = " — |" + (separateWorker ? " — |" : "") + " — |"
         lines += latency.rows { $0 ? "met" : "**not met**" }.map { $0 + filler }

@@ -62,6 +62,10 @@ public struct PushBenchmark: Sendable {
         public var workerCPUMicrosecondsPerEvent: Double?
         /// What PostgreSQL spent per event, on the pushes and on the raw inserts.
         public var database: DatabaseCostPerEvent?
+        /// The same with one device pushing one push at a time beside one raw connection inserting
+        /// one transaction at a time (`oneAtATime`): what the statements cost when none of them
+        /// waits for a core, which the loaded figure above includes.
+        public var databaseOneAtATime: DatabaseCostPerEvent?
     }
 
     public struct Latency: Sendable, Hashable, Codable {
@@ -151,6 +155,10 @@ public struct PushBenchmark: Sendable {
             if !databaseCost.statements.isEmpty {
                 report("\(scenario.name): PostgreSQL's statements over the pushes (\(events / max(scenario.batch, 1)) pushes)\n"
                     + databaseCost.statementTable)
+                let alone = try await oneAtATime(batch: scenario.batch, http: http, meter: meter)
+                report("\(scenario.name): one push at a time, PostgreSQL's statements (\(alone.events / max(scenario.batch, 1)) pushes)\n"
+                    + alone.cost.statementTable)
+                figure.databaseOneAtATime = alone.perEvent
             }
             return figure
         }
@@ -177,10 +185,25 @@ public struct PushBenchmark: Sendable {
         return registered
     }
 
-    /// Every device pushes batches back to back for `duration`; events accepted, push latencies
-    /// in microseconds, and pushes that failed.
-    func pushAsFastAsPossible(_ devices: [Device], batch: Int, http: HTTPClient) async throws -> (Int, Histogram<UInt64>, Int) {
-        let deadline = ContinuousClock.now + duration
+    /// One new device pushes `batch`-event pushes one at a time, then one connection inserts
+    /// `batch`-row transactions one at a time, each for a third of `duration` (at most 3 s): what
+    /// PostgreSQL spends per event on each when no statement waits for a core. The loaded figures
+    /// run 24 pushes' statements at once against the raw inserts' 8 (or 4), on the same cores as
+    /// the service, and a statement's execution time counts its waits for a core.
+    func oneAtATime(batch: Int, http: HTTPClient, meter: DatabaseMeter) async throws -> (perEvent: DatabaseCostPerEvent, cost: DatabaseCost, events: Int) {
+        let device = try await register(devices: 1, accounts: 1, http: http)
+        let part = min(duration / 3, .seconds(3))
+        let before = try await meter.start()
+        let (events, _, _) = try await pushAsFastAsPossible(device, batch: batch, http: http, for: part)
+        let ours = try await meter.finish(cpuBefore: before)
+        let (_, raw) = try await rawInserts(batch: batch, clients: 1, meter: meter, for: part)
+        return (DatabaseCostPerEvent(ours: ours, events: events, raw: raw.cost, rawRows: raw.rows), ours, events)
+    }
+
+    /// Every device pushes batches back to back for `duration` (or `part`); events accepted, push
+    /// latencies in microseconds, and pushes that failed.
+    func pushAsFastAsPossible(_ devices: [Device], batch: Int, http: HTTPClient, for part: Duration? = nil) async throws -> (Int, Histogram<UInt64>, Int) {
+        let deadline = ContinuousClock.now + (part ?? duration)
         return try await withThrowingTaskGroup(of: (Int, Histogram<UInt64>, Int).self) { group in
             for device in devices {
                 group.addTask {
@@ -215,14 +238,14 @@ public struct PushBenchmark: Sendable {
     /// `clients` connections insert `batch`-row transactions of the same event-shaped rows into a
     /// copy of the events table (its indexes and constraints, not its trigger) for `duration`:
     /// rows a second, and what PostgreSQL spent on the inserts (`meter`) with the rows inserted.
-    func rawInserts(batch: Int, clients: Int, meter: DatabaseMeter) async throws -> (Double, (cost: DatabaseCost, rows: Int)) {
+    func rawInserts(batch: Int, clients: Int, meter: DatabaseMeter, for part: Duration? = nil) async throws -> (Double, (cost: DatabaseCost, rows: Int)) {
         let client = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: clients + 1), backgroundLogger: logger)
         return try await client.withRunning {
             try await client.query("DROP TABLE IF EXISTS bench_raw_events", logger: logger)
             try await client.query("CREATE TABLE bench_raw_events (LIKE events INCLUDING ALL)", logger: logger)
             let body = String(BenchEvents.body.dropFirst().dropLast())  // the body's fields, as the events table keeps them
             let databaseBefore = try await meter.start()
-            let deadline = ContinuousClock.now + duration
+            let deadline = ContinuousClock.now + (part ?? duration)
             let rows = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<clients {
                     group.addTask {
@@ -245,7 +268,7 @@ public struct PushBenchmark: Sendable {
             }
             let cost = try await meter.finish(cpuBefore: databaseBefore)
             try await client.query("DROP TABLE bench_raw_events", logger: logger)
-            return (Double(rows) / duration.inSeconds, (cost, rows))
+            return (Double(rows) / (part ?? duration).inSeconds, (cost, rows))
         }
     }
 

@@ -9,8 +9,8 @@ import ShortcutSyncDomain
 ///
 /// Every part a statement holds costs PostgreSQL its tables and indexes opened and locked and its
 /// plan's nodes set up at every run, whether it finds rows or not: for the same rows this one took
-/// 75–88 % of the whole read's execution time (docs/benchmarks.md). `DonationReadTests` holds the
-/// two to the same rows.
+/// a median 85 % of the whole read's execution time in ten alternating runs (66–119 %,
+/// docs/benchmarks.md). `DonationReadTests` holds the two to the same rows.
 struct DonationReadStatement: PostgresPreparedStatement {
     static let name = "FoldRead.donations"
     /// The whole read's parts that such a batch needs, with its parameters (`$1`…`$14`, those it
