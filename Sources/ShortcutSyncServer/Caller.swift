@@ -30,8 +30,14 @@ enum Caller: Sendable, Hashable {
     }
 
     /// `path` as the router matches it: its non-empty segments, each after one slash.
+    ///
+    /// Read as bytes: every request asks this two or three times, and Foundation's `contains`
+    /// on a `String` goes through `NSString` (0.9 % of the service's CPU in a profile of 1-event
+    /// pushes), `count` through grapheme breaking.
     static func routePath(_ path: String) -> String {
-        guard path.contains("//") || (path.count > 1 && path.hasSuffix("/")) || !path.hasPrefix("/") else { return path }
+        let bytes = path.utf8, slash = UInt8(ascii: "/")
+        let doubled = zip(bytes, bytes.dropFirst()).contains { $0 == slash && $1 == slash }
+        guard doubled || (bytes.count > 1 && bytes.last == slash) || bytes.first != slash else { return path }
         return "/" + path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
     }
 }
