@@ -63,8 +63,8 @@ public struct PushBenchmark: Sendable {
         /// What PostgreSQL spent per event, on the pushes and on the raw inserts.
         public var database: DatabaseCostPerEvent?
         /// The same with one device pushing one push at a time beside one raw connection inserting
-        /// one transaction at a time (`oneAtATime`): what the statements cost when none of them
-        /// waits for a core, which the loaded figure above includes.
+        /// one transaction at a time (`oneAtATime`): no statement waits for a core, but each of
+        /// ours comes after the service's own work while the raw inserts come back to back.
         public var databaseOneAtATime: DatabaseCostPerEvent?
     }
 
@@ -187,9 +187,11 @@ public struct PushBenchmark: Sendable {
 
     /// One new device pushes `batch`-event pushes one at a time, then one connection inserts
     /// `batch`-row transactions one at a time, each for a third of `duration` (at most 3 s): what
-    /// PostgreSQL spends per event on each when no statement waits for a core. The loaded figures
-    /// run 24 pushes' statements at once against the raw inserts' 8 (or 4), on the same cores as
-    /// the service, and a statement's execution time counts its waits for a core.
+    /// PostgreSQL spends per event on each when no statement waits for a core (the loaded figures
+    /// run 24 pushes' statements at once against the raw inserts' 8 or 4, and a statement's
+    /// execution time counts its waits). Ours still reach a backend that idled through the
+    /// service's own work, the raw inserts one that did not: measured, that costs ours 2–3×
+    /// (docs/benchmarks.md).
     func oneAtATime(batch: Int, http: HTTPClient, meter: DatabaseMeter) async throws -> (perEvent: DatabaseCostPerEvent, cost: DatabaseCost, events: Int) {
         let device = try await register(devices: 1, accounts: 1, http: http)
         let part = min(duration / 3, .seconds(3))

@@ -40,10 +40,12 @@ struct DonationReadStatement: PostgresPreparedStatement {
     var device: UUID?
 
     /// Whether this statement reads everything `needs` asks for: a batch of donations alone
-    /// needs their shortcuts' groups, marks and forgets, and the voice shortcuts bound to them.
+    /// needs their shortcuts' groups, marks and forgets (read from the whole read's parameters,
+    /// whatever they hold), and the voice shortcuts bound to them; nothing by app, group, voice
+    /// shortcut, phrase or device.
     static func covers(_ needs: FoldNeeds) -> Bool {
         !needs.everyGroup && needs.shortcutsInGroups.isEmpty && needs.bundles.isEmpty && needs.voiceShortcuts.isEmpty
-            && needs.phrases.isEmpty && needs.devices.isEmpty && needs.forgottenShortcuts.isSubset(of: needs.shortcuts)
+            && needs.phrases.isEmpty && needs.devices.isEmpty
     }
 
     /// The whole read's bindings, for the same needs (its arrays not read here are empty).
