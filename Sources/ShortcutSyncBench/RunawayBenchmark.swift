@@ -115,10 +115,18 @@ public struct RunawayBenchmark: Sendable {
             for token in runaway {
                 group.addTask {
                     var seq: Int64 = 0, events = 0, refused = 0
-                    // Each device of the runaway account: its own seqs, 100 events a push, no pause.
+                    // Each device of the runaway account: its own seqs, 100 events a push, no
+                    // pause; a refused push is sent again as it was (made once: the load
+                    // generator shares the cores it measures the calm accounts on).
+                    var body = BenchEvents.pushBody(from: 1, count: 100)
                     while ContinuousClock.now < deadline {
-                        let answer = try await sustained.push(BenchEvents.pushBody(from: seq + 1, count: 100), token: token, http: http)
-                        if answer.accepted { seq += 100; events += 100 } else if answer.status == 429 { refused += 1 }
+                        let answer = try await sustained.push(body, token: token, http: http)
+                        if answer.accepted {
+                            seq += 100; events += 100
+                            body = BenchEvents.pushBody(from: seq + 1, count: 100)
+                        } else if answer.status == 429 {
+                            refused += 1
+                        }
                     }
                     return .runaway(events: events, refused: refused)
                 }

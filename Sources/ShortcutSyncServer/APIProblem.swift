@@ -85,7 +85,7 @@ public struct APIProblem: HTTPResponseError, Sendable, Hashable, CustomStringCon
 
     /// The account already has its limit of pushes under way (`PushesInFlight`).
     static func tooManyPushesAtOnce(_ limit: Int) -> APIProblem {
-        tooManyRequests("this account already has \(limit) pushes under way; nothing of this push was stored: "
+        tooManyRequests("this account already has \(limit) push\(limit == 1 ? "" : "es") under way; nothing of this push was stored: "
                             + "send it again once one of them is answered", retryAfter: 1)
     }
 

@@ -7,7 +7,8 @@ import Hummingbird
 /// with `Retry-After`, and its connection closed (`EarlyRefusalMiddleware.closing`): a device
 /// that pushes back to back without waiting makes the service read none of its bodies, and has
 /// to connect again for each try. A push that comes while its account's told wait still runs
-/// is held until the wait ends (at most `longestHold`), then looked at as any other.
+/// is held until the wait ends (at most `longestHold`), then looked at as any other, except
+/// that its account then has one push under way at most.
 ///
 /// It runs after `AuthenticationMiddleware` (the caller is known) and before
 /// `BodyLimitMiddleware` (which reads the body).
@@ -33,18 +34,24 @@ struct PushAdmissionMiddleware: RouterMiddleware {
         // A device that did not wait as its account was told is answered when the wait ends,
         // not at once: sent again at once, a refusal would cost the service a connection, a
         // request and an answer each time, as fast as the device can send them (`bench runaway`).
-        if let left = budget.toldWaitLeft(account) {
+        let held = budget.toldWaitLeft(account)
+        if let held {
             ServerMetrics.pushesHeld.increment()
-            try await Task.sleep(for: min(left, Self.longestHold))
+            try await Task.sleep(for: min(held, Self.longestHold))
         }
         if let wait = budget.exhausted(account) {
             ServerMetrics.pushesOverBudget.increment()
             return EarlyRefusalMiddleware.closing(context.channel, after: APIProblem.overBudget(retryAfter: wait, budget).response)
         }
-        guard inFlight.enter(account) else {
+        // A held push's account has devices that do not wait as told, and they all come back
+        // when the wait ends: its pushes are let in one at a time, so that what its budget
+        // allows comes in one push after another, not several 100-event pushes at once beside
+        // everyone else's (`bench runaway`). A device that waits as told is never held.
+        let limit = held == nil ? inFlight.limit : 1
+        guard inFlight.enter(account, limit: limit) else {
             ServerMetrics.pushesOverBudget.increment()
             // Its `Retry-After: 1` is a wait told to the account, as a budget's is.
-            let refusal = APIProblem.tooManyPushesAtOnce(inFlight.limit)
+            let refusal = APIProblem.tooManyPushesAtOnce(limit)
             budget.tell(account, toWait: .seconds(refusal.retryAfter ?? 1))
             return EarlyRefusalMiddleware.closing(context.channel, after: refusal.response)
         }

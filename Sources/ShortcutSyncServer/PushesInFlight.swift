@@ -19,9 +19,11 @@ final class PushesInFlight: Sendable {
         counts.withLock { $0.values.reduce(0, +) }
     }
 
-    /// Counts a push of `account` in, when fewer than `limit` are under way; false otherwise.
-    func enter(_ account: UUID) -> Bool {
-        counts.withLock { counts in
+    /// Counts a push of `account` in, when fewer than `limit` (at most `self.limit`) are under
+    /// way; false otherwise.
+    func enter(_ account: UUID, limit: Int? = nil) -> Bool {
+        let limit = min(limit ?? self.limit, self.limit)
+        return counts.withLock { counts in
             let now = counts[account, default: 0]
             guard now < limit else { return false }
             counts[account] = now + 1

@@ -3,6 +3,7 @@ import ShortcutSyncApp
 import Synchronization
 import NIOHTTP1
 import ShortcutSyncDomain
+import ShortcutSyncTestSupport
 @testable import ShortcutSyncServer
 import Testing
 
@@ -111,20 +112,21 @@ import Testing
         }
     }
 
-    /// A device that sends again at once, not waiting as `Retry-After` said, is not answered
-    /// at once again: its push is held until the wait ends, then taken as any other. A loop of
-    /// refusals would cost the service a connection and an answer each time, as fast as the
-    /// device can send them.
-    @Test func aPushThatDidNotWaitIsAnsweredWhenTheWaitEnds() async throws {
-        // The budget's clock stands still (as above) until the wait is told, then runs with the
-        // real one: the wait told is exact, and the hold then lasts as long as it says.
+    /// A server whose budget clock stands still (as above) until an account's phone is told to
+    /// wait 2 s, then runs with the real one: the wait told is exact, and a hold then lasts as
+    /// long as it says. `body` gets the server, `others` more devices of the account, and when
+    /// the wait was told.
+    private func withAccountToldToWait(
+        others: Int, _ body: (TestServer, [SimulatedDevice], ContinuousClock.Instant) async throws -> Void
+    ) async throws {
         let start = ContinuousClock.now, released = Mutex<ContinuousClock.Instant?>(nil)
         let clock: @Sendable () -> ContinuousClock.Instant = { released.withLock { $0 }.map { start + (ContinuousClock.now - $0) } ?? start }
         try await TestServer.with(monotonic: clock,
                                   configure: { $0.server.pushBudget = PushBudgetConfiguration(eventsPerSecond: 1, burst: Limits.maxEventsPerPush) }) { server in
             let account = try await server.createAccount()
             let phone = try await server.createDevice(accountToken: account.token)
-            let mac = try await server.createDevice(accountToken: account.token)
+            var devices: [SimulatedDevice] = []
+            for _ in 0..<others { devices.append(try await server.createDevice(accountToken: account.token)) }
             let most = (1..<Limits.maxEventsPerPush).map { InputLimitTests.event(seq: $0) }
             #expect(try await server.raw(.POST, "/v1/sync/push", token: phone.token, body: InputLimitTests.push(most)).status == 200)
 
@@ -133,18 +135,59 @@ import Testing
                 (Limits.maxEventsPerPush..<(Limits.maxEventsPerPush + 3)).map { InputLimitTests.event(seq: $0) }))
             #expect(over.status == 429)
             #expect(over.headers.first(name: "Retry-After") == "2")
+            let told = ContinuousClock.now
+            released.withLock { $0 = told }
+            try await body(server, devices, told)
+        }
+    }
 
+    /// A device that sends again at once, not waiting as `Retry-After` said, is not answered
+    /// at once again: its push is held until the wait ends, then taken as any other. A loop of
+    /// refusals would cost the service a connection and an answer each time, as fast as the
+    /// device can send them.
+    @Test func aPushThatDidNotWaitIsAnsweredWhenTheWaitEnds() async throws {
+        try await withAccountToldToWait(others: 1) { server, devices, told in
             // The mac pushes at once, in the account's wait: answered when the wait ends, and taken.
             // (The counter is the test process's, shared with the tests beside this one.)
             let heldBefore = try await HostileClientTests.gauge("shortcut_sync_pushes_held_total", of: server) ?? 0
-            let told = ContinuousClock.now
-            released.withLock { $0 = told }
-            let early = try await server.raw(.POST, "/v1/sync/push", token: mac.token,
+            let early = try await server.raw(.POST, "/v1/sync/push", token: devices[0].token,
                                              body: InputLimitTests.push([InputLimitTests.event(seq: 1)]))
             let answeredAfter = ContinuousClock.now - told
             #expect(early.status == 200, "\(early.json)")
             #expect(answeredAfter >= .milliseconds(1_900), "answered \(answeredAfter) into the wait, not at its end")
             #expect(try await HostileClientTests.gauge("shortcut_sync_pushes_held_total", of: server) ?? 0 > heldBefore)
+        }
+    }
+
+    /// Pushes held in their account's wait all come back when it ends: they are let in one at a
+    /// time. While the first waits for its body, the second is refused with 429, `Retry-After`
+    /// and its connection closed, before its body is read; the first is then taken.
+    @Test func pushesHeldInTheirAccountsWaitGoInOneAtATime() async throws {
+        try await withAccountToldToWait(others: 2) { server, devices, _ in
+            // Two more devices push in the wait, their bodies held back after ten bytes.
+            let port = try #require(server.baseURL.port)
+            let event = HostileClientTests.oneDonation()
+            let pushes = try devices.map { device in
+                let connection = try RawConnection(port: port)
+                try connection.send("POST /v1/sync/push HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(device.token)\r\nContent-Type: application/json\r\nContent-Length: \(event.utf8.count)\r\n\r\n")
+                try connection.send(String(event.prefix(10)))
+                return connection
+            }
+            // When the wait ends, one is let in and waits for its body; the other is refused.
+            try await eventually("one held push is refused") {
+                for push in pushes { _ = await push.read(timeout: .milliseconds(50)) }
+                return pushes.contains { $0.status != nil }
+            }
+            let refused = try #require(pushes.first { $0.status != nil }), admitted = try #require(pushes.first { $0.status == nil })
+            await refused.read(until: { $0.contains("\r\n\r\n") }, timeout: .seconds(5))
+            #expect(refused.status == 429, "\(refused.text.prefix(300))")
+            #expect(refused.text.contains("already has 1 push under way"), "refused for its account's push under way: \(refused.text.prefix(300))")
+            #expect(refused.text.lowercased().contains("retry-after: 1"), "\(refused.text.prefix(300))")
+            #expect(await refused.waitUntilClosed(timeout: .seconds(5)), "its connection is closed, its body unread")
+
+            try admitted.send(String(event.dropFirst(10)))
+            await admitted.read(until: { $0.contains("lastAcceptedSeq") }, timeout: .seconds(10))
+            #expect(admitted.status == 200, "\(admitted.text.prefix(300))")
         }
     }
 
