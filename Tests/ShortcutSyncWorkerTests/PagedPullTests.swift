@@ -22,11 +22,7 @@ private let logger = TestDatabase.shared.logger
     /// for want of room far more often than for want of count).
     @Test(arguments: [(1, 1, Int.max), (2, 2, Int.max), (3, 3, Int.max), (4, 5, Int.max), (5, 1_000, 600), (6, 1_000, 1)] as [(UInt64, Int, Int)])
     func pagesAppliedInOrderEqualTheFoldWhateverIsFoldedBetweenThem(seed: UInt64, pageSize: Int, pageBytes: Int) async throws {
-        try await TestDatabase.withClient { client, _ in
-            let store = ProjectionStore(client: client, logger: logger, pullPageSize: pageSize, pullPageBytes: pageBytes)
-            var scenario = Scenario(seed: seed, accounts: 1, devicesPerAccount: 3)
-            try await register(scenario.devices, client: client)
-            var log = PushLog(client: client)
+        try await withThreeDevices(seed: seed, pageSize: pageSize, pageBytes: pageBytes) { client, store, scenario, log in
             var random = SeededGenerator(seed: seed &+ 1_000)
             let account = scenario.devices[0].account
             var held: [UUID: (view: DeviceView, cursor: PullCursor?)] = [:]
@@ -71,6 +67,66 @@ private let logger = TestDatabase.shared.logger
             // The scenario did page, and pushes did land between pages.
             #expect(pagesSeen > 3 * 8)
             #expect(pushesBetweenPages > 0)
+        }
+    }
+
+    /// A fresh database with one account of three registered devices (`Scenario`), an empty
+    /// push log, and a projection store with the page's bounds.
+    private func withThreeDevices(
+        seed: UInt64, pageSize: Int, pageBytes: Int,
+        _ body: (PostgresClient, ProjectionStore, inout Scenario, inout PushLog) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = ProjectionStore(client: client, logger: logger, pullPageSize: pageSize, pullPageBytes: pageBytes)
+            var scenario = Scenario(seed: seed, accounts: 1, devicesPerAccount: 3)
+            try await register(scenario.devices, client: client)
+            var log = PushLog(client: client)
+            try await body(client, store, &scenario, &log)
+        }
+    }
+
+    /// The common pull in one statement (`PullStatement`) answers exactly what the pull in a
+    /// transaction answers, from the same database: random pushes of three devices (app reports
+    /// among them, which restart a device's pull from a reset), each device pulling between
+    /// them. It answers most pulls of devices that hold a complete view, and declines the others:
+    /// none, a page's cursor, a cursor the device's apps made stale, a diff larger than it reads.
+    @Test(arguments: [(21, 2, Int.max), (22, 1_000, Int.max), (23, 1_000, 600), (24, 5, Int.max)] as [(UInt64, Int, Int)])
+    func theOneStatementPullAnswersAsTheTransactionDoes(seed: UInt64, pageSize: Int, pageBytes: Int) async throws {
+        try await withThreeDevices(seed: seed, pageSize: pageSize, pageBytes: pageBytes) { client, store, scenario, log in
+            var random = SeededGenerator(seed: seed &+ 2_000)
+            let account = scenario.devices[0].account
+            var cursors: [UUID: PullCursor] = [:]
+            var answered = 0, declined = 0
+            for _ in 0..<40 {
+                // Now and then many pushes between two pulls: a diff larger than the statement reads.
+                for _ in 0..<(Int.random(in: 0..<8, using: &random) == 0 ? 30 : Int.random(in: 1...3, using: &random)) {
+                    let (device, events) = scenario.push()
+                    try await log.push(device, events)
+                }
+                for device in scenario.devices.map(\.deviceId) {
+                    // Each device pulls page after page until it holds the whole view.
+                    for _ in 0..<1_000 {
+                        let cursor = cursors[device]
+                        let (one, whole) = try await client.withConnection { connection in
+                            (try await store.pullInOneStatement(account: account, device: device, cursor: cursor, on: connection),
+                             try await store.pullInTransaction(account: account, device: device, cursor: cursor, on: connection))
+                        }
+                        if let one {
+                            answered += 1
+                            #expect(one.cursor == whole.cursor, "seed \(seed)")
+                            #expect(one.reset == whole.reset && one.more == whole.more)
+                            #expect(one.changes == whole.changes, "seed \(seed), page size \(pageSize)")
+                            #expect(one.maxHLC == whole.maxHLC && one.lastAcceptedSeq == whole.lastAcceptedSeq)
+                        } else {
+                            declined += 1
+                        }
+                        cursors[device] = whole.cursor
+                        if !whole.more { break }
+                    }
+                }
+            }
+            #expect(answered > 20, "the one statement answered \(answered) pulls")
+            #expect(declined > 3, "and declined \(declined)")
         }
     }
 

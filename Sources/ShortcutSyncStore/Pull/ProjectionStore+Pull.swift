@@ -20,12 +20,81 @@ extension ProjectionStore {
     public func pull(account: UUID, device: UUID, cursor: PullCursor?) async throws -> PullSnapshot {
         try await withStatementSpan("pull: read the view's changes", .select, "projection_items") {
             try await client.withConnection { connection in
-                try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
-                    try await pull(account: account, device: device, cursor: cursor, on: connection)
+                if let snapshot = try await pullInOneStatement(account: account, device: device, cursor: cursor, on: connection) {
+                    return snapshot
                 }
+                return try await pullInTransaction(account: account, device: device, cursor: cursor, on: connection)
             }
         }
     }
+
+    /// Any pull, in a read-only transaction of four statements (a page read as it goes, so that
+    /// the rows past its bytes are not taken).
+    func pullInTransaction(account: UUID, device: UUID, cursor: PullCursor?, on connection: PostgresConnection) async throws -> PullSnapshot {
+        try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
+            try await pull(account: account, device: device, cursor: cursor, on: connection)
+        }
+    }
+
+    /// The most rows of each kind the one-statement pull reads: a pull after a poke brings a few.
+    static let oneStatementRows = 64
+
+    /// The pull of a device whose cursor holds a complete view (the common pull, after a poke) in
+    /// one statement (`PullStatement`); nil when it cannot be answered so: no cursor, a cursor
+    /// inside a page, a cursor the head read with it does not take (another epoch, other apps,
+    /// ahead of the account), or more rows than the statement read. The rows make the same page
+    /// as the transactional pull would (`page`), from the same snapshot.
+    func pullInOneStatement(account: UUID, device: UUID, cursor: PullCursor?, on connection: PostgresConnection) async throws -> PullSnapshot? {
+        guard let cursor, cursor.account == account, cursor.device == device, cursor.page == nil else { return nil }
+        let presumed = PullPage(completeAt: cursor.version)
+        let limit = min(Self.oneStatementRows, pullPageSize) + 1
+        let rows = try await connection.guardedExecute(PullStatement(
+            account: account, device: device, shortcutsAfter: cursor.version, voiceShortcutsAfter: cursor.version,
+            removalsAfter: cursor.version, limit: limit), logger: logger)
+        var head: (epoch: Int64, version: Int64, maxHLC: HLCTimestamp, installed: [String]?, appsVersion: Int64)?
+        var lastAcceptedSeq: Int64 = 0
+        var shortcuts: [PulledShortcut] = [], voiceShortcuts: [PulledVoiceShortcut] = []
+        for row in rows {
+            switch row {
+            case .head(let epoch, let version, let maxHLC, let installed, let appsVersion):
+                head = (epoch, version, maxHLC, installed, appsVersion)
+            case .lastAcceptedSeq(let seq): lastAcceptedSeq = seq
+            case .shortcut(let row): shortcuts.append(row)
+            case .voiceShortcut(let row): voiceShortcuts.append(row)
+            }
+        }
+        guard let head else { throw StoreError.corruptRow("the live projection checkpoint is missing") }
+        guard cursor.resumption(account: account, device: device, epoch: head.epoch, appsVersion: head.appsVersion,
+                                version: head.version) == presumed else { return nil }
+        // The page's ask of `wanted` rows, from those read: all there are (fewer than read), or
+        // as many as it asks; else the transactional way reads them.
+        func taken<Key: PulledKey, View: Decodable>(_ rows: [StoredPullRow<Key>], _ wanted: Int, _ bytes: inout PageBytes) throws -> [PulledRow<Key, View>] {
+            guard rows.count < limit || rows.count >= wanted else { throw NotEnoughRows() }
+            let decoder = JSONDecoder()
+            var taken: [PulledRow<Key, View>] = []
+            for row in rows.prefix(wanted) {
+                guard let row: PulledRow<Key, View> = try bytes.take(row, decoder: decoder) else { break }
+                taken.append(row)
+            }
+            return taken
+        }
+        let read: (changes: ViewChanges, stop: PullPage?)
+        do {
+            read = try await page(from: presumed, version: head.version,
+                                  shortcuts: { try taken(shortcuts, $2, &$3) }, voiceShortcuts: { try taken(voiceShortcuts, $2, &$3) })
+        } catch is NotEnoughRows {
+            return nil
+        }
+        return PullSnapshot(
+            cursor: PullCursor(epoch: head.epoch, account: account, device: device, appsVersion: head.appsVersion, version: head.version,
+                               page: read.stop),
+            reset: false, more: read.stop != nil,
+            changes: read.changes.visible(toDeviceWith: head.installed.map(Set.init)),
+            maxHLC: head.maxHLC, lastAcceptedSeq: lastAcceptedSeq)
+    }
+
+    /// The one-statement pull read fewer rows than its page asks for.
+    private struct NotEnoughRows: Error {}
 
     /// The device's whole view now, pulled page after page (each page its own snapshot; applied
     /// in order they give the view of the last one): for operators, who want the whole view.
@@ -56,7 +125,10 @@ extension ProjectionStore {
         // Where this answer starts: where the cursor's view is complete, or its page stopped.
         let start = cursor?.resumption(account: account, device: device, epoch: epoch, appsVersion: appsVersion, version: version)
 
-        let read = try await page(account: account, from: start ?? PullPage(resetAt: version), version: version, on: connection)
+        let read = try await page(
+            from: start ?? PullPage(resetAt: version), version: version,
+            shortcuts: { try await shortcutRows(account: account, after: $0, removalsAfter: $1, limit: $2, bytes: &$3, on: connection) },
+            voiceShortcuts: { try await voiceShortcutRows(account: account, after: $0, removalsAfter: $1, limit: $2, bytes: &$3, on: connection) })
         let lastAcceptedSeq = try await connection.guardedQuery(
             "SELECT seq FROM events WHERE account_id = \(account) AND device_id = \(device) ORDER BY seq DESC LIMIT 1",
             logger: logger).decode(Int64.self).collectAll().first ?? 0
@@ -72,17 +144,23 @@ extension ProjectionStore {
             lastAcceptedSeq: lastAcceptedSeq)
     }
 
-    /// At most `pullPageSize` rows and about `pullPageBytes` of views after `start`, shortcuts first, in a snapshot at account
-    /// `version`; `stop` says where the page stopped, nil when no row is left after it.
-    private func page(account: UUID, from start: PullPage, version: Int64, on connection: PostgresConnection) async throws
-        -> (changes: ViewChanges, stop: PullPage?) {
+    /// Reads rows of one kind for a page: after a position, tombstones only above a version, at
+    /// most a number of them, while the page has bytes left.
+    typealias RowReader<Key: Hashable & Sendable, View> = (PullPosition<Key>, Int64, Int, inout PageBytes) async throws -> [PulledRow<Key, View>]
+
+    /// At most `pullPageSize` rows and about `pullPageBytes` of views after `start`, shortcuts
+    /// first, from one snapshot (its account version `version`); `stop` says where the page
+    /// stopped, nil when no row is left after it.
+    private func page(
+        from start: PullPage, version: Int64,
+        shortcuts readShortcuts: RowReader<ShortcutID, ShortcutView>, voiceShortcuts readVoiceShortcuts: RowReader<UUID, VoiceShortcutView>
+    ) async throws -> (changes: ViewChanges, stop: PullPage?) {
         var changes = ViewChanges()
         var stop = start
         var budget = pullPageSize
         var bytes = PageBytes(left: pullPageBytes)
         // One row beyond the budget tells whether more follow.
-        let shortcuts = try await shortcutRows(account: account, after: start.shortcuts, removalsAfter: start.removalsAfter,
-                                               limit: budget + 1, bytes: &bytes, on: connection)
+        let shortcuts = try await readShortcuts(start.shortcuts, start.removalsAfter, budget + 1, &bytes)
         let shortcutsTaken = shortcuts.prefix(budget)
         changes.append(shortcuts: shortcutsTaken)
         if shortcuts.count > budget || bytes.full {
@@ -92,8 +170,7 @@ extension ProjectionStore {
         stop.shortcuts = PullPosition(version: version)
         budget -= shortcuts.count
 
-        let voiceShortcuts = try await voiceShortcutRows(account: account, after: start.voiceShortcuts, removalsAfter: start.removalsAfter,
-                                                         limit: budget + 1, bytes: &bytes, on: connection)
+        let voiceShortcuts = try await readVoiceShortcuts(start.voiceShortcuts, start.removalsAfter, budget + 1, &bytes)
         let voiceShortcutsTaken = voiceShortcuts.prefix(budget)
         changes.append(voiceShortcuts: voiceShortcutsTaken)
         if voiceShortcuts.count > budget || bytes.full {
@@ -127,9 +204,9 @@ extension ProjectionStore {
         var rows: [PulledRow<ShortcutID, ShortcutView>] = []
         for try await (version, bundleId, identifier, json) in try await connection.guardedQuery(query, logger: logger)
             .decode((Int64, String, String, String?).self) {
-            guard bytes.take((json?.utf8.count ?? 0) + bundleId.utf8.count + identifier.utf8.count) else { break }
-            rows.append(PulledRow(version: version, key: ShortcutID(bundleId: bundleId, identifier: identifier),
-                                  view: try json.map { try decoder.decodeView(ShortcutView.self, $0) }))
+            let stored = StoredPullRow(version: version, key: ShortcutID(bundleId: bundleId, identifier: identifier), json: json)
+            guard let row: PulledRow<ShortcutID, ShortcutView> = try bytes.take(stored, decoder: decoder) else { break }
+            rows.append(row)
         }
         return rows
     }
@@ -163,8 +240,9 @@ extension ProjectionStore {
         let decoder = JSONDecoder()
         var rows: [PulledRow<UUID, VoiceShortcutView>] = []
         for try await (version, id, json) in try await connection.guardedQuery(query, logger: logger).decode((Int64, UUID, String?).self) {
-            guard bytes.take((json?.utf8.count ?? 0) + 36) else { break }
-            rows.append(PulledRow(version: version, key: id, view: try json.map { try decoder.decodeView(VoiceShortcutView.self, $0) }))
+            guard let row: PulledRow<UUID, VoiceShortcutView> = try bytes.take(StoredPullRow(version: version, key: id, json: json),
+                                                                             decoder: decoder) else { break }
+            rows.append(row)
         }
         return rows
     }
@@ -190,10 +268,32 @@ extension ProjectionStore {
 }
 
 /// One projected row as a pull reads it: its version, its key, and its view (nil: removed).
-private struct PulledRow<Key, View> {
+struct PulledRow<Key, View> {
     var version: Int64
     var key: Key
     var view: View?
+}
+
+/// What a row costs a page's bytes besides its view: its key.
+protocol PulledKey {
+    var pulledBytes: Int { get }
+}
+
+extension ShortcutID: PulledKey {
+    var pulledBytes: Int { bundleId.utf8.count + identifier.utf8.count }
+}
+
+extension UUID: PulledKey {
+    var pulledBytes: Int { 36 }
+}
+
+extension PageBytes {
+    /// `row` with its view decoded, when the page has room for it (its view and its key); nil
+    /// when it does not.
+    mutating func take<Key: PulledKey, View: Decodable>(_ row: StoredPullRow<Key>, decoder: JSONDecoder) throws -> PulledRow<Key, View>? {
+        guard take((row.json?.utf8.count ?? 0) + row.key.pulledBytes) else { return nil }
+        return PulledRow(version: row.version, key: row.key, view: try row.json.map { try decoder.decodeView(View.self, $0) })
+    }
 }
 
 extension ViewChanges {

@@ -1,0 +1,120 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// The common pull in one prepared statement: a device that holds its view at a version (its
+/// cursor's) asks what changed after it. It reads, in one snapshot and one round trip, what the
+/// pull of `ProjectionStore` reads in a read-only transaction of four statements: the head (the
+/// projection's epoch, the account's version and clock, the device's apps), the device's last
+/// seq, and the first shortcut and voice shortcut rows after the cursor's versions, at most
+/// `limit` of each. `ProjectionStore.pullInOneStatement` checks the cursor against the head it
+/// read and says whether those rows are enough for the page; when not, the pull goes the
+/// transactional way.
+///
+/// Measured with `wrk` (32 connections pulling a one-shortcut diff, release build): the four
+/// statements, each a round trip of its own between `BEGIN` and `COMMIT`, cost the service
+/// 1.3–1.5 ms of CPU and PostgreSQL 1.3–1.4 ms per pull, more than a push; with this statement,
+/// 0.75–0.86 ms and 0.53–0.59 ms, and twice the pulls a second (docs/benchmarks.md).
+struct PullStatement: PostgresPreparedStatement {
+    static let name = "Pull.changesAfter"
+
+    // The parts are told apart by their first column; the outer order keeps each part's rows in
+    // its index order (`projection_shortcuts_changes`, `projection_voice_shortcuts_changes`).
+    static let sql = """
+        SELECT 0, a.version, NULL::text, NULL::text, NULL::uuid, NULL::text,
+               c.epoch, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version
+        FROM projection_checkpoint c
+        LEFT JOIN projection_accounts a ON a.account_id = $1
+        LEFT JOIN projection_devices d ON d.account_id = $1 AND d.device_id = $2
+        WHERE c.name = 'live'
+        UNION ALL
+        (SELECT 1, seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         FROM events WHERE account_id = $1 AND device_id = $2 ORDER BY seq DESC LIMIT 1)
+        UNION ALL
+        (SELECT 2, version, bundle_id, identifier, NULL, view::text, NULL, NULL, NULL, NULL, NULL
+         FROM projection_shortcuts
+         WHERE account_id = $1 AND version > $3 AND (view IS NOT NULL OR version > $5)
+         ORDER BY version, bundle_id, identifier LIMIT $6)
+        UNION ALL
+        (SELECT 3, version, NULL, NULL, voice_shortcut_id, view::text, NULL, NULL, NULL, NULL, NULL
+         FROM projection_voice_shortcuts
+         WHERE account_id = $1 AND version > $4 AND (view IS NOT NULL OR version > $5)
+         ORDER BY version, voice_shortcut_id LIMIT $6)
+        ORDER BY 1, 2, 3, 4, 5
+        """
+
+    static var bindingDataTypes: [PostgresDataType] { [.uuid, .uuid, .int8, .int8, .int8, .int8] }
+
+    var account: UUID
+    var device: UUID
+    /// The rows after these versions (no key: a page that stopped inside a version goes the
+    /// transactional way), tombstones only above `removalsAfter`.
+    var shortcutsAfter: Int64
+    var voiceShortcutsAfter: Int64
+    var removalsAfter: Int64
+    /// The most rows of each kind.
+    var limit: Int
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 6)
+        bindings.append(account)
+        bindings.append(device)
+        bindings.append(shortcutsAfter)
+        bindings.append(voiceShortcutsAfter)
+        bindings.append(removalsAfter)
+        bindings.append(Int64(limit))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        var cells = CellReader(row)
+        let part = try cells.next(Int32.self)
+        let version = try cells.next(Int64?.self)
+        let bundleId = try cells.next(String?.self), identifier = try cells.next(String?.self)
+        let voiceShortcut = try cells.next(UUID?.self)
+        let view = try cells.next(String?.self)
+        let epoch = try cells.next(Int64?.self)
+        let wall = try cells.next(Int64?.self), counter = try cells.next(Int64?.self)
+        let installed = try cells.next([String]?.self)
+        let appsVersion = try cells.next(Int64?.self)
+        func required<T>(_ value: T?, _ column: String) throws -> T {
+            guard let value else { throw StoreError.corruptRow("a pulled row (part \(part)) has no \(column)") }
+            return value
+        }
+        switch part {
+        case 0:
+            return .head(epoch: try required(epoch, "epoch"), version: version ?? 0,
+                         maxHLC: HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0)),
+                         installed: installed, appsVersion: appsVersion ?? 0)
+        case 1:
+            return .lastAcceptedSeq(try required(version, "seq"))
+        case 2:
+            return .shortcut(PulledShortcut(version: try required(version, "version"),
+                                            key: ShortcutID(bundleId: try required(bundleId, "bundle_id"),
+                                                            identifier: try required(identifier, "identifier")),
+                                            json: view))
+        case 3:
+            return .voiceShortcut(PulledVoiceShortcut(version: try required(version, "version"),
+                                                      key: try required(voiceShortcut, "voice_shortcut_id"), json: view))
+        default:
+            throw StoreError.corruptRow("a pulled row has an unknown part \(part)")
+        }
+    }
+
+    enum Row: Sendable {
+        case head(epoch: Int64, version: Int64, maxHLC: HLCTimestamp, installed: [String]?, appsVersion: Int64)
+        case lastAcceptedSeq(Int64)
+        case shortcut(PulledShortcut)
+        case voiceShortcut(PulledVoiceShortcut)
+    }
+}
+
+/// A projected row as read, its view still JSON (nil: removed).
+struct StoredPullRow<Key: Sendable>: Sendable {
+    var version: Int64
+    var key: Key
+    var json: String?
+}
+
+typealias PulledShortcut = StoredPullRow<ShortcutID>
+typealias PulledVoiceShortcut = StoredPullRow<UUID>
