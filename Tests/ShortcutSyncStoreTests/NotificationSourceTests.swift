@@ -49,14 +49,8 @@ private let logger = TestDatabase.shared.logger
                     group.cancelAll()
                 }
             }
-            // Until it first listened: connections tried, the last one listening (resumed only if
-            // an earlier one failed); then exactly what happened after.
-            let all = seen.all
-            let first = all.firstIndex { if case .listening = $0 { true } else { false } } ?? all.endIndex
-            #expect(first > 0 && all[first - 1] == .connected)
-            #expect(all[..<first].allSatisfy { $0 == .connected || $0 == .unreachable })
-            #expect(all[first...].first == .listening(resumed: all[..<first].count > 1))
-            #expect(Array(all.dropFirst(first + 1)) == [
+            // Exactly what happened after it first listened.
+            #expect(afterFirstListening(seen.all) == [
                 .projection(changed), .deviceSignedOut(signedOut), .accountErased(erased),
                 .connected, .listening(resumed: true),
                 .projection(later),
@@ -104,7 +98,11 @@ private let logger = TestDatabase.shared.logger
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await listen(first) }
-                try await eventually("the first listens") { first.all.contains(.listening(resumed: false)) }
+                // On a loaded machine the first connection may fail or its LISTEN outlast its
+                // deadline; the source then connects again (as in the test above).
+                try await eventually("the first listens", timeout: .seconds(60)) {
+                    first.all.contains { if case .listening = $0 { true } else { false } }
+                }
                 group.addTask { try await listen(second) }
                 try await eventually("the second is told that it listens") { second.all.contains(.listening(resumed: false)) }
                 #expect(shared.listenerCount == 2)
@@ -112,13 +110,23 @@ private let logger = TestDatabase.shared.logger
                 try await notify(ProjectionNotification.channel, ProjectionNotification.payloads(sender: change.sender, versions: change.versions)[0], client: client)
                 try await group.waitForAll()
             }
-            let expected: [NotificationSource.Event] = [.connected, .listening(resumed: false), .projection(change)]
-            #expect(first.all == expected)
-            #expect(second.all == expected)
+            #expect(afterFirstListening(first.all) == [.projection(change)])
+            // The second joined a source that listens: nothing was lost for it.
+            #expect(second.all == [.connected, .listening(resumed: false), .projection(change)])
             #expect(shared.listenerCount == 0)
             try await eventually("the session ended with the last listener") { try await Self.listenSessions(client) == 0 }
         }
     }
+}
+
+/// What a source said after it first listened, having checked what came before: connections
+/// tried, the last one made, then listening (resumed only if an earlier attempt failed).
+private func afterFirstListening(_ all: [NotificationSource.Event]) -> [NotificationSource.Event] {
+    let first = all.firstIndex { if case .listening = $0 { true } else { false } } ?? all.endIndex
+    #expect(first > 0 && all[first - 1] == .connected, "\(all)")
+    #expect(all[..<first].allSatisfy { $0 == .connected || $0 == .unreachable }, "\(all)")
+    #expect(all[first...].first == .listening(resumed: all[..<first].count > 1), "\(all)")
+    return Array(all.dropFirst(first + 1))
 }
 
 private func notify(_ channel: String, _ payload: String, client: PostgresClient) async throws {
