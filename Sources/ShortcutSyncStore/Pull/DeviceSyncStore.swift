@@ -23,19 +23,46 @@ public struct DeviceSyncStore: Sendable {
     /// writes little. (The times are the service's, as values: Citus takes no function but an
     /// immutable one in an ON CONFLICT's condition.)
     public func recordPull(device: UUID, account: UUID, version: Int64, complete: Bool, at: Date = Date()) async throws {
-        let stale = at.addingTimeInterval(-60)
         try await withStatementSpan("pull: record what the device has", .update, "device_sync") {
-            try await client.query("""
+            // Prepared: it follows every pull, and planned once per connection it costs
+            // PostgreSQL no parse and no plan per pull.
+            for try await _ in try await client.execute(RecordPullStatement(
+                account: account, device: device, version: version, complete: complete, at: at), logger: logger) {}
+        }
+    }
+
+    private struct RecordPullStatement: PostgresPreparedStatement {
+        static let name = "DeviceSync.recordPull"
+        static let sql = """
             WITH synced AS (
                 INSERT INTO device_sync AS s (account_id, device_id, synced_version, synced_at)
-                SELECT \(account), \(device), \(version), \(at) WHERE \(complete)
+                SELECT $1, $2, $3, $4 WHERE $5
                 ON CONFLICT (account_id, device_id) DO UPDATE SET synced_version = greatest(s.synced_version, excluded.synced_version), synced_at = excluded.synced_at
-                WHERE s.synced_version < excluded.synced_version OR s.synced_at < \(stale)
+                WHERE s.synced_version < excluded.synced_version OR s.synced_at < $6
             )
-            UPDATE push_tokens SET pulled_version = \(version)
-            WHERE account_id = \(account) AND device_id = \(device) AND pulled_version < \(version)
-            """, logger: logger)
+            UPDATE push_tokens SET pulled_version = $3
+            WHERE account_id = $1 AND device_id = $2 AND pulled_version < $3
+            """
+        static var bindingDataTypes: [PostgresDataType] { [.uuid, .uuid, .int8, .timestamptz, .bool, .timestamptz] }
+
+        var account: UUID
+        var device: UUID
+        var version: Int64
+        var complete: Bool
+        var at: Date
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 6)
+            bindings.append(account)
+            bindings.append(device)
+            bindings.append(version)
+            bindings.append(at)
+            bindings.append(complete)
+            bindings.append(at.addingTimeInterval(-60))
+            return bindings
         }
+
+        func decodeRow(_ row: PostgresRow) throws {}
     }
 
     /// The account's signed-in devices, in the order they were made, each with the version its

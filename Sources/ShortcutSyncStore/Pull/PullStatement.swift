@@ -14,7 +14,8 @@ import ShortcutSyncDomain
 /// Measured with `wrk` (32 connections pulling a one-shortcut diff, release build): the four
 /// statements, each a round trip of its own between `BEGIN` and `COMMIT`, cost the service
 /// 1.3–1.5 ms of CPU and PostgreSQL 1.3–1.4 ms per pull, more than a push; with this statement,
-/// 0.75–0.86 ms and 0.53–0.59 ms, and twice the pulls a second (docs/benchmarks.md).
+/// 0.75–0.86 ms and 0.53–0.59 ms, and twice the pulls a second (docs/benchmarks.md; less again
+/// with the record that follows it prepared, `DeviceSyncStore.recordPull`).
 struct PullStatement: PostgresPreparedStatement {
     static let name = "Pull.changesAfter"
 
