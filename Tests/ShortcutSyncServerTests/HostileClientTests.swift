@@ -445,25 +445,29 @@ import Testing
         try await TestServer.with(configure: { $0.server.maximumShortcutsPerAccount = 5 }) { server in
             let account = try await server.createAccount()
             let device = try await server.createDevice(accountToken: account.token)
-            let five = try await server.raw(.POST, "/v1/sync/push", token: device.token,
-                                            body: InputLimitTests.push((1...5).map { Self.donation(seq: $0, identifier: "soup-\($0)") }))
-            #expect(five.status == 200)
-            _ = try await server.request(.GET, "/v1/sync/pull?waitFor=\(five.json["version"] as? Int ?? 0)", token: device.token)
+            let four = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                            body: InputLimitTests.push((1...4).map { Self.donation(seq: $0, identifier: "soup-\($0)") }))
+            #expect(four.status == 200)
+            // A shortcut the account holds, donated again beside a new one, counts once: the fifth fits.
+            let fifth = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                             body: InputLimitTests.push([Self.donation(seq: 5, identifier: "soup-1"), Self.donation(seq: 6, identifier: "soup-5")]))
+            #expect(fifth.status == 200, "\(fifth.json)")
+            _ = try await server.request(.GET, "/v1/sync/pull?waitFor=\(fifth.json["version"] as? Int ?? 0)", token: device.token)
 
             let sixth = try await server.raw(.POST, "/v1/sync/push", token: device.token,
-                                             body: InputLimitTests.push([Self.donation(seq: 6, identifier: "soup-1"), Self.donation(seq: 7, identifier: "soup-6")]))
+                                             body: InputLimitTests.push([Self.donation(seq: 7, identifier: "soup-1"), Self.donation(seq: 8, identifier: "soup-6")]))
             #expect(sixth.status == 409)
             #expect(sixth.json["limit"] as? String == "shortcutsPerAccount")
             #expect(sixth.json.pointers == ["/events/1"])
-            #expect(try await eventCount(server.sql) == 5)
+            #expect(try await eventCount(server.sql) == 6)
 
-            let again = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 6, identifier: "soup-1")]))
+            let again = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 7, identifier: "soup-1")]))
             #expect(again.status == 200)
-            let deletion = Self.event(seq: "7", type: "deletion", fields: #""bundleId":"com.example.soup","identifiers":["soup-2"]"#)
+            let deletion = Self.event(seq: "8", type: "deletion", fields: #""bundleId":"com.example.soup","identifiers":["soup-2"]"#)
             let deleted = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([deletion]))
             #expect(deleted.status == 200)
             _ = try await server.request(.GET, "/v1/sync/pull?waitFor=\(deleted.json["version"] as? Int ?? 0)", token: device.token)
-            let room = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 8, identifier: "soup-6")]))
+            let room = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([Self.donation(seq: 9, identifier: "soup-6")]))
             #expect(room.status == 200)
         }
     }
