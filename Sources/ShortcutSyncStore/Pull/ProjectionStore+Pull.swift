@@ -48,12 +48,11 @@ extension ProjectionStore {
         guard let cursor, cursor.account == account, cursor.device == device, cursor.page == nil else { return nil }
         let presumed = PullPage(completeAt: cursor.version)
         let limit = min(Self.oneStatementRows, pullPageSize) + 1
-        let rows = try await connection.guardedExecute(PullStatement(
-            account: account, device: device, shortcutsAfter: cursor.version, voiceShortcutsAfter: cursor.version,
-            removalsAfter: cursor.version, limit: limit), logger: logger)
+        let rows = try await connection.guardedExecute(PullStatement(account: account, device: device, after: cursor.version, limit: limit),
+                                                       logger: logger)
         var head: (epoch: Int64, version: Int64, maxHLC: HLCTimestamp, installed: [String]?, appsVersion: Int64)?
         var lastAcceptedSeq: Int64 = 0
-        var shortcuts: [PulledShortcut] = [], voiceShortcuts: [PulledVoiceShortcut] = []
+        var shortcuts: [StoredPullRow<ShortcutID>] = [], voiceShortcuts: [StoredPullRow<UUID>] = []
         for row in rows {
             switch row {
             case .head(let epoch, let version, let maxHLC, let installed, let appsVersion):

@@ -6,7 +6,7 @@ import ShortcutSyncDomain
 /// cursor's) asks what changed after it. It reads, in one snapshot and one round trip, what the
 /// pull of `ProjectionStore` reads in a read-only transaction of four statements: the head (the
 /// projection's epoch, the account's version and clock, the device's apps), the device's last
-/// seq, and the first shortcut and voice shortcut rows after the cursor's versions, at most
+/// seq, and the first shortcut and voice shortcut rows after the cursor's version, at most
 /// `limit` of each. `ProjectionStore.pullInOneStatement` checks the cursor against the head it
 /// read and says whether those rows are enough for the page; when not, the pull goes the
 /// transactional way.
@@ -33,36 +33,30 @@ struct PullStatement: PostgresPreparedStatement {
          FROM events WHERE account_id = $1 AND device_id = $2 ORDER BY seq DESC LIMIT 1)
         UNION ALL
         (SELECT 2, version, bundle_id, identifier, NULL, view::text, NULL, NULL, NULL, NULL, NULL
-         FROM projection_shortcuts
-         WHERE account_id = $1 AND version > $3 AND (view IS NOT NULL OR version > $5)
-         ORDER BY version, bundle_id, identifier LIMIT $6)
+         FROM projection_shortcuts WHERE account_id = $1 AND version > $3
+         ORDER BY version, bundle_id, identifier LIMIT $4)
         UNION ALL
         (SELECT 3, version, NULL, NULL, voice_shortcut_id, view::text, NULL, NULL, NULL, NULL, NULL
-         FROM projection_voice_shortcuts
-         WHERE account_id = $1 AND version > $4 AND (view IS NOT NULL OR version > $5)
-         ORDER BY version, voice_shortcut_id LIMIT $6)
+         FROM projection_voice_shortcuts WHERE account_id = $1 AND version > $3
+         ORDER BY version, voice_shortcut_id LIMIT $4)
         ORDER BY 1, 2, 3, 4, 5
         """
 
-    static var bindingDataTypes: [PostgresDataType] { [.uuid, .uuid, .int8, .int8, .int8, .int8] }
+    static var bindingDataTypes: [PostgresDataType] { [.uuid, .uuid, .int8, .int8] }
 
     var account: UUID
     var device: UUID
-    /// The rows after these versions (no key: a page that stopped inside a version goes the
-    /// transactional way), tombstones only above `removalsAfter`.
-    var shortcutsAfter: Int64
-    var voiceShortcutsAfter: Int64
-    var removalsAfter: Int64
+    /// The version the device's view is complete at: every row changed after it, removals too
+    /// (the page of `PullPage(completeAt:)`; a cursor inside a page goes the transactional way).
+    var after: Int64
     /// The most rows of each kind.
     var limit: Int
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 6)
+        var bindings = PostgresBindings(capacity: 4)
         bindings.append(account)
         bindings.append(device)
-        bindings.append(shortcutsAfter)
-        bindings.append(voiceShortcutsAfter)
-        bindings.append(removalsAfter)
+        bindings.append(after)
         bindings.append(Int64(limit))
         return bindings
     }
@@ -90,12 +84,12 @@ struct PullStatement: PostgresPreparedStatement {
         case 1:
             return .lastAcceptedSeq(try required(version, "seq"))
         case 2:
-            return .shortcut(PulledShortcut(version: try required(version, "version"),
+            return .shortcut(StoredPullRow(version: try required(version, "version"),
                                             key: ShortcutID(bundleId: try required(bundleId, "bundle_id"),
                                                             identifier: try required(identifier, "identifier")),
                                             json: view))
         case 3:
-            return .voiceShortcut(PulledVoiceShortcut(version: try required(version, "version"),
+            return .voiceShortcut(StoredPullRow(version: try required(version, "version"),
                                                       key: try required(voiceShortcut, "voice_shortcut_id"), json: view))
         default:
             throw StoreError.corruptRow("a pulled row has an unknown part \(part)")
@@ -105,8 +99,8 @@ struct PullStatement: PostgresPreparedStatement {
     enum Row: Sendable {
         case head(epoch: Int64, version: Int64, maxHLC: HLCTimestamp, installed: [String]?, appsVersion: Int64)
         case lastAcceptedSeq(Int64)
-        case shortcut(PulledShortcut)
-        case voiceShortcut(PulledVoiceShortcut)
+        case shortcut(StoredPullRow<ShortcutID>)
+        case voiceShortcut(StoredPullRow<UUID>)
     }
 }
 
@@ -116,6 +110,3 @@ struct StoredPullRow<Key: Sendable>: Sendable {
     var key: Key
     var json: String?
 }
-
-typealias PulledShortcut = StoredPullRow<ShortcutID>
-typealias PulledVoiceShortcut = StoredPullRow<UUID>
