@@ -310,9 +310,12 @@ let package = Package(
         ),
         // Shared by the test targets, the domain's included: devices that script events, a seeded
         // generator, scenarios, event factories, "eventually". Domain only, no database.
+        // Bounds how many tests run at once (three a core), as the test process loads: unbounded,
+        // every test starts at once and connections to the shared cluster time out.
+        .target(name: "TestRunWidth", path: "Tests/TestRunWidth"),
         .target(
             name: "ShortcutSyncTestSupport",
-            dependencies: ["ShortcutSyncDomain"],
+            dependencies: ["ShortcutSyncDomain", "TestRunWidth"],
             path: "Tests/ShortcutSyncTestSupport/Domain",
             swiftSettings: swiftSettings
         ),
