@@ -16,10 +16,13 @@ struct RunawayBenchCommand: AsyncParsableCommand {
     @Option(help: "Devices of the runaway account, each pushing 100-event batches back to back.")
     var runawayDevices: Int = 8
 
-    @Option(help: "Seconds each run (without, then with the runaway) lasts.")
-    var seconds: Int = 10
+    @Option(help: "Seconds each side (without, and with the runaway) is measured in all, over its rounds.")
+    var seconds: Int = 20
 
-    @Flag(help: "A short run (10 calm accounts, 2 runaway devices, 2 s each), to check that it works.")
+    @Option(help: "Rounds of each side, in turns (without, with, without…), pooled: the machine's other load falls on both alike.")
+    var rounds: Int = 5
+
+    @Flag(help: "A short run (10 calm accounts, 2 runaway devices, 2 s each side in 2 rounds), to check that it works.")
     var smoke = false
 
     @Option(help: "Also write the results as JSON to this file.")
@@ -28,15 +31,18 @@ struct RunawayBenchCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
-        if calmAccounts < 1 || runawayDevices < 1 || seconds < 1 {
-            throw ValidationError("--calm-accounts, --runaway-devices and --seconds must be 1 or more")
+        if calmAccounts < 1 || runawayDevices < 1 || seconds < 1 || rounds < 1 {
+            throw ValidationError("--calm-accounts, --runaway-devices, --seconds and --rounds must be 1 or more")
+        }
+        if rounds > seconds {
+            throw ValidationError("--rounds (\(rounds)) must not be more than --seconds (\(seconds)): a round of a side lasts at least a second")
         }
     }
 
     func run() async throws {
         let logger = database.logger(defaultLevel: .error)
         let load = smoke ? RunawayBenchmark.Load.smoke
-            : RunawayBenchmark.Load(calmAccounts: calmAccounts, runawayDevices: runawayDevices, duration: .seconds(seconds))
+            : RunawayBenchmark.Load(calmAccounts: calmAccounts, runawayDevices: runawayDevices, duration: .seconds(seconds), rounds: rounds)
         let result = try await database.withDatabase(logger: logger) { location in
             try await RunawayBenchmark.run(server: location.url, load: load, logger: logger, report: { print($0) },
                                            interruptible: cancellingOnSignal)
