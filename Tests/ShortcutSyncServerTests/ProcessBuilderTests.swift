@@ -17,24 +17,6 @@ import Testing
     /// `buildWorkerServices` runs maintenance tasks that fold an account behind its head, on a
     /// pool of their own, and stops with its service group.
     @Test func aWorkerProcessFoldsAnAccountBehind() async throws {
-        // In loaded full runs, 23–28 s in, while other suites start clusters of their own, a
-        // connection to the shared test cluster missed the service's 5 s connect timeout
-        // (`PSQLError` connectionError, "Connect timeout"; alone it passes). What is tested here
-        // is the worker's fold: a connection that could not be made gets two more tries, each on
-        // a fresh database; any other failure is recorded at once.
-        for attempt in 1...3 {
-            do {
-                return try await foldsAnAccountBehind()
-            } catch let error as PSQLError where error.code == .connectionError && attempt < 3 {
-                TestDatabase.shared.logger.warning("a connection could not be made; trying again", metadata: ["error": "\(String(reflecting: error))"])
-            } catch let error as PSQLError {
-                Issue.record("\(String(reflecting: error))")
-                return
-            }
-        }
-    }
-
-    private func foldsAnAccountBehind() async throws {
         try await TestDatabase.withClient { client, url in
             let logger = TestDatabase.shared.logger
             var phone = DeviceScript(account: UUID(), detail: .full)
