@@ -308,11 +308,11 @@ let package = Package(
             path: "Sources/shortcut-sync",
             swiftSettings: swiftSettings
         ),
-        // Shared by the test targets, the domain's included: devices that script events, a seeded
-        // generator, scenarios, event factories, "eventually". Domain only, no database.
         // Bounds how many tests run at once (three a core), as the test process loads: unbounded,
         // every test starts at once and connections to the shared cluster time out.
         .target(name: "TestRunWidth", path: "Tests/TestRunWidth"),
+        // Shared by the test targets, the domain's included: devices that script events, a seeded
+        // generator, scenarios, event factories, "eventually". Domain only, no database.
         .target(
             name: "ShortcutSyncTestSupport",
             dependencies: ["ShortcutSyncDomain", "TestRunWidth"],

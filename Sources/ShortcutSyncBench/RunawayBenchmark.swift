@@ -33,7 +33,7 @@ public struct RunawayBenchmark: Sendable {
         public static let smoke = Load(calmAccounts: 10, runawayDevices: 2, duration: .seconds(2), rounds: 2)
     }
 
-    /// One side, over its rounds: the calm accounts' pushes, and the runaway's.
+    /// The calm accounts' pushes, and the runaway's: of one round, or of one side's rounds pooled.
     public struct Part: Sendable, Hashable, Codable {
         public var calmPushes: Int
         public var calmFailed: Int
@@ -88,11 +88,11 @@ public struct RunawayBenchmark: Sendable {
         // the push's statements for the first time, and the client opening its connections, so
         // that the calm accounts alone are measured as they are beside the runaway: warm.
         _ = try await part(calm: calm, seqs: &seqs, runaway: [], runawaySeqs: &runawaySeqs, http: http, duration: min(load.duration, .seconds(3)))
-        let rounds = max(1, load.rounds), phase = load.duration / rounds
-        var without = Phases(), with = Phases()
+        let rounds = max(1, load.rounds), roundLength = load.duration / rounds
+        var without = Side(), with = Side()
         for round in 1...rounds {
-            let alone = try await part(calm: calm, seqs: &seqs, runaway: [], runawaySeqs: &runawaySeqs, http: http, duration: phase)
-            let beside = try await part(calm: calm, seqs: &seqs, runaway: runaway, runawaySeqs: &runawaySeqs, http: http, duration: phase)
+            let alone = try await part(calm: calm, seqs: &seqs, runaway: [], runawaySeqs: &runawaySeqs, http: http, duration: roundLength)
+            let beside = try await part(calm: calm, seqs: &seqs, runaway: runaway, runawaySeqs: &runawaySeqs, http: http, duration: roundLength)
             without.add(alone)
             with.add(beside)
             report("  round \(round) of \(rounds): calm push p99 alone \(String(format: "%.1f", alone.part.calmP99Milliseconds)) ms, "
@@ -104,13 +104,13 @@ public struct RunawayBenchmark: Sendable {
     }
 
     /// One side's rounds, and their calm pushes pooled.
-    private struct Phases {
+    private struct Side {
         var parts: [Part] = []
         var histogram = PushTally.newHistogram()
 
-        mutating func add(_ phase: (part: Part, histogram: Histogram<UInt64>)) {
-            parts.append(phase.part)
-            histogram.add(phase.histogram)
+        mutating func add(_ round: (part: Part, histogram: Histogram<UInt64>)) {
+            parts.append(round.part)
+            histogram.add(round.histogram)
         }
 
         var pooled: Part {

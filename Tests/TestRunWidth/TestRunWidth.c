@@ -8,8 +8,10 @@
 // was 9 ms, the longest 188 ms, and the whole run ended sooner (240 s against 250 to 300 s).
 //
 // It runs as the binary loads, before `main`, where Swift code cannot; a width already set in
-// the environment (SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH, or Swift Testing's
-// --experimental-maximum-parallelization-width) is kept.
+// the environment (SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH) is kept. Swift Testing's
+// --experimental-maximum-parallelization-width wins over the environment, and this process
+// cannot read it: TestRunWidthTests holds the run to the environment's width, so with a wider
+// flag it fails.
 #include "TestRunWidth.h"
 
 #include <stdio.h>

@@ -85,12 +85,12 @@ struct PullStatement: PostgresPreparedStatement {
             return .lastAcceptedSeq(try required(version, "seq"))
         case 2:
             return .shortcut(StoredPullRow(version: try required(version, "version"),
-                                            key: ShortcutID(bundleId: try required(bundleId, "bundle_id"),
-                                                            identifier: try required(identifier, "identifier")),
-                                            json: view))
+                                           key: ShortcutID(bundleId: try required(bundleId, "bundle_id"),
+                                                           identifier: try required(identifier, "identifier")),
+                                           json: view))
         case 3:
             return .voiceShortcut(StoredPullRow(version: try required(version, "version"),
-                                                      key: try required(voiceShortcut, "voice_shortcut_id"), json: view))
+                                                key: try required(voiceShortcut, "voice_shortcut_id"), json: view))
         default:
             throw StoreError.corruptRow("a pulled row has an unknown part \(part)")
         }
