@@ -411,6 +411,9 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // AnswerMiddlewareTests: a request context on a channel of its own, metrics on a registry of their own.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 // TracingTests' OTLP receiver reads the service's spans as a collector would.
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],

@@ -89,7 +89,8 @@ public func buildHTTPApplication(
     let router = Router(context: SyncRequestContext.self)
     // OpenTelemetry's HTTP conventions; a pull's cursor says what the device has, so it is not recorded.
     if configuration.traced { router.middlewares.add(TracingMiddleware(redactingQueryParameters: ["cursor"])) }
-    router.middlewares.add(MetricsMiddleware())
+    // Hummingbird's metrics, counted without taking an answer off its one-write path.
+    router.middlewares.add(RequestMetricsMiddleware())
     // A request refused before its body was read is answered, then its connection closed.
     router.middlewares.add(EarlyRefusalMiddleware())
     // A path no route has is answered 404 before a token or a byte of its body is read.
@@ -102,6 +103,8 @@ public func buildHTTPApplication(
     let budget = Budget(configuration.pushBudget, now: monotonic)
     router.middlewares.add(PushAdmissionMiddleware(budget: budget, inFlight: api.pushesInFlight))
     router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
+    // The generated server's answers handed to Hummingbird whole: head, body and end in one write.
+    router.middlewares.add(WholeAnswerMiddleware())
     // Never the whole pool: four connections at least stay for the other requests.
     let gate = PushGate(running: max(1, min(configuration.maximumPushesRunning, configuration.maximumConnections - 4)), wait: configuration.pushStartWait)
     let push = PushRoute(api: api, budget: budget, gate: gate, problems: problems)
