@@ -190,6 +190,10 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                // `bench push`'s stack floor: a push served on the same HTTP server and PostgreSQL client, nothing else.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -385,6 +389,11 @@ let package = Package(
             name: "ShortcutSyncBenchTests",
             dependencies: [
                 "ShortcutSyncBench", "ShortcutSyncWorker", "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncDatabaseTestSupport",
+                // StackFloorTests: pushes to the stack's floor over HTTP, on a free loopback port.
+                "EmbeddedPostgres",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -62,3 +62,17 @@ func withBenchHTTPClient<Result: Sendable>(
     try await http.shutdown()
     return try outcome.get()
 }
+
+/// Waits up to 60 s until `url` answers 200; `ended` tells, while it waits, how the server's
+/// process ended if it did (nil while it runs), and `what` names the server in the errors.
+func waitUntilAnswering(_ url: String, what: String, ended: () -> String?) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while ContinuousClock.now < deadline {
+        if let ended = ended() { throw BenchError("\(what) ended at start (\(ended))") }
+        if let answer = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(2)), answer.status.code == 200 {
+            return
+        }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+    throw BenchError("\(what) did not become ready within 60 s")
+}

@@ -1,9 +1,6 @@
-import AsyncHTTPClient
 import EmbeddedPostgres
 import Foundation
 import Logging
-import NIOCore
-import NIOHTTP1
 import ShortcutSyncChildProcess
 import ShortcutSyncStore
 
@@ -67,16 +64,9 @@ struct BenchService {
 
     /// Waits up to 60 s until the service answers `/readyz` with 200.
     private func waitUntilReady() async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            guard serve.isRunning else { throw BenchError("the service ended at start (status \(serve.exitStatus.map(String.init) ?? "?"))") }
-            if let answer = try? await HTTPClient.shared.execute(HTTPClientRequest(url: serve.operatorURL + "/readyz"), timeout: .seconds(2)),
-               answer.status.code == 200 {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(100))
+        try await waitUntilAnswering(serve.operatorURL + "/readyz", what: "the service") { [serve] in
+            serve.isRunning ? nil : "status \(serve.exitStatus.map(String.init) ?? "?")"
         }
-        throw BenchError("the service did not become ready within 60 s")
     }
 
     /// Stops the worker, then the service (SIGTERM), waiting for each.

@@ -94,7 +94,11 @@ extension PushBenchmark.Results {
                 + "(\(figure.scenario.rawClients) clients, \(figure.scenario.batch)-row transactions) | \(String(format: "%.2f", figure.ratio)) | \(target) | "
                 + String(format: "%.1f / %.1f ms", figure.pushP50Milliseconds, figure.pushP99Milliseconds)
                 + (figure.failedPushes > 0 ? " (\(figure.failedPushes) failed)" : "") + " | "
-                + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |"
+                + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?")
+                + (figure.floorCPUMicrosecondsPerPush.map { floor in
+                    String(format: " (the stack's floor %.0f µs a push", floor)
+                        + (figure.serviceCPUOverFloor.map { String(format: "; ours %.2f×)", $0) } ?? ")")
+                } ?? "") + " |"
                 + (separateWorker ? " " + (figure.workerCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |" : "")
                 + " " + (figure.database?.summary ?? "?")
                 + (figure.databaseOneAtATime.map { "; one push at a time: " + $0.summary } ?? "") + " |")

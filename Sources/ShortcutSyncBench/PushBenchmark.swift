@@ -66,6 +66,16 @@ public struct PushBenchmark: Sendable {
         /// one transaction at a time (`oneAtATime`): no statement waits for a core, but each of
         /// ours comes after the service's own work while the raw inserts come back to back.
         public var databaseOneAtATime: DatabaseCostPerEvent?
+        /// For 1-event pushes: the CPU per push of the stack's floor (`StackFloor`) under the same
+        /// load, in microseconds, and its pushes a second.
+        public var floorCPUMicrosecondsPerPush: Double?
+        public var floorPushesPerSecond: Double?
+
+        /// The service's CPU per event over the floor's per push (1-event pushes).
+        public var serviceCPUOverFloor: Double? {
+            guard let ours = serviceCPUMicrosecondsPerEvent, let floor = floorCPUMicrosecondsPerPush, floor > 0 else { return nil }
+            return ours / floor
+        }
     }
 
     public struct Latency: Sendable, Hashable, Codable {
@@ -160,7 +170,29 @@ public struct PushBenchmark: Sendable {
                     + alone.cost.statementTable)
                 figure.databaseOneAtATime = alone.perEvent
             }
+            if scenario.batch == 1 {
+                let floor = try await stackFloor(devices: scenario.devices, http: http)
+                figure.floorCPUMicrosecondsPerPush = floor.cpuMicrosecondsPerPush
+                figure.floorPushesPerSecond = floor.pushesPerSecond
+                report("\(scenario.name): the stack's floor \(Int(floor.pushesPerSecond)) pushes/s, "
+                    + (floor.cpuMicrosecondsPerPush.map { String(format: "%.0f µs of CPU a push", $0) } ?? "its CPU unknown"))
+            }
             return figure
+        }
+    }
+
+    /// The stack's floor (`StackFloor`, a process of its own on this database) under the same
+    /// load as 1-event pushes from `devices` devices: its CPU per push, in microseconds, and its
+    /// pushes a second.
+    func stackFloor(devices: Int, http: HTTPClient) async throws -> (cpuMicrosecondsPerPush: Double?, pushesPerSecond: Double) {
+        try await StackFloor.with(database: database, logger: logger) { url, pid in
+            let tokens = (0..<devices).map { Device(token: "floor-\($0)-\(UUID().uuidString)", account: $0) }
+            let before = ProcessCPU.of(pid)
+            let (pushes, _, failures) = try await pushAsFastAsPossible(tokens, batch: 1, http: http, to: url)
+            let after = ProcessCPU.of(pid)
+            guard failures == 0, pushes > 0 else { throw BenchError("the stack's floor answered \(failures) of its pushes with an error") }
+            let cpu = before.flatMap { before in after.map { ($0 - before) * 1_000_000 / Double(pushes) } }
+            return (cpu, Double(pushes) / duration.inSeconds)
         }
     }
 
@@ -204,7 +236,9 @@ public struct PushBenchmark: Sendable {
 
     /// Every device pushes batches back to back for `duration` (or `part`); events accepted, push
     /// latencies in microseconds, and pushes that failed.
-    func pushAsFastAsPossible(_ devices: [Device], batch: Int, http: HTTPClient, for part: Duration? = nil) async throws -> (Int, Histogram<UInt64>, Int) {
+    /// `to`: another server than the service (the stack's floor).
+    func pushAsFastAsPossible(_ devices: [Device], batch: Int, http: HTTPClient, for part: Duration? = nil,
+                              to server: URL? = nil) async throws -> (Int, Histogram<UInt64>, Int) {
         let deadline = ContinuousClock.now + (part ?? duration)
         return try await withThrowingTaskGroup(of: (Int, Histogram<UInt64>, Int).self) { group in
             for device in devices {
@@ -214,7 +248,7 @@ public struct PushBenchmark: Sendable {
                     while ContinuousClock.now < deadline {
                         let body = BenchEvents.pushBody(from: seq + 1, count: batch)
                         let started = ContinuousClock.now
-                        let status = try await pushStatus(token: device.token, body: body, http: http)
+                        let status = try await pushStatus(token: device.token, body: body, to: server ?? service, http: http)
                         histogram.record(UInt64((ContinuousClock.now - started).inSeconds * 1_000_000))
                         if status == 200 {
                             seq += Int64(batch)
@@ -305,7 +339,8 @@ public struct PushBenchmark: Sendable {
                 let pokesBefore = await pokes.count(reader)
                 let started = ContinuousClock.now
                 let status = try await pushStatus(token: devices[pusher].token,
-                                            body: BenchEvents.pushBody(from: seqs[pusher], count: 1, identifier: identifier), http: http)
+                                                  body: BenchEvents.pushBody(from: seqs[pusher], count: 1, identifier: identifier),
+                                                  to: service, http: http)
                 guard status == 200 else { throw BenchError("a push answered \(status)") }
                 try await pokes.waitForPoke(reader, after: pokesBefore, timeout: .seconds(10))
                 while true {
@@ -384,8 +419,8 @@ public struct PushBenchmark: Sendable {
     }
 
     /// A push's status, its answer read and dropped.
-    private func pushStatus(token: String, body: String, http: HTTPClient) async throws -> UInt {
-        let response = try await http.execute(pushRequest(service: service, token: token, body: body), timeout: .seconds(30))
+    private func pushStatus(token: String, body: String, to server: URL, http: HTTPClient) async throws -> UInt {
+        let response = try await http.execute(pushRequest(service: server, token: token, body: body), timeout: .seconds(30))
         _ = try await response.body.collect(upTo: 1 << 20)
         return response.status.code
     }
