@@ -23,9 +23,24 @@ public struct ProjectionRowStore: Sendable {
         let payloads = ProjectionNotification.payloads(sender: notification.sender, versions: notification.versions, committedAt: notification.committedAt,
                                                         traces: notification.traces)
         guard !payloads.isEmpty else { return }
-        try await connection.guardedQuery(
-            "SELECT pg_notify(\(ProjectionNotification.channel), payload) FROM unnest(\(payloads)::text[]) AS payload",
-            logger: logger).drain()
+        _ = try await connection.guardedExecute(NotifyStatement(payloads: payloads), logger: logger)
+    }
+
+    /// The projection notifications, one a payload: prepared, as a server's announcer sends one
+    /// every few milliseconds under load, and PostgreSQL then plans it once per connection.
+    struct NotifyStatement: PostgresPreparedStatement {
+        static let name = "ProjectionRowStore.notify"
+        static let sql = "SELECT pg_notify('\(ProjectionNotification.channel)', payload) FROM unnest($1::text[]) AS payload"
+        static var bindingDataTypes: [PostgresDataType] { [.textArray] }
+        var payloads: [String]
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(payloads)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws {}
     }
 
     /// Empties the tables (for a rebuild).
