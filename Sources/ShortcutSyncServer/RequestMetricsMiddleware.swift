@@ -57,7 +57,8 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 /// The metrics of `RequestMetricsMiddleware`, each made once per label set: making one asks the
-/// backend, which looks its labels up under a lock.
+/// backend, which looks its labels up under a lock. The sets are bounded whatever clients send:
+/// a route is one of the router's (or "Unknown", "NotFound"), a method one the HTTP parser knows.
 final class RequestMetrics: Sendable {
     private struct Answer: Hashable {
         let route: String
