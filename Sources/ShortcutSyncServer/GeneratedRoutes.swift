@@ -7,9 +7,18 @@ import OpenAPIRuntime
 /// only: the generated code registers every operation, and `includes` says which ones this
 /// router serves. The service's public router leaves out those it answers with a route of its
 /// own (`PushRoute`) and the operators' (`operatorOperations`), which the operators' listener serves.
+///
+/// The operations are registered behind `WholeAnswerMiddleware`: the transport hands each answer
+/// to Hummingbird as a body that writes its bytes when asked, which Hummingbird writes in parts;
+/// gathered, an answer of known length goes to the socket in one write.
 struct GeneratedRoutes<Context: RequestContext>: ServerTransport {
-    let router: Router<Context>
+    let routes: RouterGroup<Context>
     let includes: @Sendable (_ method: HTTPRequest.Method, _ path: String) -> Bool
+
+    init(router: Router<Context>, includes: @escaping @Sendable (_ method: HTTPRequest.Method, _ path: String) -> Bool) {
+        routes = router.group().add(middleware: WholeAnswerMiddleware())
+        self.includes = includes
+    }
 
     /// `GET /metrics` and `GET /readyz`: served on the operators' listener only.
     static var operatorOperations: [(method: HTTPRequest.Method, path: String)] { [(.get, "/metrics"), (.get, "/readyz")] }
@@ -24,6 +33,6 @@ struct GeneratedRoutes<Context: RequestContext>: ServerTransport {
         path: String
     ) throws {
         guard includes(method, path) else { return }
-        router.register(handler, method: method, path: path)
+        routes.register(handler, method: method, path: path)
     }
 }

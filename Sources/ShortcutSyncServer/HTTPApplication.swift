@@ -103,8 +103,6 @@ public func buildHTTPApplication(
     let budget = Budget(configuration.pushBudget, now: monotonic)
     router.middlewares.add(PushAdmissionMiddleware(budget: budget, inFlight: api.pushesInFlight))
     router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
-    // The generated server's answers handed to Hummingbird whole: head, body and end in one write.
-    router.middlewares.add(WholeAnswerMiddleware())
     // Never the whole pool: four connections at least stay for the other requests.
     let gate = PushGate(running: max(1, min(configuration.maximumPushesRunning, configuration.maximumConnections - 4)), wait: configuration.pushStartWait)
     let push = PushRoute(api: api, budget: budget, gate: gate, problems: problems)

@@ -7,7 +7,8 @@ import NIOCore
 /// account's devices, a suggestion…) come as a body that writes its bytes when asked: Hummingbird
 /// then writes the head, then each part, each a hop from the request's task to the event loop and
 /// a write of its own (docs/benchmarks.md, "The answer in one write"). A stream, whose length is
-/// not known, and a larger answer, are left as they are.
+/// not known, and a larger answer, are left as they are. `GeneratedRoutes` puts it before those
+/// operations only: the routes of the service's own answer with one buffer already.
 struct WholeAnswerMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The most bytes gathered: past them a second write is nothing beside the bytes copied.
     let limit: Int

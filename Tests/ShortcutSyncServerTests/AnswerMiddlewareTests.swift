@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOEmbedded
+import OpenAPIRuntime
 import Prometheus
 @testable import ShortcutSyncServer
 import Synchronization
@@ -163,5 +164,24 @@ import Testing
         try await response.body.write(RecordingWriter(written: written))
         #expect(written.parts == ["ab", "cd"])
         #expect(written.trailers?[.serverTiming] == "total;dur=1")
+    }
+
+    /// The generated server's operations are registered behind the gathering: their answer's
+    /// bytes are read once the router has answered, before Hummingbird writes a byte.
+    @Test func theGeneratedOperationsAnswersAreGatheredBeforeTheyAreWritten() async throws {
+        let router = Router(context: BasicRequestContext.self)
+        let read = Mutex(false), parts = Mutex([ArraySlice("hello".utf8)])
+        let bytes = AsyncStream<ArraySlice<UInt8>>(unfolding: {
+            read.withLock { $0 = true }
+            return parts.withLock { $0.popLast() }
+        })
+        try GeneratedRoutes(router: router) { _, _ in true }.register({ _, _, _ in
+            (HTTPResponse(status: .ok), HTTPBody(bytes, length: .known(5), iterationBehavior: .single))
+        }, method: .get, path: "/v1/things")
+        let response = try await router.buildResponder().respond(to: Self.request(.get), context: Self.context(route: nil))
+        #expect(read.withLock { $0 }, "the body was read before the answer was handed to Hummingbird")
+        let written = Written()
+        try await response.body.write(RecordingWriter(written: written))
+        #expect(written.parts == ["hello"])
     }
 }
