@@ -61,8 +61,8 @@ import ShortcutSyncTestSupport
         #expect(recounts > 0)
     }
 
-    /// A batch says its view changed exactly when it did, which shortcuts it added, and leaves the
-    /// account at its last event's version.
+    /// A batch says its view changed exactly when it did, which shortcuts it added, how many the
+    /// view holds after it, and leaves the account at its last event's version.
     @Test func aBatchSaysWhenTheViewChangedWhatItAddedAndEndsAtItsLastVersion() throws {
         var rng = SeededGenerator(seed: 7)
         let choices = (0..<200).map { _ in Int.random(in: 0...Int(Int32.max), using: &rng) }
@@ -77,6 +77,8 @@ import ShortcutSyncTestSupport
             #expect(result.version == Int64(chunk + slice.count))
             // The shortcuts it added are those of the view after it and not before (the bound's count).
             #expect(result.addedShortcuts == Set(after.shortcuts.keys).subtracting(before.shortcuts.keys), "batch \(index)")
+            // And how many the view holds after it, kept on the account's row instead of counted.
+            #expect(result.shortcutCount == after.shortcuts.count, "batch \(index)")
             before = after
         }
     }

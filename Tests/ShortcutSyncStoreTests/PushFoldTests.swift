@@ -115,6 +115,10 @@ private let logger = TestDatabase.shared.logger
                 // Acknowledged means folded: the next pull shows it, with no worker running.
                 let view = try await projections.fullView(account: account, device: device)
                 #expect(view == AccountState(folding: acknowledged).view(forDevice: device), "seed \(seed), push \(sent)")
+                // The account's row keeps how many shortcuts its view holds (DESIGN §5's bound reads it).
+                let held = try await shortcutCounts(account, client: client)
+                #expect(held.kept == AccountState(folding: acknowledged).accountView.shortcuts.count, "seed \(seed), push \(sent)")
+                #expect(held.kept == held.counted, "seed \(seed), push \(sent)")
                 sent += 1
                 if sent == total / 2 {
                     for other in histories.keys {
@@ -149,6 +153,16 @@ private let logger = TestDatabase.shared.logger
             #expect(head.version == Int64(acknowledged.count))
             #expect(head.folded == head.version)
         }
+    }
+
+    /// The shortcut count on the account's row, and the shortcuts its view holds, counted.
+    private func shortcutCounts(_ account: UUID, client: PostgresClient) async throws -> (kept: Int, counted: Int) {
+        let rows = try await client.query("""
+            SELECT (SELECT shortcut_count FROM projection_accounts WHERE account_id = \(account)),
+                   (SELECT count(*) FROM projection_shortcuts WHERE account_id = \(account) AND view IS NOT NULL)
+            """, logger: logger)
+        for try await (kept, counted) in rows.decode((Int32?, Int64).self) { return (Int(kept ?? 0), Int(counted)) }
+        return (0, 0)
     }
 
     /// Pushes of two devices of one account at once take contiguous versions; nothing is lost or

@@ -296,6 +296,7 @@ public struct AccountBatchFold: Sendable {
 
         // Shortcuts: one projected row each, from all of its groups.
         var exists: [ShortcutID: Bool] = [:]
+        result.shortcutCount = before.shortcutCount
         let beforeByShortcut = Dictionary(grouping: before.groups.values, by: \.id.shortcut)
         let afterByShortcut = Dictionary(grouping: after.values, by: \.id.shortcut)
         for shortcut in shortcuts.union(knownShortcuts) {
@@ -305,7 +306,12 @@ public struct AccountBatchFold: Sendable {
             if old != new { result.shortcuts[shortcut] = .some(new) }
             let sums = Self.sums(of: afterByShortcut[shortcut])
             if old != new || sums != Self.sums(of: beforeByShortcut[shortcut]) { result.shortcutSums[shortcut] = sums }
-            if old == nil && new != nil { result.addedShortcuts.insert(shortcut) }
+            if old == nil && new != nil {
+                result.addedShortcuts.insert(shortcut)
+                result.shortcutCount += 1
+            } else if old != nil && new == nil {
+                result.shortcutCount -= 1
+            }
             let held = afterByShortcut[shortcut] ?? []
             let gained = Set(held.lazy.filter { self.before.groups[$0.id] == nil }.map(\.id.group))
             if !gained.isEmpty { result.groupsGained[shortcut] = GroupsGained(held: held.count, new: gained) }

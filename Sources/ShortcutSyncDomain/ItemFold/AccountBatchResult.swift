@@ -24,6 +24,9 @@ public struct AccountBatchResult: Sendable, Hashable {
     /// Of those, the ones that were not in the view before the batch: what counts against the
     /// account's bound on shortcuts (DESIGN §5).
     public var addedShortcuts: Set<ShortcutID> = []
+    /// How many shortcuts the account's view holds after the batch: those before
+    /// (`AccountFoldRows.shortcutCount`), with those it added and without those it removed.
+    public var shortcutCount = 0
     /// Shortcuts that hold a donation group after the batch that they did not before: what
     /// counts against the bound on groups per shortcut (DESIGN §5).
     public var groupsGained: [ShortcutID: GroupsGained] = [:]

@@ -14,6 +14,9 @@ public struct AccountFoldRows: Sendable, Hashable {
     /// What decides which donations teach the suggestions: the account's and its devices'
     /// rules, with the forgets of the shortcuts read.
     public var learning = LearningRules()
+    /// How many shortcuts the account's view holds: kept on its row by every fold (DESIGN §5's
+    /// bound is checked against it, without counting the view).
+    public var shortcutCount = 0
 
     public init() {}
 }

@@ -17,7 +17,8 @@ extension ProjectionRowStore {
         encoder.outputFormatting = .sortedKeys
         for (account, result) in results {
             accounts.row([.text(account.uuidString), .int(result.version), .int(result.maxHLC.wallMillis), .int(Int64(result.maxHLC.counter)),
-                          result.learning?.bytes.map { .bytes($0) } ?? .null, .bool(result.learning?.forgetsShortcuts ?? false)])
+                          result.learning?.bytes.map { .bytes($0) } ?? .null, .bool(result.learning?.forgetsShortcuts ?? false),
+                          .int(Int64(result.shortcutCount))])
             for case let (id, row?) in result.groups {
                 groups.row([.text(account.uuidString), .text(id.shortcut.bundleId), .text(id.shortcut.identifier), .text(id.group),
                             .int(Int64(row.count)), .bytes(row.latest.sortableBytes), .int(row.latestVersion),
@@ -57,7 +58,8 @@ extension ProjectionRowStore {
             if tables == .rebuild {
                 try await connection.guardedQuery("SET LOCAL search_path TO rebuild, public", logger: logger)
             }
-            try await copy(accounts, into: "projection_accounts", ["account_id", "version", "max_hlc_wall", "max_hlc_counter", "learning", "forgets_shortcuts"], on: connection)
+            try await copy(accounts, into: "projection_accounts", ["account_id", "version", "max_hlc_wall", "max_hlc_counter", "learning", "forgets_shortcuts",
+                                                                 "shortcut_count"], on: connection)
             try await copy(groups, into: "projection_donation_groups",
                            ["account_id", "bundle_id", "identifier", "group_id", "donations", "latest_key", "latest_version", "covered_below", "habits"],
                            on: connection)

@@ -42,7 +42,7 @@ extension ProjectionStore {
     /// rows are behind its head, after an import or parked, is not compared). Rows are compared on `(account_id, key, view)` for items
     /// present in the view only: versions and tombstones depend on where batches happened to
     /// begin and end (a shortcut donated and deleted within one batch leaves no row at all), so
-    /// they differ between two correct runs. Accounts are compared on their greatest hlc and learning rules, devices
+    /// they differ between two correct runs. Accounts are compared on their greatest hlc, learning rules and shortcut count, devices
     /// on the apps they reported (not on how many times that set changed between batches); the
     /// fold's rows (donation groups, deletion marks) on every column.
     public func differences(account: UUID, limit: Int, on connection: PostgresConnection) async throws -> [ProjectionDifference] {
@@ -52,13 +52,16 @@ extension ProjectionStore {
             (.account, """
                 SELECT coalesce(l.account_id, r.account_id), '',
                        CASE WHEN l.account_id IS NULL THEN NULL
-                            ELSE concat('hlc ', l.max_hlc_wall, '.', l.max_hlc_counter, ' learning ', encode(l.learning, 'hex')) END,
+                            ELSE concat('hlc ', l.max_hlc_wall, '.', l.max_hlc_counter, ' learning ', encode(l.learning, 'hex'),
+                                        ' shortcuts ', l.shortcut_count) END,
                        CASE WHEN r.account_id IS NULL THEN NULL
-                            ELSE concat('hlc ', r.max_hlc_wall, '.', r.max_hlc_counter, ' learning ', encode(r.learning, 'hex')) END
+                            ELSE concat('hlc ', r.max_hlc_wall, '.', r.max_hlc_counter, ' learning ', encode(r.learning, 'hex'),
+                                        ' shortcuts ', r.shortcut_count) END
                 FROM (SELECT * FROM projection_accounts WHERE account_id = \(account)) l
                 FULL JOIN (SELECT * FROM rebuild.projection_accounts WHERE account_id = \(account)) r ON l.account_id = r.account_id
                 WHERE (l.account_id IS NULL OR r.account_id IS NULL
-                   OR (l.max_hlc_wall, l.max_hlc_counter, l.learning) IS DISTINCT FROM (r.max_hlc_wall, r.max_hlc_counter, r.learning))
+                   OR (l.max_hlc_wall, l.max_hlc_counter, l.learning, l.shortcut_count)
+                      IS DISTINCT FROM (r.max_hlc_wall, r.max_hlc_counter, r.learning, r.shortcut_count))
                 ORDER BY 1 LIMIT \(limit)
                 """),
             (.device, """

@@ -18,7 +18,7 @@ import ShortcutSyncDomain
 /// The head is updated in place (a HOT update, migration 0014): no index reads the versions.
 ///
 /// Its fold arms are `Arms`' (`FoldArm`, the same text as the maintenance write's), with their
-/// parameters `$1`…`$48` whether an arm is there or not; the append's follow (`$49`…`$57`).
+/// parameters `$1`…`$49` whether an arm is there or not; the append's follow (`$50`…`$58`).
 /// Their types are declared (`bindingDataTypes`), so that a statement without some arms still
 /// knows the types of the values it does not read.
 struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
@@ -33,8 +33,8 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
 
     private static var moved: String {
         """
-        UPDATE account_heads h SET version = $57, folded_version = $57
-        WHERE h.account_id = $1 AND h.version = $50 AND h.folded_version = $50
+        UPDATE account_heads h SET version = $58, folded_version = $58
+        WHERE h.account_id = $1 AND h.version = $51 AND h.folded_version = $51
         RETURNING 1
         """
     }
@@ -42,14 +42,14 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
     private static var inserted: String {
         """
         INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
-        SELECT $1, $50 + b.ord, $49, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
-        FROM moved, unnest($51::uuid[], $52::int8[], $53::text[], $54::int8[], $55::int8[], $56::text[])
+        SELECT $1, $51 + b.ord, $50, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
+        FROM moved, unnest($52::uuid[], $53::int8[], $54::text[], $55::int8[], $56::int8[], $57::text[])
              WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord)
         RETURNING 1
         """
     }
 
-    /// `$1`…`$57`, as `makeBindings` appends them.
+    /// `$1`…`$58`, as `makeBindings` appends them.
     static var bindingDataTypes: [PostgresDataType] {
         [.uuid, .int8, .int8, .int8]                                          // $1 the account, $2…$4 its row
             + [.textArray, .textArray, .textArray]                            // $5…$7 groups gone
@@ -62,7 +62,8 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
             + [.textArray, .int8Array, .int8Array, .byteaArray]               // $40…$42 shortcuts' events, $43 groups' sums
             + [.byteaArray, .byteaArray]                                      // $44, $45 shortcuts' latest keys and sums
             + [.textArray, .textArray, .byteaArray]                           // $46…$48 shortcuts' sums alone
-            + [.uuid, .int8, .uuidArray, .int8Array, .textArray, .int8Array, .int8Array, .textArray, .int8]  // $49…$57 the append
+            + [.int8]                                                         // $49 the account's shortcut count
+            + [.uuid, .int8, .uuidArray, .int8Array, .textArray, .int8Array, .int8Array, .textArray, .int8]  // $50…$58 the append
     }
 
     var account: UUID
@@ -74,7 +75,7 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
 
     func makeBindings() throws -> PostgresBindings {
         let bodies = batch.map(\.body.fieldsJSON)
-        var bindings = PostgresBindings(capacity: 57)
+        var bindings = PostgresBindings(capacity: 58)
         bindings.append(account)
         try FoldWriteStatement<LiveProjectionTables>.appendValues(
             of: result, unstored: UnstoredEvents(afterVersion: expectedVersion, events: batch, bodies: bodies), to: &bindings)

@@ -7,7 +7,7 @@ import ShortcutSyncDomain
 ///
 /// Every arm reads its rows from `go`, a one-row arm that the statement defines before it: always
 /// one row in the maintenance write, one row only when the push's head check passed in the
-/// push's. Their parameters are numbered once for all of them (`$1` the account, `$2`…`$48` the
+/// push's. Their parameters are numbered once for all of them (`$1` the account, `$2`…`$49` the
 /// fold's values, `FoldWriteStatement.appendValues`), so an arm reads the same in every statement.
 enum FoldArm: String, CaseIterable, Sendable {
     case account
@@ -38,10 +38,11 @@ enum FoldArm: String, CaseIterable, Sendable {
         switch self {
         case .account:
             """
-            INSERT INTO projection_accounts (account_id, version, max_hlc_wall, max_hlc_counter)
-            SELECT $1, $2, $3, $4 FROM go
+            INSERT INTO projection_accounts (account_id, version, max_hlc_wall, max_hlc_counter, shortcut_count)
+            SELECT $1, $2, $3, $4, $49 FROM go
             ON CONFLICT (account_id) DO UPDATE SET
-                version = excluded.version, max_hlc_wall = excluded.max_hlc_wall, max_hlc_counter = excluded.max_hlc_counter
+                version = excluded.version, max_hlc_wall = excluded.max_hlc_wall, max_hlc_counter = excluded.max_hlc_counter,
+                shortcut_count = excluded.shortcut_count
             """
         case .goneGroups:
             """

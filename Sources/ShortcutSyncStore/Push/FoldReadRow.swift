@@ -6,7 +6,7 @@ import ShortcutSyncDomain
 /// `FoldReadStatement` and `DonationReadStatement`, which share one row shape (a `UNION ALL` of
 /// parts told apart by their first column).
 enum FoldReadRow {
-    case account(version: Int64, maxHLC: HLCTimestamp, learning: LearningRules)
+    case account(version: Int64, maxHLC: HLCTimestamp, learning: LearningRules, shortcutCount: Int)
     case group(DonationGroupRow)
     case mark(DeletionScope, EventKey)
     case forgotten(ShortcutID, EventKey)
@@ -26,6 +26,7 @@ enum FoldReadRow {
         let f1 = try cells.next(Bool?.self), f2 = try cells.next(Bool?.self)
         let installed = try cells.next([String]?.self)
         let k3 = try cells.next(ByteBuffer?.self)
+        let n4 = try cells.next(Int32?.self)
         func required<T>(_ value: T?, _ column: String) throws -> T {
             guard let value else { throw StoreError.corruptRow("a stored fold row (part \(part)) has no \(column)") }
             return value
@@ -34,7 +35,8 @@ enum FoldReadRow {
         case 0:
             self = .account(version: try required(n1, "version"),
                             maxHLC: HLCTimestamp(wallMillis: n2 ?? 0, counter: Int(n3 ?? 0)),
-                            learning: try k3.map(LearningRules.init(stored:)) ?? LearningRules())
+                            learning: try k3.map(LearningRules.init(stored:)) ?? LearningRules(),
+                            shortcutCount: Int(try required(n4, "shortcut_count")))
         case 1:
             let shortcut = ShortcutID(bundleId: try required(s1, "bundle_id"), identifier: try required(s2, "identifier"))
             let id = DonationGroupID(shortcut: shortcut, group: try required(s3, "group_id"))

@@ -22,7 +22,7 @@ struct FoldWriteStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement
 
 extension FoldWriteStatement {
     init(account: UUID, _ result: AccountBatchResult) throws {
-        var bindings = PostgresBindings(capacity: 48)
+        var bindings = PostgresBindings(capacity: 49)
         bindings.append(account)
         try Self.appendValues(of: result, unstored: .none, to: &bindings)
         self.bindings = bindings
@@ -32,7 +32,7 @@ extension FoldWriteStatement {
 
     func decodeRow(_ row: PostgresRow) throws {}
 
-    /// The statement's values after the account (`$2`…`$48`), in order. `unstored`: the events
+    /// The statement's values after the account (`$2`…`$49`), in order. `unstored`: the events
     /// appended by the same statement (`AppendFoldedStatement`), which cannot read them back from
     /// the events table: a shortcut whose latest donation is one of them takes its attributes
     /// from here.
@@ -119,6 +119,8 @@ extension FoldWriteStatement {
             sumsAlone.sums.append(Self.stored(sums))
         }
         bindings.append(sumsAlone.bundles); bindings.append(sumsAlone.identifiers); bindings.append(sumsAlone.sums)
+        // $49: how many shortcuts the account's view holds after the batch (the account's row).
+        bindings.append(Int64(result.shortcutCount))
     }
 
     /// Sums as their column's bytes; empty bytes stand for none (NULL).

@@ -8,6 +8,4 @@ enum LiveProjectionTables: ProjectionTableSet {
     static let writeSQL = tables.qualifying(FoldSQL.write)
     static let readName = "FoldRead.live"
     static let writeName = "FoldWrite.live"
-    static let shortcutCountSQL = tables.qualifying(ShortcutCountStatement<Self>.text)
-    static let shortcutCountName = "ShortcutCount.live"
 }

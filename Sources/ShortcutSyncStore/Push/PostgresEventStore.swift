@@ -184,11 +184,9 @@ public struct PostgresEventStore: Sendable {
                                     needs: needs, stored: stored, on: connection)
             }
             try requireRoom(for: batch, gaining: result.groupsGained)
-            if !result.addedShortcuts.isEmpty {
-                // The bound, exactly: what the view will hold once these rows are written.
-                try requireRoom(for: batch, adding: result.addedShortcuts,
-                                held: try await rows.shortcutCount(account: account, after: result, on: connection))
-            }
+            // The bound, exactly: what the view will hold once these rows are written (the fold
+            // keeps the count on the account's row; nothing is counted).
+            try requireRoom(for: batch, adding: result.addedShortcuts, held: result.shortcutCount)
             // Only the arms this fold writes: a push of donations alone runs the smaller statement.
             let appended = if DonationFoldArms.holds(result) {
                 try await appendFolded(AppendFoldedStatement<DonationFoldArms>(
@@ -233,17 +231,15 @@ public struct PostgresEventStore: Sendable {
                     // Not the database being away or busy: something in these events or rows.
                     throw FoldFailure(error: error)
                 }
-                // The bound, exactly: the view now holds the batch. Only a batch that brought new
-                // shortcuts counts them; throwing rolls the whole push back.
+                // The bound, exactly: the view now holds the batch (its count kept by the fold);
+                // throwing rolls the whole push back.
                 try requireRoom(for: batch, gaining: result.groupsGained)
                 if let scope = result.learningChangesBeyondLimit {
                     let index = batch.firstIndex { if case .learningPaused(let paused) = $0.body { paused.scope == scope } else { false } }
                     throw PersonLimit.learningChangesPerScope(max: Limits.maxLearningChangesPerScope,
                                                               index: (index ?? batch.startIndex) - batch.startIndex)
                 }
-                if !result.addedShortcuts.isEmpty {
-                    try requireRoom(for: batch, adding: result.addedShortcuts, held: try await rows.shortcutCount(account: account, on: connection))
-                }
+                try requireRoom(for: batch, adding: result.addedShortcuts, held: result.shortcutCount)
             } else {
                 // Not folded (the account is behind): the bound against the view as folded so far.
                 let rows = ProjectionRowStore(tables: .live, logger: logger)

@@ -3,28 +3,6 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 extension ProjectionRowStore {
-    /// How many shortcuts the account's view holds, read in the caller's transaction (the rows a
-    /// push just wrote included): what `PostgresEventStore.maximumShortcuts` bounds (DESIGN §5).
-    public func shortcutCount(account: UUID, on connection: PostgresConnection) async throws -> Int {
-        let rows = try await connection.guardedQuery("""
-            SELECT count(*) FROM \(unescaped: tables.prefix)projection_shortcuts WHERE account_id = \(account) AND view IS NOT NULL
-            """, logger: logger)
-        return Int(try await rows.decode(Int64.self).collectAll().first ?? 0)
-    }
-
-    /// How many shortcuts the account's view will hold once `result` (a fold not yet written) is:
-    /// those it holds now, less those of `result` it holds now, plus those `result` keeps in it.
-    /// (A push that adds a shortcut asks it: a prepared statement, `ShortcutCountStatement`.)
-    func shortcutCount(account: UUID, after result: AccountBatchResult, on connection: PostgresConnection) async throws -> Int {
-        let keys = Array(result.shortcuts.keys)
-        let counted = switch tables {
-        case .live: try await connection.guardedExecute(ShortcutCountStatement<LiveProjectionTables>(account: account, keys: keys), logger: logger)
-        case .rebuild: try await connection.guardedExecute(ShortcutCountStatement<RebuildProjectionTables>(account: account, keys: keys), logger: logger)
-        }
-        let (held, changing) = counted.first ?? (0, 0)
-        return Int(held) - Int(changing) + result.shortcuts.values.filter { $0 != nil }.count
-    }
-
     /// Of `keys` (the shortcuts a push donates to), those the account's view does not hold, and
     /// how many it holds: the bound of a push that cannot fold (its account is behind), checked
     /// against the view as folded so far.
@@ -61,35 +39,5 @@ extension ProjectionRowStore {
             groups[ShortcutID(bundleId: bundleId, identifier: identifier), default: []].insert(group)
         }
         return groups
-    }
-}
-
-/// How many shortcuts an account's view holds, and how many of `keys` among them: one row.
-struct ShortcutCountStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement {
-    static var sql: String { Tables.shortcutCountSQL }
-    static var name: String { Tables.shortcutCountName }
-    static var bindingDataTypes: [PostgresDataType] { [.uuid, .textArray, .textArray] }
-
-    /// For the live tables; each set keeps its own, made once (`ProjectionTableSet.shortcutCountSQL`).
-    static var text: String {
-        """
-        SELECT count(*), count(*) FILTER (WHERE (p.bundle_id, p.identifier) IN (SELECT * FROM unnest($2::text[], $3::text[])))
-        FROM projection_shortcuts p WHERE p.account_id = $1 AND p.view IS NOT NULL
-        """
-    }
-
-    var account: UUID
-    var keys: [ShortcutID]
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
-        bindings.append(account)
-        bindings.append(keys.map(\.bundleId))
-        bindings.append(keys.map(\.identifier))
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> (Int64, Int64) {
-        try row.decode((Int64, Int64).self)
     }
 }

@@ -87,10 +87,11 @@ public struct ProjectionRowStore: Sendable {
         var forgotten: [ShortcutID: EventKey] = [:]
         for row in try await connection.guardedExecute(statement, logger: logger) {
             switch row {
-            case .account(let version, let maxHLC, let learning):
+            case .account(let version, let maxHLC, let learning, let shortcutCount):
                 rows.version = version
                 rows.maxHLC = maxHLC
                 rows.learning = learning
+                rows.shortcutCount = shortcutCount
             case .group(let group): rows.groups[group.id] = group
             case .mark(let scope, let key): rows.marks[scope] = key
             case .forgotten(let shortcut, let key): forgotten[shortcut] = key

@@ -13,7 +13,4 @@ protocol ProjectionTableSet: Sendable {
     /// The prepared statements' names (PostgresNIO's default, `String(reflecting:)`, is made at every run).
     static var readName: String { get }
     static var writeName: String { get }
-    /// `ShortcutCountStatement.text` for these tables, and its name.
-    static var shortcutCountSQL: String { get }
-    static var shortcutCountName: String { get }
 }

@@ -8,6 +8,4 @@ enum RebuildProjectionTables: ProjectionTableSet {
     static let writeSQL = tables.qualifying(FoldSQL.write)
     static let readName = "FoldRead.rebuild"
     static let writeName = "FoldWrite.rebuild"
-    static let shortcutCountSQL = tables.qualifying(ShortcutCountStatement<Self>.text)
-    static let shortcutCountName = "ShortcutCount.rebuild"
 }

@@ -60,6 +60,7 @@ public struct FoldRowStore: Sendable {
         var selected = AccountFoldRows()
         selected.version = rows.version
         selected.maxHLC = rows.maxHLC
+        selected.shortcutCount = rows.shortcutCount
         let inGroups = Set(rows.groups.keys.filter {
             needs.shortcutsInGroups.contains(FoldNeeds.AppGroup(bundleId: $0.shortcut.bundleId, group: $0.group))
         }.map(\.shortcut))
@@ -97,6 +98,7 @@ extension AccountFoldRows {
     mutating func store(_ result: AccountBatchResult) {
         version = result.version
         maxHLC = result.maxHLC
+        shortcutCount = result.shortcutCount
         for (id, row) in result.groups { groups[id] = row }
         for (scope, key) in result.marks { marks[scope] = key }
         for change in result.voiceShortcuts { voiceShortcuts[change.row.id] = change.row }
