@@ -63,6 +63,22 @@ private let logger = TestDatabase.shared.logger
         return devices.count
     }
 
+    /// Every account's row holds as many shortcuts as its view (`shortcut_count`, 0020); returns
+    /// how many shortcuts the accounts hold in all.
+    static func expectEachAccountsRowCountsItsShortcuts(_ client: PostgresClient) async throws -> Int {
+        let rows = try await client.query("""
+            SELECT a.account_id, a.shortcut_count,
+                   (SELECT count(*) FROM projection_shortcuts s WHERE s.account_id = a.account_id AND s.view IS NOT NULL)
+            FROM projection_accounts a
+            """, logger: logger)
+        var total = 0
+        for try await (account, kept, counted) in rows.decode((UUID, Int32, Int64).self) {
+            #expect(Int(kept) == Int(counted), "account \(account)")
+            total += Int(counted)
+        }
+        return total
+    }
+
     @Test func anUpgradedDatabaseKeepsEveryViewAndFoldsOnFromIt() async throws {
         try await Self.databaseAt0008 { client in
             let before = try await Self.projectedItems(client)
@@ -76,6 +92,8 @@ private let logger = TestDatabase.shared.logger
             #expect(heads.first?.0 == 6 && heads.first?.1 == 6)
             #expect(try await ProjectionStore(client: client, logger: logger).status().accountsBehind == 0)
             #expect(try await Self.expectEveryViewIsTheWholeSetsFold(client) == 18)
+            // 0020 counted each account's shortcuts onto its row.
+            #expect(try await Self.expectEachAccountsRowCountsItsShortcuts(client) > 0)
 
             // Pushes fold on from the migrated rows (their latest donations are found by version now).
             let result = try await Self.pushFromTheFirstDevice(client) { script, wall in
@@ -84,6 +102,7 @@ private let logger = TestDatabase.shared.logger
             }
             #expect(result.folded && result.appended == 3)
             _ = try await Self.expectEveryViewIsTheWholeSetsFold(client)
+            _ = try await Self.expectEachAccountsRowCountsItsShortcuts(client)
         }
     }
 
