@@ -22,16 +22,21 @@ public struct PushBenchmark: Sendable {
         public var devices: Int
         public var batch: Int
         public var oneAccount: Bool
+        /// Whether each push donates a shortcut its account does not hold yet (else the same one
+        /// again): the account's view grows all through the run.
+        public var newShortcuts = false
         public var rawClients: Int
         /// DESIGN §8's least ratio to raw inserts, where it sets one.
         public var target: Double?
 
-        public init(key: String, name: String, devices: Int, batch: Int, oneAccount: Bool, rawClients: Int, target: Double?) {
+        public init(key: String, name: String, devices: Int, batch: Int, oneAccount: Bool, newShortcuts: Bool = false, rawClients: Int,
+                    target: Double?) {
             self.key = key
             self.name = name
             self.devices = devices
             self.batch = batch
             self.oneAccount = oneAccount
+            self.newShortcuts = newShortcuts
             self.rawClients = rawClients
             self.target = target
         }
@@ -44,6 +49,8 @@ public struct PushBenchmark: Sendable {
                      target: nil),
             Scenario(key: "single-events", name: "1-event pushes, 32 devices", devices: 32, batch: 1, oneAccount: false, rawClients: 8,
                      target: 0.4),
+            Scenario(key: "new-shortcuts", name: "1-event pushes of new shortcuts, 32 devices", devices: 32, batch: 1, oneAccount: false,
+                     newShortcuts: true, rawClients: 8, target: nil),
         ]
     }
 
@@ -146,7 +153,8 @@ public struct PushBenchmark: Sendable {
         return try await DatabaseMeter.with(database, logger: logger) { meter in
             let databaseBefore = try await meter.start()
             let cpuBefore = (servicePID.flatMap(ProcessCPU.of), workerPID.flatMap(ProcessCPU.of))
-            let (events, histogram, failures) = try await pushAsFastAsPossible(devices, batch: scenario.batch, http: http)
+            let (events, histogram, failures) = try await pushAsFastAsPossible(devices, batch: scenario.batch, newShortcuts: scenario.newShortcuts,
+                                                                              http: http)
             let cpuAfter = (servicePID.flatMap(ProcessCPU.of), workerPID.flatMap(ProcessCPU.of))
             let databaseCost = try await meter.finish(cpuBefore: databaseBefore)
             let ours = Double(events) / duration.inSeconds
@@ -165,12 +173,12 @@ public struct PushBenchmark: Sendable {
             if !databaseCost.statements.isEmpty {
                 report("\(scenario.name): PostgreSQL's statements over the pushes (\(events / max(scenario.batch, 1)) pushes)\n"
                     + databaseCost.statementTable)
-                let alone = try await oneAtATime(batch: scenario.batch, http: http, meter: meter)
+                let alone = try await oneAtATime(batch: scenario.batch, newShortcuts: scenario.newShortcuts, http: http, meter: meter)
                 report("\(scenario.name): one push at a time, PostgreSQL's statements (\(alone.events / max(scenario.batch, 1)) pushes)\n"
                     + alone.cost.statementTable)
                 figure.databaseOneAtATime = alone.perEvent
             }
-            if scenario.batch == 1 {
+            if scenario.batch == 1 && !scenario.newShortcuts {
                 let floor = try await stackFloor(devices: scenario.devices, http: http)
                 figure.floorCPUMicrosecondsPerPush = floor.cpuMicrosecondsPerPush
                 figure.floorPushesPerSecond = floor.pushesPerSecond
@@ -224,20 +232,21 @@ public struct PushBenchmark: Sendable {
     /// execution time counts its waits). Ours still reach a backend that idled through the
     /// service's own work, the raw inserts one that did not: measured, that costs ours 2–3×
     /// (docs/benchmarks.md).
-    func oneAtATime(batch: Int, http: HTTPClient, meter: DatabaseMeter) async throws -> (perEvent: DatabaseCostPerEvent, cost: DatabaseCost, events: Int) {
+    func oneAtATime(batch: Int, newShortcuts: Bool, http: HTTPClient, meter: DatabaseMeter) async throws -> (perEvent: DatabaseCostPerEvent, cost: DatabaseCost, events: Int) {
         let device = try await register(devices: 1, accounts: 1, http: http)
         let part = min(duration / 3, .seconds(3))
         let before = try await meter.start()
-        let (events, _, _) = try await pushAsFastAsPossible(device, batch: batch, http: http, for: part)
+        let (events, _, _) = try await pushAsFastAsPossible(device, batch: batch, newShortcuts: newShortcuts, http: http, for: part)
         let ours = try await meter.finish(cpuBefore: before)
         let (_, raw) = try await rawInserts(batch: batch, clients: 1, meter: meter, for: part)
         return (DatabaseCostPerEvent(ours: ours, events: events, raw: raw.cost, rawRows: raw.rows), ours, events)
     }
 
     /// Every device pushes batches back to back for `duration` (or `part`); events accepted, push
-    /// latencies in microseconds, and pushes that failed.
+    /// latencies in microseconds, and pushes that failed. `newShortcuts`: each push donates a
+    /// shortcut of its own (named by its first seq).
     /// `to`: another server than the service (the stack's floor).
-    func pushAsFastAsPossible(_ devices: [Device], batch: Int, http: HTTPClient, for part: Duration? = nil,
+    func pushAsFastAsPossible(_ devices: [Device], batch: Int, newShortcuts: Bool = false, http: HTTPClient, for part: Duration? = nil,
                               to server: URL? = nil) async throws -> (Int, Histogram<UInt64>, Int) {
         let deadline = ContinuousClock.now + (part ?? duration)
         return try await withThrowingTaskGroup(of: (Int, Histogram<UInt64>, Int).self) { group in
@@ -246,7 +255,7 @@ public struct PushBenchmark: Sendable {
                     var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
                     var seq: Int64 = 0, accepted = 0, failed = 0
                     while ContinuousClock.now < deadline {
-                        let body = BenchEvents.pushBody(from: seq + 1, count: batch)
+                        let body = BenchEvents.pushBody(from: seq + 1, count: batch, identifier: newShortcuts ? "new-\(seq + 1)" : nil)
                         let started = ContinuousClock.now
                         let status = try await pushStatus(token: device.token, body: body, to: server ?? service, http: http)
                         histogram.record(UInt64((ContinuousClock.now - started).inSeconds * 1_000_000))
