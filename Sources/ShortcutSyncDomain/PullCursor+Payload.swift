@@ -27,7 +27,7 @@ extension PullCursor {
         let fields = payload.split(separator: UInt8(ascii: ":"), maxSplits: 10, omittingEmptySubsequences: false)
             .map { String(decoding: $0, as: UTF8.self) }
         guard fields.count == 5 || fields.count == 11, let epoch = Int64(fields[0]),
-              let account = UUID(uuidString: fields[1]), let device = UUID(uuidString: fields[2]),
+              let account = UUID(canonical: fields[1]), let device = UUID(canonical: fields[2]),
               let appsVersion = Int64(fields[3]), let version = Int64(fields[4]), version >= 0 else { return nil }
         self.init(epoch: epoch, account: account, device: device, appsVersion: appsVersion, version: version)
         guard fields.count == 11 else { return }
@@ -37,7 +37,7 @@ extension PullCursor {
         if fields[7].isEmpty {
             voiceKey = nil
         } else {
-            guard let id = UUID(uuidString: fields[7]) else { return nil }
+            guard let id = UUID(canonical: fields[7]) else { return nil }
             voiceKey = id
         }
         let shortcutKey: ShortcutID?

@@ -40,7 +40,7 @@ extension SyncAPI {
     func deleteDevice(_ input: Operations.DeleteDevice.Input) async throws -> Operations.DeleteDevice.Output {
         let account = try requireAccount()
         // Another account's device, or no device at all, is not found: ids of others are not confirmed.
-        guard let device = UUID(uuidString: input.path.deviceId),
+        guard let device = UUID(canonical: input.path.deviceId),
               try await events.signOut(device: device, account: account, wallMillis: now()) else {
             throw APIProblem.notFound("this account has no device \(input.path.deviceId)")
         }

@@ -46,9 +46,11 @@ import Testing
         }
     }
 
-    /// Both decoders agree. One difference is intended: a number that is not an integer where an
+    /// Both decoders agree. Two differences are intended: a number that is not an integer where an
     /// integer belongs (`"seq": 1.5`) JSONDecoder reports as a body that is "not valid JSON",
-    /// with no place; PushJSON names the field.
+    /// with no place, where PushJSON names the field; and an id not in the canonical form that
+    /// Foundation still reads on Linux (a sign or a space in a group, `anIdIsReadOnlyInItsCanonicalForm`)
+    /// PushJSON refuses.
     static func expectSame(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
         var foundation = outcome { try JSONDecoder().decode(Body.self, from: Data(bytes)).events }
         // The one type the domain's decoder reads (an archive holds it) that no push may carry.
@@ -115,6 +117,23 @@ import Testing
         let event = Event(seq: 1, hlc: HLCTimestamp(wallMillis: 1), body: .signedOut)
         #expect(EventValidator(nowMillis: 1).violations(ofBatch: [event]).map(\.pointer) == ["/events/0/type"])
         #expect(EventValidator(nowMillis: 1).violations(of: event).isEmpty, "an archive holds it (admin export and import)")
+    }
+
+    /// Foundation's `UUID(uuidString:)` reads "-621E1F8-…" as FA21E1F8-… on Linux, so JSONDecoder
+    /// takes such an id as another one; PushJSON refuses it, naming the field, as any malformed id.
+    @Test func anIdIsReadOnlyInItsCanonicalForm() throws {
+        let event = #"{"id":"%@","seq":1,"hlc":{"wallMillis":1,"counter":0},"type":"voiceShortcutDeleted","voiceShortcutId":"%@"}"#
+        let good = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
+        for (id, voice, pointer) in [("-621E1F8-C36C-495A-93FC-0C247A3E6E5F", good, "/events/0/id"),
+                                     (good, " 621E1F8-C36C-495A-93FC-0C247A3E6E5F", "/events/0/voiceShortcutId")] {
+            let bytes = Array(#"{"events":["#.utf8) + Array(event.replacingOccurrences(of: "%@", with: id, options: [], range: event.range(of: "%@"))
+                .replacingOccurrences(of: "%@", with: voice).utf8) + Array("]}".utf8)
+            #expect(throws: DecodingError.self) { try PushJSON.events(in: bytes) }
+            #expect(Self.outcome { try PushJSON.events(in: bytes) } == .error("dataCorrupted \(pointer) Attempted to decode UUID from invalid UUID string."))
+            #expect(UUID(uuidString: id) != nil && UUID(uuidString: voice) != nil, "Foundation reads both")
+        }
+        let bytes = Array(#"{"events":["#.utf8) + Array(event.replacingOccurrences(of: "%@", with: good.lowercased()).utf8) + Array("]}".utf8)
+        Self.expectSame(bytes)
     }
 
     @Test func theBodyItselfBrokenFailsAsJSONDecoderFails() throws {

@@ -59,6 +59,20 @@ import Testing
         }
     }
 
+    /// An event id with a sign in its first group, which Foundation reads on Linux as another id
+    /// (FA21E1F8-…): the push is 422, pointing at it, and nothing is stored.
+    @Test func anIdNotInItsCanonicalFormIsRefused() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let event = InputLimitTests.event(seq: 1).replacing(/"id":"[^"]+"/, with: #""id":"-621E1F8-C36C-495A-93FC-0C247A3E6E5F""#)
+            let answer = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([event]))
+            #expect(answer.status == 422)
+            #expect(answer.json.pointers == ["/events/0/id"])
+            #expect(try await eventCount(server.sql) == 0)
+        }
+    }
+
     /// An id reused after an exact retry in the same batch: the 409 points at the reuse, not the retry.
     @Test func aReusedIdIsPointedAtTheEventThatReusesIt() async throws {
         try await TestServer.with { server in

@@ -149,12 +149,17 @@ public enum PushJSON {
         return try bool(node, path: path)
     }
 
+    /// Read in the canonical form only (`UUID(canonical:)`); the message is JSONDecoder's.
     static func uuid(_ node: JSONNode, path: Path) throws(DecodingError) -> UUID {
-        guard let value = UUID(uuidString: try string(node, path: path)) else {
-            throw .dataCorrupted(context(path(), "Attempted to decode UUID from invalid UUID string."))
+        guard let value = UUID(canonical: try string(node, path: path)) else {
+            throw .dataCorrupted(context(path(), invalidUUID))
         }
         return value
     }
+
+    /// What a UUID that is not one is called (JSONDecoder's words).
+    public static let invalidUUID = "Attempted to decode UUID from invalid UUID string."
+
 
     static func integer<Integer: FixedWidthInteger>(_ node: JSONNode, path: Path, as type: Integer.Type) throws(DecodingError) -> Integer {
         guard case .number(let text) = node else { throw mismatch(type, node, path()) }

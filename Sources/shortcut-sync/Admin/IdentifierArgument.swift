@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ShortcutSyncAdmin
+import ShortcutSyncDomain
 import ShortcutSyncStore
 
 /// An id given on the command line.
@@ -9,7 +10,7 @@ struct IdentifierArgument: ExpressibleByArgument {
     var uuid: UUID
 
     init?(argument: String) {
-        guard let uuid = UUID(uuidString: argument) else { return nil }
+        guard let uuid = UUID(canonical: argument) else { return nil }
         self.uuid = uuid
     }
 
