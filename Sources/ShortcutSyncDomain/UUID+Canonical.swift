@@ -30,7 +30,7 @@ extension UUID {
                     guard character == UInt8(ascii: "-") else { return false }
                     continue
                 }
-                guard position < 36, let nibble = Self.nibble(character) else { return false }
+                guard position < 36, let nibble = character.hexDigitValue else { return false }
                 if let first = high {
                     bytes[written] = first << 4 | nibble
                     written += 1
@@ -44,12 +44,16 @@ extension UUID {
         guard read else { return nil }
         self.init(uuid: uuid)
     }
+}
 
-    private static func nibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+extension UInt8 {
+    /// The value of this byte as an ASCII hex digit of either case (nil for any other byte): the
+    /// readers of a client's text (`UUID(canonical:)`, `JSONParser`'s `\u` escapes) share it.
+    var hexDigitValue: UInt8? {
+        switch self {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): self - UInt8(ascii: "A") + 10
         default: nil
         }
     }

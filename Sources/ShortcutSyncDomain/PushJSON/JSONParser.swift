@@ -239,14 +239,7 @@ struct JSONParser {
         guard index + 4 <= bytes.count else { throw error("unexpected end of the document in a \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw error("expected four hex digits after \\u")
-            }
+            guard let digit = bytes[index].hexDigitValue else { throw error("expected four hex digits after \\u") }
             value = value << 4 | UInt32(digit)
             index += 1
         }

@@ -48,14 +48,14 @@ public struct ProjectionNotification: Sendable, Hashable {
         if parts[0].isEmpty {
             sender = nil
         } else {
-            guard let sender = UUID(canonical: String(parts[0])) else { return nil }
+            guard let sender = UUID(canonical: parts[0]) else { return nil }
             self.sender = sender
         }
         var versions: [UUID: Int64] = [:]
         var traces: [UUID: String] = [:]
         for entry in parts[1].split(separator: ",") {
             let fields = entry.split(separator: ":")
-            guard fields.count == 2 || fields.count == 3, let account = UUID(canonical: String(fields[0])),
+            guard fields.count == 2 || fields.count == 3, let account = UUID(canonical: fields[0]),
                   let version = Int64(fields[1]) else { return nil }
             if account == Self.commitTimeCarrier {
                 committedAt = version
