@@ -35,6 +35,21 @@ public enum BlankText {
         value.unicodeScalars.contains("\u{0}")
     }
 
+    /// How many code points `value` has and whether one is U+0000, in one pass over its UTF-8:
+    /// a code point is a byte that does not continue one (10xxxxxx), and U+0000 is the byte 0.
+    public static func codePointsAndNull(_ value: String) -> (count: Int, hasNull: Bool) {
+        func scan(_ bytes: some Sequence<UInt8>) -> (count: Int, hasNull: Bool) {
+            var count = 0
+            var hasNull = false
+            for byte in bytes {
+                if byte & 0xC0 != 0x80 { count += 1 }
+                if byte == 0 { hasNull = true }
+            }
+            return (count, hasNull)
+        }
+        return value.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(value.utf8)
+    }
+
     /// Whether any key or string anywhere in `value` holds U+0000.
     public static func containsNull(_ value: JSONValue) -> Bool {
         switch value {

@@ -106,13 +106,24 @@ public struct EventValidator: Sendable {
     }
 
     /// Reverse-DNS: two or more dot-separated labels of ASCII letters, digits and hyphens.
+    /// Read byte by byte: a byte above 0x7F is part of a character that is not ASCII.
     static func isReverseDNS(_ value: String) -> Bool {
-        let labels = value.split(separator: ".", omittingEmptySubsequences: false)
-        return labels.count >= 2 && labels.allSatisfy { label in
-            !label.isEmpty && label.unicodeScalars.allSatisfy { scalar in
-                scalar.isASCII && (scalar == "-" || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))
+        var labels = 1
+        var labelLength = 0
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "."):
+                guard labelLength > 0 else { return false }
+                labels += 1
+                labelLength = 0
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"):
+                labelLength += 1
+            default:
+                return false
             }
         }
+        return labels >= 2 && labelLength > 0
     }
 }
 
@@ -137,12 +148,12 @@ private struct Checker {
 
     /// A text field: within `range` code points, not blank, no U+0000; one error for it at most.
     mutating func text(_ value: String, _ range: ClosedRange<Int>, at pointer: @autoclosure () -> String) {
-        let count = value.unicodeScalars.count
+        let (count, hasNull) = BlankText.codePointsAndNull(value)
         if count < range.lowerBound {
             fail(pointer(), "must not be empty")
         } else if BlankText.isBlank(value) {
             fail(pointer(), "must not be blank")
-        } else if BlankText.containsNull(value) {
+        } else if hasNull {
             fail(pointer(), "must not contain U+0000")
         } else if count > range.upperBound {
             fail(pointer(), "is \(count) code points long; at most \(range.upperBound) are allowed")

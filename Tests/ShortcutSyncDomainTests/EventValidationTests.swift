@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ShortcutSyncDomain
+import ShortcutSyncTestSupport
 
 @Suite struct EventValidationTests {
     static let now: Int64 = 1_763_712_000_000
@@ -121,6 +122,49 @@ import ShortcutSyncDomain
         #expect(validator.violations(ofBatch: tooMany).map(\.pointer) == ["/events"])
         let nested = validator.violations(ofBatch: [one, donation { $0.title = "" }.with(seq: 2)])
         #expect(nested.map(\.pointer) == ["/events/1/title"])
+    }
+
+    /// The rules' own words, read through `Unicode.Scalar`: what the validator's byte-by-byte reading
+    /// must agree with.
+    static func isReverseDNSAsWritten(_ value: String) -> Bool {
+        let labels = value.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2 && labels.allSatisfy { label in
+            !label.isEmpty && label.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII && (scalar == "-" || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))
+            }
+        }
+    }
+
+    /// 20,000 random names of the characters that matter (dots, hyphens, letters and digits of
+    /// ASCII and beyond, marks): a bundle id is refused as not reverse-DNS exactly when the rule
+    /// as written says so.
+    @Test func reverseDNSIsReadAsTheRuleIsWritten() {
+        let alphabet: [String] = [".", ".", "-", "a", "Z", "q", "0", "9", "_", " ", "é", "ª", "ǅ", "Ⅻ", "٣", "\u{301}", "汤", "🍅", "/", "\u{0}"]
+        var random = SeededGenerator(seed: 53)
+        for _ in 0..<20_000 {
+            let name = (0..<Int.random(in: 0...9, using: &random)).map { _ in alphabet.randomElement(using: &random)! }.joined()
+            let refused = EventValidator.violations(bundleId: name, identifier: "x")
+                .contains { $0.pointer == "/bundleId" && $0.detail.contains("reverse-DNS") }
+            let (count, hasNull) = BlankText.codePointsAndNull(name)
+            if count >= 1, !BlankText.isBlank(name), !hasNull {
+                #expect(refused == !Self.isReverseDNSAsWritten(name), "\(name.debugDescription)")
+            } else {
+                #expect(!refused, "\(name.debugDescription): another rule names it first")
+            }
+        }
+    }
+
+    /// The length and U+0000 checks count code points in one pass over the UTF-8: the same count
+    /// and the same answer as `unicodeScalars`.
+    @Test func codePointsAndNullAreCountedAsUnicodeScalarsCountThem() {
+        let alphabet: [String] = ["a", " ", "é", "汤", "🍅", "\u{0}", "\u{301}", "\r\n", "\u{7F}", "\u{80}", "\u{FFFF}"]
+        var random = SeededGenerator(seed: 59)
+        for _ in 0..<10_000 {
+            let text = (0..<Int.random(in: 0...40, using: &random)).map { _ in alphabet.randomElement(using: &random)! }.joined()
+            let (count, hasNull) = BlankText.codePointsAndNull(text)
+            #expect(count == text.unicodeScalars.count)
+            #expect(hasNull == text.unicodeScalars.contains("\u{0}"))
+        }
     }
 }
 

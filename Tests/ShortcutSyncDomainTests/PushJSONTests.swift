@@ -204,6 +204,48 @@ import Testing
         #expect(donation.identifier.contains("\u{6c64} 🍅"))
     }
 
+    /// The reader looks at a string eight bytes at a time until a byte ends it, starts an escape
+    /// or is not allowed: each such byte, and each kind of character, at every place of strings
+    /// of every length around the word's, in a member name and in a value, reads as JSONDecoder
+    /// reads it (or is refused as not JSON where JSONDecoder refuses it).
+    @Test func aStringReadEightBytesAtATimeReadsAsJSONDecoderReadsIt() throws {
+        let pieces: [[UInt8]] = [Array(#"\""#.utf8), Array(#"\\"#.utf8), Array(#"\n"#.utf8), Array(#"\u0041"#.utf8), [0x01], [0x1F],
+                                 Array("é".utf8), Array("汤".utf8), Array("🍅".utf8), [0xFF], [0xE6, 0xB1], [0xC3], [0x80], [0xED, 0xA0, 0x80],
+                                 [0x7F], [0x20], [0x21], [0x23], [0x5B], [0x5D]]
+        for length in 0...19 {
+            for place in 0...length {
+                for piece in pieces {
+                    var text = Array(repeating: UInt8(ascii: "a"), count: length)
+                    text.insert(contentsOf: piece, at: place)
+                    let prefix = Array(#"{"events":[{"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","seq":1,"hlc":{"wallMillis":5,"counter":0},"type":"donation","bundleId":"a.b","identifier":""#.utf8)
+                    let value = prefix + text + Array(#"","kind":"intent","title":"t"}]}"#.utf8)
+                    let name = prefix + Array(#"i","kind":"intent","title":"t","parameters":{""#.utf8) + text + Array(#"":1}}]}"#.utf8)
+                    for body in [value, name] {
+                        // JSONDecoder calls text that is not JSON "not valid JSON" without a reason.
+                        let foundation = Self.outcome { try JSONDecoder().decode(Body.self, from: Data(body)).events }
+                        if foundation == .error("dataCorrupted  The given data was not valid JSON.") {
+                            #expect(Self.outcome { try PushJSON.events(in: body) } == .syntaxError, "\(String(decoding: body, as: UTF8.self))")
+                        } else {
+                            Self.expectSame(body)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Member names the reader knows are read as its own strings; one that differs from a known
+    /// name in a byte, or is a known name with an escape in it, is still itself.
+    @Test func memberNamesNearTheKnownOnesReadAsJSONDecoderReadsThem() throws {
+        for name in ["identifier", "identifieR", "identifie", "identifierr", #"identifie\u0072"#, "eligibleForPrediction",
+                     "eligibleForPredictioN", "subtitle", "subtitlE", "", "a"] {
+            let text = #"{"events":[{"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","seq":1,"hlc":{"wallMillis":5,"counter":0},"type":"donation","bundleId":"a.b","identifier":"x","kind":"intent","title":"t","parameters":{"\#(name)":1}}]}"#
+            Self.expectSame(Array(text.utf8))
+            let renamed = text.replacingOccurrences(of: #""identifier":"x""#, with: #""\#(name)":"x""#)
+            Self.expectSame(Array(renamed.utf8))
+        }
+    }
+
     // MARK: Helpers
 
     /// The path of every value in the object, containers and their members alike.

@@ -17,5 +17,12 @@ enum JSONNode {
     case string(String)
     case array([JSONNode])
     /// Members in the order written.
-    case object([(key: String, value: JSONNode)])
+    case object([JSONMember])
+}
+
+/// A member of an object. A struct rather than a tuple: an array of tuples is destroyed through
+/// the runtime's generic tuple witness, which cost as much as reading the members did.
+struct JSONMember {
+    let key: String
+    let value: JSONNode
 }

@@ -197,8 +197,9 @@ public enum PushJSON {
         guard case .object(let members) = node else { throw mismatch([String: Any].self, node, path()) }
         var values: [String: JSONValue] = [:]
         values.reserveCapacity(members.count)
-        for (key, member) in members {
-            values[key] = try value(member, path: { path() + [JSONKey(key)] })
+        for member in members {
+            let key = member.key
+            values[key] = try value(member.value, path: { path() + [JSONKey(key)] })
         }
         return values
     }
@@ -224,7 +225,7 @@ public enum PushJSON {
 
     /// An object's members at a path, read by name as a keyed container reads them.
     struct Fields {
-        let members: [(key: String, value: JSONNode)]
+        let members: [JSONMember]
         let path: [JSONKey]
 
         init(_ node: JSONNode, path: [JSONKey]) throws(DecodingError) {
@@ -233,8 +234,11 @@ public enum PushJSON {
             self.path = path
         }
 
+        /// Lengths are compared first: most members are not the one looked for, and a length is
+        /// read without a call.
         private func node(_ key: String) -> JSONNode? {
-            members.last { $0.key == key }?.value
+            let length = key.utf8.count
+            return members.last { $0.key.utf8.count == length && $0.key == key }?.value
         }
 
         func required<Value>(_ key: String, _ read: (JSONNode, Path) throws(DecodingError) -> Value) throws(DecodingError) -> Value {
