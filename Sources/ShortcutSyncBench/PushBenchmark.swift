@@ -288,7 +288,7 @@ public struct PushBenchmark: Sendable {
         return try await client.withRunning {
             try await client.query("DROP TABLE IF EXISTS bench_raw_events", logger: logger)
             try await client.query("CREATE TABLE bench_raw_events (LIKE events INCLUDING ALL)", logger: logger)
-            let body = String(BenchEvents.body.dropFirst().dropLast())  // the body's fields, as the events table keeps them
+            let body = BenchEvents.fields  // the body's fields, as the events table keeps them
             let databaseBefore = try await meter.start()
             let deadline = ContinuousClock.now + (part ?? duration)
             let rows = try await withThrowingTaskGroup(of: Int.self) { group in
