@@ -31,12 +31,15 @@ public enum BlankText {
     }
 
     /// Whether `value` holds U+0000, which PostgreSQL refuses in `text` and `jsonb`.
+    /// U+0000 is the byte 0 in UTF-8, and no other character's bytes hold a 0.
     public static func containsNull(_ value: some StringProtocol) -> Bool {
-        value.unicodeScalars.contains("\u{0}")
+        value.utf8.contains(0)
     }
 
     /// How many code points `value` has and whether one is U+0000, in one pass over its UTF-8:
     /// a code point is a byte that does not continue one (10xxxxxx), and U+0000 is the byte 0.
+    /// Read from the string's own buffer where it has one: iterating `utf8` cost the validator
+    /// about a fifth more instructions (callgrind).
     public static func codePointsAndNull(_ value: String) -> (count: Int, hasNull: Bool) {
         func scan(_ bytes: some Sequence<UInt8>) -> (count: Int, hasNull: Bool) {
             var count = 0

@@ -208,13 +208,7 @@ struct JSONText {
         var value = value
         value.withUTF8 { utf8 in
             var runStart = 0
-            // Eight bytes at a time up to the first that needs an escape (most strings have none).
-            var plain = 0
-            while plain + 8 <= utf8.count,
-                  !JSONBytes.hasSpecialByte(UnsafeRawBufferPointer(utf8).loadUnaligned(fromByteOffset: plain, as: UInt64.self)) {
-                plain += 8
-            }
-            for index in plain..<utf8.count {
+            for index in 0..<utf8.count {
                 let byte = utf8[index]
                 guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))

@@ -188,7 +188,7 @@ struct JSONParser {
         var high: UInt64 = 0
         while index + 8 <= bytes.count {
             let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            guard !JSONBytes.hasSpecialByte(word) else { break }
+            guard !Self.hasSpecialByte(word) else { break }
             high |= word
             index += 8
         }
@@ -205,6 +205,17 @@ struct JSONParser {
             index += 1
         }
         throw error("unexpected end of the document in a string")
+    }
+
+    /// Whether any byte of `word` is a quote, a backslash or below 0x20: the word-wide tests for
+    /// "a byte is zero" and "a byte is below n" (n ≤ 0x80), which are exact as a yes or no.
+    @inline(__always)
+    private static func hasSpecialByte(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+        let below20 = (word &- 0x20 &* ones) & ~word & highs != 0
+        return below20 || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones))
     }
 
     /// A string with escapes, from `start` (after its opening quote) to its closing quote; `index` is
@@ -339,19 +350,5 @@ struct KnownNames: Sendable {
             return known.name
         }
         return nil
-    }
-}
-
-/// What a JSON string's reader and writer both look for.
-enum JSONBytes {
-    /// Whether any byte of `word` is a quote, a backslash or below 0x20: the word-wide tests for
-    /// "a byte is zero" and "a byte is below n" (n ≤ 0x80), which are exact as a yes or no.
-    @inline(__always)
-    static func hasSpecialByte(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
-        let below20 = (word &- 0x20 &* ones) & ~word & highs != 0
-        return below20 || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones))
     }
 }

@@ -160,7 +160,6 @@ public enum PushJSON {
     /// What a UUID that is not one is called (JSONDecoder's words).
     public static let invalidUUID = "Attempted to decode UUID from invalid UUID string."
 
-
     static func integer<Integer: FixedWidthInteger>(_ node: JSONNode, path: Path, as type: Integer.Type) throws(DecodingError) -> Integer {
         guard case .number(let text) = node else { throw mismatch(type, node, path()) }
         if let value = Integer(text) { return value }
