@@ -18,7 +18,12 @@ extension UUID {
         self.init(canonicalUTF8: text.utf8)
     }
 
-    /// Generic, but reached only through the two above: specialized here, whatever module calls them.
+    /// As `init(canonical:)` of the UTF-8 of a string (the push reader's, `PushJSON`).
+    init?(canonicalBytes text: UnsafeRawBufferPointer) {
+        self.init(canonicalUTF8: text)
+    }
+
+    /// Generic, but reached only through the three above: specialized here, whatever module calls them.
     private init?(canonicalUTF8 text: some Sequence<UInt8>) {
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let read = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in

@@ -6,15 +6,20 @@ struct JSONParser {
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
     private var depth = 0
+    private var tape = JSONTape()
 
-    /// The document in `bytes`.
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> JSONNode {
+    /// The document in `bytes`, as a tape over them.
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> JSONTape {
+        // Offsets are kept in 32 bits; a push body is limited far below that.
+        guard bytes.count < Int(Int32.max) else { throw JSONSyntaxError(offset: 0, reason: "a document of 2 GiB or more") }
         var parser = JSONParser(bytes: bytes)
+        // About one value for every ten bytes of a push body.
+        parser.tape.tokens.reserveCapacity(bytes.count / 8 + 4)
         parser.skipWhitespace()
-        let value = try parser.value()
+        try parser.value()
         parser.skipWhitespace()
         guard parser.index == bytes.count else { throw parser.error("unexpected text after the value") }
-        return value
+        return parser.tape
     }
 
     private init(bytes: UnsafeRawBufferPointer) {
@@ -36,26 +41,30 @@ struct JSONParser {
         }
     }
 
-    private mutating func expect(_ literal: StaticString, _ node: JSONNode) throws(JSONSyntaxError) -> JSONNode {
+    private mutating func append(_ kind: JSONToken.Kind, _ lower: Int, _ upper: Int, unescaped: Bool = false) {
+        tape.tokens.append(JSONToken(kind: kind, isUnescaped: unescaped, lower: Int32(truncatingIfNeeded: lower), upper: Int32(truncatingIfNeeded: upper)))
+    }
+
+    private mutating func expect(_ literal: StaticString, _ kind: JSONToken.Kind) throws(JSONSyntaxError) {
         let count = literal.utf8CodeUnitCount
         guard index + count <= bytes.count else { throw error("unexpected end of the document") }
         for offset in 0..<count where bytes[index + offset] != literal.utf8Start[offset] {
             throw error("unexpected character")
         }
         index += count
-        return node
+        append(kind, 0, 0)
     }
 
-    private mutating func value() throws(JSONSyntaxError) -> JSONNode {
+    private mutating func value() throws(JSONSyntaxError) {
         guard let byte = current else { throw error("unexpected end of the document") }
         switch byte {
-        case UInt8(ascii: "{"): return try object()
-        case UInt8(ascii: "["): return try array()
-        case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): return try expect("true", .bool(true))
-        case UInt8(ascii: "f"): return try expect("false", .bool(false))
-        case UInt8(ascii: "n"): return try expect("null", .null)
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        case UInt8(ascii: "{"): try object()
+        case UInt8(ascii: "["): try array()
+        case UInt8(ascii: "\""): try string()
+        case UInt8(ascii: "t"): try expect("true", .true)
+        case UInt8(ascii: "f"): try expect("false", .false)
+        case UInt8(ascii: "n"): try expect("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
         default: throw error("unexpected character")
         }
     }
@@ -65,24 +74,34 @@ struct JSONParser {
         guard depth <= Self.maxDepth else { throw error("nested more than \(Self.maxDepth) levels deep") }
     }
 
-    private mutating func object() throws(JSONSyntaxError) -> JSONNode {
+    /// Opens a container's token, to be closed by `close` once its values follow it.
+    private mutating func open(_ kind: JSONToken.Kind) throws(JSONSyntaxError) -> Int {
         try nest()
         index += 1
-        var members: [JSONMember] = []
+        append(kind, 0, 0)
+        return tape.tokens.count - 1
+    }
+
+    private mutating func close(_ token: Int, count: Int) {
+        index += 1
+        depth -= 1
+        tape.tokens[token].lower = Int32(truncatingIfNeeded: count)
+        tape.tokens[token].upper = Int32(truncatingIfNeeded: tape.tokens.count)
+    }
+
+    private mutating func object() throws(JSONSyntaxError) {
+        let token = try open(.object)
+        var count = 0
         skipWhitespace()
-        if current == UInt8(ascii: "}") {
-            index += 1
-            depth -= 1
-            return .object(members)
-        }
+        if current == UInt8(ascii: "}") { return close(token, count: count) }
         // A name given twice is refused: readers disagree on which value counts (JSONDecoder takes
         // the first, JSONSerialization and PostgreSQL's jsonb the last), so no reading is right.
         var names = MemberNames()
         while true {
             guard current == UInt8(ascii: "\"") else { throw error("expected a member name") }
             let start = index
-            let key = try memberName()
-            guard names.insert(key) else {
+            try string()
+            guard names.insert(tape.tokens.count - 1, of: self) else {
                 index = start
                 throw error("a member name is given twice")
             }
@@ -90,51 +109,44 @@ struct JSONParser {
             guard current == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            members.append(JSONMember(key: key, value: try value()))
+            try value()
+            count += 1
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","):
                 index += 1
                 skipWhitespace()
             case UInt8(ascii: "}"):
-                index += 1
-                depth -= 1
-                return .object(members)
+                return close(token, count: count)
             default:
                 throw error("expected ',' or '}'")
             }
         }
     }
 
-    private mutating func array() throws(JSONSyntaxError) -> JSONNode {
-        try nest()
-        index += 1
-        var elements: [JSONNode] = []
+    private mutating func array() throws(JSONSyntaxError) {
+        let token = try open(.array)
+        var count = 0
         skipWhitespace()
-        if current == UInt8(ascii: "]") {
-            index += 1
-            depth -= 1
-            return .array(elements)
-        }
+        if current == UInt8(ascii: "]") { return close(token, count: count) }
         while true {
-            elements.append(try value())
+            try value()
+            count += 1
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","):
                 index += 1
                 skipWhitespace()
             case UInt8(ascii: "]"):
-                index += 1
-                depth -= 1
-                return .array(elements)
+                return close(token, count: count)
             default:
                 throw error("expected ',' or ']'")
             }
         }
     }
 
-    /// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, returned as written.
-    private mutating func number() throws(JSONSyntaxError) -> String {
+    /// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, kept as written.
+    private mutating func number() throws(JSONSyntaxError) {
         let start = index
         if current == UInt8(ascii: "-") { index += 1 }
         guard let first = current, isDigit(first) else { throw error("expected a digit") }
@@ -151,7 +163,7 @@ struct JSONParser {
             guard let digit = current, isDigit(digit) else { throw error("expected a digit in the exponent") }
             skipDigits()
         }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        append(.number, start, index)
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
@@ -160,29 +172,11 @@ struct JSONParser {
         while let byte = current, isDigit(byte) { index += 1 }
     }
 
-    /// A string's contents; `index` is on its opening quote.
-    private mutating func string() throws(JSONSyntaxError) -> String {
-        let start = index + 1
-        if let (text, ascii) = try plainString() { return try validated(text, ascii: ascii) }
-        return try unescapedString(from: start)
-    }
-
-    /// A member name: the reader's own string for a name it knows (`KnownNames`), so that the
-    /// names of every event are neither allocated again nor compared byte by byte when looked up.
-    private mutating func memberName() throws(JSONSyntaxError) -> String {
-        let start = index + 1
-        if let (text, ascii) = try plainString() {
-            if ascii, let known = KnownNames.shared.name(text) { return known }
-            return try validated(text, ascii: ascii)
-        }
-        return try unescapedString(from: start)
-    }
-
-    /// The common case, a string without escapes: its bytes and whether they are all ASCII,
-    /// with `index` after its closing quote. Nil, with `index` on the first backslash, when it has an
-    /// escape. Eight bytes are looked at a time while none of them ends the string, starts an
-    /// escape or is a control character (a string's bytes are most of a push body).
-    private mutating func plainString() throws(JSONSyntaxError) -> (UnsafeRawBufferPointer, ascii: Bool)? {
+    /// A string, `index` on its opening quote. Its text is the document's own bytes unless it
+    /// has escapes. Eight bytes are looked at a time while none of them ends the string, starts
+    /// an escape or is a control character (a string's bytes are most of a push body); its UTF-8
+    /// is checked only when a byte is above 0x7F.
+    private mutating func string() throws(JSONSyntaxError) {
         index += 1
         let start = index
         var high: UInt64 = 0
@@ -195,11 +189,14 @@ struct JSONParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+                if high & 0x8080_8080_8080_8080 != 0, !UTF8Check.isValid(UnsafeRawBufferPointer(rebasing: bytes[start..<index])) {
+                    throw error("a string that is not valid UTF-8")
+                }
+                append(.string, start, index)
                 index += 1
-                return (text, high & 0x8080_8080_8080_8080 == 0)
+                return
             }
-            if byte == UInt8(ascii: "\\") { return nil }
+            if byte == UInt8(ascii: "\\") { return try unescapedString(from: start) }
             if byte < 0x20 { throw error("a control character in a string") }
             high |= UInt64(byte)
             index += 1
@@ -218,48 +215,44 @@ struct JSONParser {
         return below20 || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones))
     }
 
-    /// A string with escapes, from `start` (after its opening quote) to its closing quote; `index` is
-    /// on its first backslash.
-    private mutating func unescapedString(from start: Int) throws(JSONSyntaxError) -> String {
-        var unescaped = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
+    /// A string with escapes, from `start` (after its opening quote) to its closing quote, its
+    /// text unescaped into the tape; `index` is on its first backslash.
+    private mutating func unescapedString(from start: Int) throws(JSONSyntaxError) {
+        let lower = tape.unescaped.count
+        tape.unescaped.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let string = unescaped.withUnsafeBytes({ String(exactUTF8: $0, ascii: false) }) else {
-                    throw error("a string that is not valid UTF-8")
-                }
-                return string
+                let valid = tape.unescaped.withUnsafeBytes { UTF8Check.isValid(UnsafeRawBufferPointer(rebasing: $0[lower...])) }
+                guard valid else { throw error("a string that is not valid UTF-8") }
+                append(.string, lower, tape.unescaped.count, unescaped: true)
+                return
             case UInt8(ascii: "\\"):
                 index += 1
-                try escape(into: &unescaped)
+                try escape()
             case 0..<0x20:
                 throw error("a control character in a string")
             default:
-                unescaped.append(byte)
+                tape.unescaped.append(byte)
                 index += 1
             }
         }
         throw error("unexpected end of the document in a string")
     }
 
-    private func validated(_ text: UnsafeRawBufferPointer, ascii: Bool) throws(JSONSyntaxError) -> String {
-        guard let string = String(exactUTF8: text, ascii: ascii) else { throw error("a string that is not valid UTF-8") }
-        return string
-    }
-
-    /// One escape after its backslash, appended as UTF-8.
-    private mutating func escape(into out: inout [UInt8]) throws(JSONSyntaxError) {
+    /// One escape after its backslash, its character appended to the tape's unescaped text.
+    private mutating func escape() throws(JSONSyntaxError) {
         guard let byte = current else { throw error("unexpected end of the document in a string") }
         index += 1
         switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(byte)
-        case UInt8(ascii: "b"): out.append(0x08)
-        case UInt8(ascii: "f"): out.append(0x0C)
-        case UInt8(ascii: "n"): out.append(0x0A)
-        case UInt8(ascii: "r"): out.append(0x0D)
-        case UInt8(ascii: "t"): out.append(0x09)
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): tape.unescaped.append(byte)
+        case UInt8(ascii: "b"): tape.unescaped.append(0x08)
+        case UInt8(ascii: "f"): tape.unescaped.append(0x0C)
+        case UInt8(ascii: "n"): tape.unescaped.append(0x0A)
+        case UInt8(ascii: "r"): tape.unescaped.append(0x0D)
+        case UInt8(ascii: "t"): tape.unescaped.append(0x09)
         case UInt8(ascii: "u"):
             var scalar = try hex4()
             if (0xD800...0xDBFF).contains(scalar) {
@@ -273,7 +266,7 @@ struct JSONParser {
             } else if (0xDC00...0xDFFF).contains(scalar) {
                 throw error("a low surrogate without its high surrogate")
             }
-            out.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+            tape.unescaped.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
         default:
             throw error("an unknown escape")
         }
@@ -291,64 +284,38 @@ struct JSONParser {
     }
 }
 
-/// The member names of one object so far: a short list while it is short, a set past that, so
-/// that an object of many members costs no more than one of few per member.
+/// The member names of one object so far, as tokens of the tape: a short list while it is
+/// short, a set past that, so that an object of many members costs no more than one of few per
+/// member. Two names are the same when their bytes are, once unescaped.
 private struct MemberNames {
-    private var few: [String] = []
-    private var many: Set<String>?
+    private var few: [Int] = []
+    private var many: Set<[UInt8]>?
 
-    /// Adds `name`; false when the object has it already.
-    mutating func insert(_ name: String) -> Bool {
-        if many != nil { return many!.insert(name).inserted }
-        let length = name.utf8.count
-        if few.contains(where: { $0.utf8.count == length && $0 == name }) { return false }
-        few.append(name)
-        if few.count > 16 { many = Set(few) }
+    /// Adds the name at `token`; false when the object has it already.
+    mutating func insert(_ token: Int, of parser: JSONParser) -> Bool {
+        if many != nil { return parser.withText(of: token) { many!.insert(Array($0)).inserted } }
+        for name in few where parser.sameText(name, token) { return false }
+        few.append(token)
+        if few.count > 16 {
+            many = Set(few.map { name in parser.withText(of: name) { Array($0) } })
+        }
         return true
     }
 }
 
-extension String {
-    /// The string whose UTF-8 is exactly `bytes`, or nil when they are not valid UTF-8; `ascii`
-    /// says that no byte is above 0x7F (the reader knows it from its scan).
-    ///
-    /// `String(validating:as:)` says the same, but goes through the standard library's generic
-    /// validator, which looked up type metadata for every string: 5 % of the service's CPU in a
-    /// profile of 100-event pushes. Decoding is specialised for a buffer of bytes; it repairs
-    /// invalid UTF-8 with U+FFFD, so the bytes decoded differ from the input exactly when the
-    /// input was not valid.
-    init?(exactUTF8 bytes: UnsafeRawBufferPointer, ascii: Bool) {
-        var string = String(decoding: bytes, as: UTF8.self)
-        if !ascii {
-            guard string.withUTF8({ decoded in decoded.count == bytes.count && decoded.elementsEqual(bytes) }) else { return nil }
-        }
-        self = string
-    }
-}
-
-/// The member names the push reader looks up (`PushJSON`, and a donation's fields as
-/// `Donation.visitFields` declares them), each kept as one `String`.
-struct KnownNames: Sendable {
-    static let shared = KnownNames()
-
-    /// The names by their length in bytes: each name's bytes beside the name.
-    private let byLength: [[(bytes: [UInt8], name: String)]]
-
-    private init() {
-        let names = ["events", "id", "seq", "hlc", "wallMillis", "counter", "type", "bundleId", "identifiers", "groupIdentifier",
-                     "all", "voiceShortcutId", "phrase", "identifier", "title", "installed", "scope", "deviceId", "paused"]
-            + Donation.fields.map(\.name)
-        var byLength: [[(bytes: [UInt8], name: String)]] = Array(repeating: [], count: (names.map(\.utf8.count).max() ?? 0) + 1)
-        for name in Set(names) { byLength[name.utf8.count].append((Array(name.utf8), name)) }
-        self.byLength = byLength
+extension JSONParser {
+    /// `read` of the text of the string at `token`.
+    fileprivate func withText<Result>(of token: Int, _ read: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let string = tape.tokens[token]
+        let range = Int(string.lower)..<Int(string.upper)
+        if string.isUnescaped { return tape.unescaped.withUnsafeBytes { read(UnsafeRawBufferPointer(rebasing: $0[range])) } }
+        return read(UnsafeRawBufferPointer(rebasing: bytes[range]))
     }
 
-    /// The known name whose bytes are `text`, if there is one.
-    func name(_ text: UnsafeRawBufferPointer) -> String? {
-        guard !text.isEmpty, text.count < byLength.count else { return nil }
-        for known in byLength[text.count] where known.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, text.baseAddress!, text.count) == 0 }) {
-            return known.name
-        }
-        return nil
+    /// Whether the strings at two tokens have the same text.
+    fileprivate func sameText(_ first: Int, _ second: Int) -> Bool {
+        let one = tape.tokens[first], other = tape.tokens[second]
+        guard one.upper - one.lower == other.upper - other.lower else { return false }
+        return withText(of: first) { a in withText(of: second) { b in a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
     }
 }
