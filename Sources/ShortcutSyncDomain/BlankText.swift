@@ -52,14 +52,4 @@ public enum BlankText {
         }
         return value.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(value.utf8)
     }
-
-    /// Whether any key or string anywhere in `value` holds U+0000.
-    public static func containsNull(_ value: JSONValue) -> Bool {
-        switch value {
-        case .null, .bool, .number: false
-        case .string(let string): containsNull(string)
-        case .array(let values): values.contains(where: containsNull)
-        case .object(let members): members.contains { containsNull($0.key) || containsNull($0.value) }
-        }
-    }
 }

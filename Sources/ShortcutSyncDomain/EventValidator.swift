@@ -247,11 +247,10 @@ private struct DonationCheck: DonationFieldVisitor {
 
     @inline(__always)
     mutating func object(_ label: DonationField.Label, _ access: DonationField.Access<[String: JSONValue]>, maxBytes: Int) {
-        let object = JSONValue.object(access.get(donation))
-        let size = JSONText.size(of: object)
+        let (size, hasNull) = JSONText.measure(.object(access.get(donation)))
         if size > maxBytes {
             check.fail("/" + label.name, "is \(size) bytes encoded; at most \(maxBytes) are allowed")
-        } else if BlankText.containsNull(object) {
+        } else if hasNull {
             check.fail("/" + label.name, "must not contain U+0000 in any key or string")
         }
     }
