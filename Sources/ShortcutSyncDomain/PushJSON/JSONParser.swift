@@ -286,15 +286,25 @@ struct JSONParser {
 
 /// The member names of one object so far, as tokens of the tape: a short list while it is
 /// short, a set past that, so that an object of many members costs no more than one of few per
-/// member. Two names are the same when their bytes are, once unescaped.
+/// member. Two names are the same when their bytes are, once unescaped. A name whose length,
+/// first and last byte no name before it shares (a bit of `seen`, as a one-word Bloom filter)
+/// is new without a look at the list: most names of an event are.
 private struct MemberNames {
     private var few: [Int] = []
+    private var seen: UInt64 = 0
     private var many: Set<[UInt8]>?
 
     /// Adds the name at `token`; false when the object has it already.
     mutating func insert(_ token: Int, of parser: JSONParser) -> Bool {
         if many != nil { return parser.withText(of: token) { many!.insert(Array($0)).inserted } }
-        for name in few where parser.sameText(name, token) { return false }
+        let bit: UInt64 = parser.withText(of: token) { text in
+            let mix = text.count &* 31 &+ Int(text.first ?? 0) &* 7 &+ Int(text.last ?? 0)
+            return 1 << UInt64(mix & 63)
+        }
+        if seen & bit != 0 {
+            for name in few where parser.sameText(name, token) { return false }
+        }
+        seen |= bit
         few.append(token)
         if few.count > 16 {
             many = Set(few.map { name in parser.withText(of: name) { Array($0) } })
