@@ -17,13 +17,16 @@ import ShortcutSyncStore
 /// Before it runs, `AuthenticationMiddleware` checked the device's token, `PushAdmissionMiddleware`
 /// refused an account over its budget or its pushes under way, and `BodyLimitMiddleware` a body
 /// over the limit or late. Here: the content type, as the generated server checks it; the
-/// events; the budget, charged by the events; a place to run (`PushGate`); then the push.
+/// events; the budget, charged by the events; a place to run (`PushGate`); its account's turn
+/// (`AccountTurns`); then the push.
 struct PushRoute: Sendable {
     static let path = "/v1/sync/push"
 
     let api: SyncAPI
     let budget: Budget
     let gate: PushGate
+    /// Pushes of one account take turns (`AccountTurns`).
+    let turns: AccountTurns
     /// How the errors of the push become problems, as for every other operation.
     let problems: ProblemMiddleware
 
@@ -37,7 +40,9 @@ struct PushRoute: Sendable {
                 ServerMetrics.pushesOverBudget.increment()
                 throw APIProblem.overBudget(retryAfter: wait, budget)
             }
-            let accepted = try await gate.run(timerLoop: context.channel.eventLoop) { try await api.push(events, account: account, device: device) }
+            let accepted = try await gate.run(timerLoop: context.channel.eventLoop) {
+                try await turns.run(account) { try await api.push(events, account: account, device: device) }
+            }
             return Response(
                 status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: #"{"lastAcceptedSeq":\#(accepted.lastAcceptedSeq),"version":\#(accepted.version)}"#)))
