@@ -33,23 +33,25 @@ final class AccountTurns: Sendable {
         lines.withLock { $0[account]?.count ?? 0 }
     }
 
+    /// Takes the account's turn: at once when no push of it runs (no continuation made), else in
+    /// the order it came.
     private func take(_ account: UUID) async {
-        let free = lines.withLock { lines -> Bool in
-            guard lines[account] == nil else { return false }
-            lines[account] = []
-            return true
-        }
-        if free { return }
+        if claim(account, orQueue: nil) { return }
         await withCheckedContinuation { continuation in
-            let free = lines.withLock { lines -> Bool in
-                guard lines[account] != nil else {
-                    lines[account] = []
-                    return true
-                }
-                lines[account]!.append(continuation)
-                return false
+            if claim(account, orQueue: continuation) { continuation.resume() }
+        }
+    }
+
+    /// True when no push of `account` was running: the turn is this one's. Else `continuation`,
+    /// if any, waits in the account's line.
+    private func claim(_ account: UUID, orQueue continuation: CheckedContinuation<Void, Never>?) -> Bool {
+        lines.withLock { lines in
+            guard lines[account] != nil else {
+                lines[account] = []
+                return true
             }
-            if free { continuation.resume() }
+            if let continuation { lines[account]!.append(continuation) }
+            return false
         }
     }
 

@@ -46,21 +46,19 @@ import Testing
         let log = Log()
         let pushes = 20
         try await withThrowingTaskGroup(of: Void.self) { group in
+            // Whatever fails below, the first push ends, and the others after it.
+            defer { first.letGo() }
             group.addTask { try await log.push(0, account: account, turns: turns, holding: first) }
-            try await within(.seconds(10), "the first push to start") {
-                while log.state.withLock({ $0.order.count }) < 1 { await Task.yield() }
-            }
+            try await eventually("the first push to start", timeout: .seconds(10)) { log.state.withLock { !$0.order.isEmpty } }
             for number in 1..<pushes {
                 group.addTask { try await log.push(number, account: account, turns: turns) }
                 // Each comes once the one before it waits: the order they came is known.
-                try await within(.seconds(10), "push \(number) to wait its turn") {
-                    while turns.waiting(account) < number { await Task.yield() }
-                }
+                try await eventually("push \(number) to wait its turn", timeout: .seconds(10)) { turns.waiting(account) == number }
             }
             #expect(log.state.withLock { $0.order } == [0], "none ran beside the first")
             first.letGo()
-            try await within(.seconds(10), "every push to end") {
-                while log.state.withLock({ $0.order.count < pushes || $0.running > 0 }) { await Task.yield() }
+            try await eventually("every push to end", timeout: .seconds(10)) {
+                log.state.withLock { $0.order.count == pushes && $0.running == 0 }
             }
             try await group.waitForAll()
         }
@@ -75,17 +73,18 @@ import Testing
         let turns = AccountTurns()
         let held = Held()
         let log = Log()
-        let waiting = Task { try await log.push(0, account: UUID(), turns: turns, holding: held) }
-        try await within(.seconds(10), "the first account's push to start") {
-            while log.state.withLock({ $0.order.isEmpty }) { await Task.yield() }
+        // Whatever fails below, the held push ends, and anything waiting for it.
+        defer { held.letGo() }
+        let holding = Task { try await log.push(0, account: UUID(), turns: turns, holding: held) }
+        try await eventually("the first account's push to start", timeout: .seconds(10)) { log.state.withLock { !$0.order.isEmpty } }
+        let beside = Task { try await log.push(1, account: UUID(), turns: turns) }
+        try await eventually("another account's push to run beside it", timeout: .seconds(10)) {
+            log.state.withLock { $0.order == [0, 1] && $0.running == 1 }
         }
-        let other = try await within(.seconds(10), "another account's push beside it") {
-            try await turns.run(UUID()) { 7 }
-        }
-        #expect(other == 7)
+        try await beside.value
         #expect(turns.accountsRunning == 1)
         held.letGo()
-        try await waiting.value
+        try await holding.value
         #expect(turns.accountsRunning == 0)
     }
 
@@ -95,8 +94,9 @@ import Testing
         let turns = AccountTurns()
         let account = UUID()
         await #expect(throws: Refused.self) { try await turns.run(account) { throw Refused() } }
-        let next = try await within(.seconds(10), "the next push of the account") { try await turns.run(account) { "ran" } }
-        #expect(next == "ran")
+        // Asked before the next push, which would wait for a turn never handed on.
+        try #require(turns.accountsRunning == 0, "the failed push kept its account's turn")
+        #expect(try await turns.run(account) { "ran" } == "ran")
         #expect(turns.accountsRunning == 0)
     }
 }

@@ -82,16 +82,12 @@ struct JSONNode {
 
     /// Whether this string is `name`, byte for byte.
     func hasText(_ name: String) -> Bool {
-        let text = self.text
         let utf8 = name.utf8
-        guard text.count == utf8.count else { return false }
-        return utf8.withContiguousStorageIfAvailable { name in
-            text.isEmpty || memcmp(text.baseAddress!, name.baseAddress!, text.count) == 0
-        } ?? text.elementsEqual(utf8)
+        return utf8.withContiguousStorageIfAvailable { text.hasSameBytes(as: UnsafeRawBufferPointer($0)) } ?? text.elementsEqual(utf8)
     }
 
     /// An array's elements, or an object's members as name, value, name, value…
-    var children: JSONChildren {
+    private var children: JSONChildren {
         let token = document.tokens[index]
         let count = token.kind == .object ? 2 * Int(token.lower) : Int(token.lower)
         return JSONChildren(document: document, position: index + 1, left: count)
@@ -102,9 +98,6 @@ struct JSONNode {
 
     /// An object's members in the order written.
     var members: JSONMembers { JSONMembers(children: children) }
-
-    /// How many members an object has.
-    var memberCount: Int { Int(document.tokens[index].lower) }
 
     /// How JSONDecoder names what it found instead.
     var kindName: String {
@@ -145,5 +138,13 @@ struct JSONMembers: Sequence, IteratorProtocol {
     mutating func next() -> (name: JSONNode, value: JSONNode)? {
         guard let name = children.next(), let value = children.next() else { return nil }
         return (name, value)
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether `other` holds the same bytes: the reader's comparison of a member name with
+    /// another (`JSONParser`) and with a name it looks up (`JSONNode.hasText`).
+    func hasSameBytes(as other: UnsafeRawBufferPointer) -> Bool {
+        count == other.count && (isEmpty || memcmp(baseAddress!, other.baseAddress!, count) == 0)
     }
 }

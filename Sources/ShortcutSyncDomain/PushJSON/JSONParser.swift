@@ -326,6 +326,6 @@ extension JSONParser {
     fileprivate func sameText(_ first: Int, _ second: Int) -> Bool {
         let one = tape.tokens[first], other = tape.tokens[second]
         guard one.upper - one.lower == other.upper - other.lower else { return false }
-        return withText(of: first) { a in withText(of: second) { b in a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+        return withText(of: first) { one in withText(of: second) { other in one.hasSameBytes(as: other) } }
     }
 }

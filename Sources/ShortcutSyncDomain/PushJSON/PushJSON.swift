@@ -283,7 +283,7 @@ public enum PushJSON {
         private mutating func node(_ key: String) -> JSONNode? {
             let (token, ordinal) = resume
             let length = key.utf8.count
-            return node(key, length: length, from: token, ordinal: ordinal, before: object.memberCount)
+            return node(key, length: length, from: token, ordinal: ordinal, before: object.members.count)
                 ?? node(key, length: length, from: object.index + 1, ordinal: 0, before: ordinal)
         }
 
