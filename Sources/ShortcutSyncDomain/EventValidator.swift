@@ -89,17 +89,22 @@ public struct EventValidator: Sendable {
         }
         var seenIds: [UUID: Int] = [:]
         var seenSeqs: [Int64: Int] = [:]
-        for (index, event) in events.enumerated() {
-            let prefix = "/events/\(index)"
-            if !event.type.isPushed {
-                errors.append(FieldError(pointer: prefix + "/type", detail: "\(event.type.rawValue) is written by the service; a device cannot push it"))
+        seenIds.reserveCapacity(events.count)
+        seenSeqs.reserveCapacity(events.count)
+        // By index, each event read in place (a loop over the elements copied each one), and each
+        // pointer written only for an error.
+        for index in events.indices {
+            func pointer(_ field: String = "") -> String { "/events/\(index)" + field }
+            if !events[index].type.isPushed {
+                errors.append(FieldError(pointer: pointer("/type"), detail: "\(events[index].type.rawValue) is written by the service; a device cannot push it"))
             }
-            errors += violations(of: event).map { $0.nested(under: prefix) }
-            if let first = seenIds.updateValue(index, forKey: event.id) {
-                errors.append(FieldError(pointer: prefix + "/id", detail: "repeats the id of /events/\(first)"))
+            let own = violations(of: events[index])
+            if !own.isEmpty { errors += own.map { $0.nested(under: pointer()) } }
+            if let first = seenIds.updateValue(index, forKey: events[index].id) {
+                errors.append(FieldError(pointer: pointer("/id"), detail: "repeats the id of /events/\(first)"))
             }
-            if let first = seenSeqs.updateValue(index, forKey: event.seq) {
-                errors.append(FieldError(pointer: prefix + "/seq", detail: "repeats the seq of /events/\(first)"))
+            if let first = seenSeqs.updateValue(index, forKey: events[index].seq) {
+                errors.append(FieldError(pointer: pointer("/seq"), detail: "repeats the seq of /events/\(first)"))
             }
         }
         return errors

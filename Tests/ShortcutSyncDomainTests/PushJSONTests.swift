@@ -171,13 +171,20 @@ import Testing
         for text in [#"{"events":[],"events":[]}"#,
                      #"{"events":[{"id":"6E9B3A52-2B7B-4E55-9C5A-4D38D7C1B001","seq":1,"seq":2}]}"#,
                      #"{"events":[{"parameters":{"a":1,"b":2,"a":3}}]}"#,
-                     #"{"events":[{"parameters":{"ab":1,"b":2,"a\u0062":3}}]}"#, #"{"events":[{"parameters":{"\u00e9":1,"é":2}}]}"#] {
+                     #"{"events":[{"parameters":{"ab":1,"b":2,"a\u0062":3}}]}"#, #"{"events":[{"parameters":{"\u00e9":1,"é":2}}]}"#,
+                     // The names before are found past their values, however deep these are.
+                     #"{"events":[{"parameters":{"b":[1,[2]],"a":{"x":[1,{"a":2}]},"a":3}}]}"#] {
             #expect(Self.outcome { try PushJSON.events(in: Array(text.utf8)) } == .syntaxError, "\(text)")
         }
         let many = "{" + (0..<5_000).map { #""k\#($0)":0"# }.joined(separator: ",") + #","k17":1}"#
         #expect(Self.outcome { try PushJSON.events(in: Array(many.utf8)) } == .syntaxError)
         let escaped = "{" + (0..<20).map { #""k\#($0)":0"# }.joined(separator: ",") + #","k\u00317":1}"#
         #expect(Self.outcome { try PushJSON.events(in: Array(escaped.utf8)) } == .syntaxError)
+        // Past sixteen names, the set of them is made from the names before, found past their
+        // values (the first one's nested), and not from the names these hold.
+        let afterNested = #"{"k0":[[0,0,0,0],{"k7":[0]}],"# + (1..<20).map { #""k\#($0)":0"# }.joined(separator: ",")
+        #expect(Self.outcome { try PushJSON.events(in: Array((afterNested + #","k5":1}"#).utf8)) } == .syntaxError)
+        #expect(Self.outcome { try PushJSON.events(in: Array((afterNested + #","k20":1}"#).utf8)) } != .syntaxError)
         #expect(Self.outcome { try PushJSON.events(in: event) } == Self.outcome { try JSONDecoder().decode(Body.self, from: Data(event)).events })
         if case .events(let events) = Self.outcome({ try PushJSON.events(in: event) }) { #expect(events.count == 1) } else { Issue.record("a valid body was refused") }
     }

@@ -41,6 +41,15 @@ struct JSONToken {
     /// A number's or a string's end byte (a string's on its closing quote); for a container, the
     /// index of the token after everything it holds.
     var upper: Int32
+
+    /// The index of the token after this value and everything it holds, this token being at
+    /// `index` (a container's once it is closed).
+    func next(at index: Int) -> Int {
+        switch kind {
+        case .array, .object: Int(upper)
+        default: index + 1
+        }
+    }
 }
 
 /// A parsed document over the bytes it was read from; valid while they are.
@@ -53,11 +62,7 @@ struct JSONDocument {
 
     /// The index of the token after the value at `index` and everything it holds.
     func after(_ index: Int) -> Int {
-        let token = tokens[index]
-        switch token.kind {
-        case .array, .object: return Int(token.upper)
-        default: return index + 1
-        }
+        tokens[index].next(at: index)
     }
 }
 

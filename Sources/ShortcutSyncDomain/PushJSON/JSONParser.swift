@@ -96,7 +96,7 @@ struct JSONParser {
         if current == UInt8(ascii: "}") { return close(token, count: count) }
         // A name given twice is refused: readers disagree on which value counts (JSONDecoder takes
         // the first, JSONSerialization and PostgreSQL's jsonb the last), so no reading is right.
-        var names = MemberNames()
+        var names = MemberNames(object: token)
         while true {
             guard current == UInt8(ascii: "\"") else { throw error("expected a member name") }
             let start = index
@@ -284,17 +284,25 @@ struct JSONParser {
     }
 }
 
-/// The member names of one object so far, as tokens of the tape: a short list while it is
-/// short, a set past that, so that an object of many members costs no more than one of few per
-/// member. Two names are the same when their bytes are, once unescaped. A name whose length,
-/// first and last byte no name before it shares (a bit of `seen`, as a one-word Bloom filter)
-/// is new without a look at the list: most names of an event are.
+/// The member names of one object so far, read from the tape itself (its first name is the token
+/// after the object's own, and each next one follows the value before it), so that keeping them
+/// allocates nothing: a short walk while they are few, a set past that, so that an object of
+/// many members costs no more than one of few per member. Two names are the same when their
+/// bytes are, once unescaped. A name whose length, first and last byte no name before it shares
+/// (a bit of `seen`, as a one-word Bloom filter) is new without a walk: most names of an event
+/// are.
 private struct MemberNames {
-    private var few: [Int] = []
+    /// The token of the object's first name.
+    private let first: Int
+    private var count = 0
     private var seen: UInt64 = 0
     private var many: Set<[UInt8]>?
 
-    /// Adds the name at `token`; false when the object has it already.
+    init(object: Int) {
+        first = object + 1
+    }
+
+    /// Adds the name at `token`, the object's newest; false when the object has it already.
     mutating func insert(_ token: Int, of parser: JSONParser) -> Bool {
         if many != nil { return parser.withText(of: token) { many!.insert(Array($0)).inserted } }
         let bit: UInt64 = parser.withText(of: token) { text in
@@ -302,18 +310,34 @@ private struct MemberNames {
             return 1 << UInt64(mix & 63)
         }
         if seen & bit != 0 {
-            for name in few where parser.sameText(name, token) { return false }
+            var name = first
+            for _ in 0..<count {
+                if parser.sameText(name, token) { return false }
+                name = parser.name(after: name)
+            }
         }
         seen |= bit
-        few.append(token)
-        if few.count > 16 {
-            many = Set(few.map { name in parser.withText(of: name) { Array($0) } })
+        if count == 16 {
+            var names = Set<[UInt8]>(minimumCapacity: 64)
+            var name = first
+            for _ in 0..<count {
+                names.insert(parser.withText(of: name) { Array($0) })
+                name = parser.name(after: name)
+            }
+            names.insert(parser.withText(of: token) { Array($0) })
+            many = names
         }
+        count += 1
         return true
     }
 }
 
 extension JSONParser {
+    /// The token of the member name after the one at `name`, past its value.
+    fileprivate func name(after name: Int) -> Int {
+        tape.tokens[name + 1].next(at: name + 1)
+    }
+
     /// `read` of the text of the string at `token`.
     fileprivate func withText<Result>(of token: Int, _ read: (UnsafeRawBufferPointer) -> Result) -> Result {
         let string = tape.tokens[token]
