@@ -11,7 +11,9 @@ extension EventBody {
         case .donation(let donation):
             var writer = DonationWriter(donation: donation, json: consume json)
             Donation.visitFields(&writer)
-            json = writer.json
+            // Closed where the writer holds it: a copy back into `json` would share its bytes,
+            // and closing them would copy them.
+            return writer.json.closed()
         case .deletion(let deletion):
             json.field("bundleId", deletion.bundleId)
             switch deletion.selector {
@@ -40,7 +42,7 @@ extension EventBody {
             paused.scope.writeFields(into: &json)
             json.field("paused", paused.paused)
         }
-        return json.object
+        return json.closed()
     }
 }
 
@@ -117,17 +119,19 @@ struct DonationWriter: DonationFieldVisitor {
 
 /// A JSON object written field by field, as UTF-8 bytes.
 struct JSONText {
-    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+    private var bytes: [UInt8] = []
     private var first = true
 
+    /// One allocation for a body of up to 512 bytes (an array literal, then its reserve, were two).
     init() {
         bytes.reserveCapacity(512)
+        bytes.append(UInt8(ascii: "{"))
     }
 
-    var object: String {
-        var closed = bytes
-        closed.append(UInt8(ascii: "}"))
-        return String(decoding: closed, as: UTF8.self)
+    /// The object, closed: its bytes are closed in place, not copied first. Nothing is written after it.
+    mutating func closed() -> String {
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// How many bytes `value` takes written as JSON (`value(_:)`), and whether a key or a string
