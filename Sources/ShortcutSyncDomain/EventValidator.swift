@@ -91,8 +91,7 @@ public struct EventValidator: Sendable {
         var seenSeqs: [Int64: Int] = [:]
         seenIds.reserveCapacity(events.count)
         seenSeqs.reserveCapacity(events.count)
-        // By index, each event read in place (a loop over the elements copied each one), and each
-        // pointer written only for an error.
+        // Each event's pointer is written only for an error: it was a string made for every event.
         for index in events.indices {
             func pointer(_ field: String = "") -> String { "/events/\(index)" + field }
             if !events[index].type.isPushed {

@@ -74,7 +74,7 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
     var result: AccountBatchResult
 
     func makeBindings() throws -> PostgresBindings {
-        let bodies = batch.map { $0.body.fieldsJSON }
+        let bodies = batch.map(\.body.fieldsJSON)
         var bindings = PostgresBindings(capacity: 58)
         bindings.append(account)
         try FoldWriteStatement<LiveProjectionTables>.appendValues(

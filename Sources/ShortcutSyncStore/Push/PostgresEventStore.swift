@@ -311,7 +311,7 @@ public struct PostgresEventStore: Sendable {
             var bindings = PostgresBindings(capacity: 10)
             bindings.append(account)
             bindings.append(device)
-            bindings.appendColumns(of: batch, bodies: batch.map { $0.body.fieldsJSON })
+            bindings.appendColumns(of: batch, bodies: batch.map(\.body.fieldsJSON))
             bindings.append(after ?? batch.first.map { $0.seq - 1 } ?? 0)
             bindings.append(fold)
             return bindings
