@@ -92,17 +92,17 @@ public struct EventValidator: Sendable {
         seenIds.reserveCapacity(events.count)
         seenSeqs.reserveCapacity(events.count)
         // Each event's pointer is written only for an error: it was a string made for every event.
-        for index in events.indices {
+        for (index, event) in events.enumerated() {
             func pointer(_ field: String = "") -> String { "/events/\(index)" + field }
-            if !events[index].type.isPushed {
-                errors.append(FieldError(pointer: pointer("/type"), detail: "\(events[index].type.rawValue) is written by the service; a device cannot push it"))
+            if !event.type.isPushed {
+                errors.append(FieldError(pointer: pointer("/type"), detail: "\(event.type.rawValue) is written by the service; a device cannot push it"))
             }
-            let own = violations(of: events[index])
+            let own = violations(of: event)
             if !own.isEmpty { errors += own.map { $0.nested(under: pointer()) } }
-            if let first = seenIds.updateValue(index, forKey: events[index].id) {
+            if let first = seenIds.updateValue(index, forKey: event.id) {
                 errors.append(FieldError(pointer: pointer("/id"), detail: "repeats the id of /events/\(first)"))
             }
-            if let first = seenSeqs.updateValue(index, forKey: events[index].seq) {
+            if let first = seenSeqs.updateValue(index, forKey: event.seq) {
                 errors.append(FieldError(pointer: pointer("/seq"), detail: "repeats the seq of /events/\(first)"))
             }
         }

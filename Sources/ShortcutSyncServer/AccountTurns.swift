@@ -11,7 +11,9 @@ import Synchronization
 /// more than twice the CPU of an event of four accounts (`bench push --scenario
 /// batches-one-account`). Taking turns here, a push reads the head only once the one before it
 /// wrote. Pushes of one account to other servers still meet on the head row, as before. A push
-/// waits at most for the account's pushes under way (`PushesInFlight`, four by default).
+/// waits at most for the account's pushes under way (`PushesInFlight`, four by default), and
+/// takes its turn after its place among the pushes running (`PushGate`): it keeps that place while
+/// it waits, so that its wait is for pushes already running, never for a place again after them.
 final class AccountTurns: Sendable {
     /// For each account whose push is running, the pushes waiting for their turn, in order.
     private let lines = Mutex<[UUID: [CheckedContinuation<Void, Never>]]>([:])

@@ -309,26 +309,18 @@ private struct MemberNames {
             let mix = text.count &* 31 &+ Int(text.first ?? 0) &* 7 &+ Int(text.last ?? 0)
             return 1 << UInt64(mix & 63)
         }
-        if seen & bit != 0 {
-            var name = first
-            for _ in 0..<count {
-                if parser.sameText(name, token) { return false }
-                name = parser.name(after: name)
-            }
-        }
+        if seen & bit != 0, names(on: parser).contains(where: { parser.sameText($0, token) }) { return false }
         seen |= bit
         if count == 16 {
-            var names = Set<[UInt8]>(minimumCapacity: 64)
-            var name = first
-            for _ in 0..<count {
-                names.insert(parser.withText(of: name) { Array($0) })
-                name = parser.name(after: name)
-            }
-            names.insert(parser.withText(of: token) { Array($0) })
-            many = names
+            many = Set((names(on: parser) + [token]).map { name in parser.withText(of: name) { Array($0) } })
         }
         count += 1
         return true
+    }
+
+    /// The tokens of the names before the newest, first to last (its value is not read yet).
+    private func names(on parser: JSONParser) -> some Sequence<Int> {
+        sequence(first: first) { parser.name(after: $0) }.prefix(count)
     }
 }
 
