@@ -190,7 +190,8 @@ extension SustainedBenchmark {
         }
         return Pushes(events: total.events, pushes: total.pushes, seconds: seconds,
                       pushP50Milliseconds: Double(total.histogram.valueAtPercentile(50)) / 1000,
-                      pushP99Milliseconds: Double(total.histogram.valueAtPercentile(99)) / 1000, failures: total.failures)
+                      pushP99Milliseconds: Double(total.histogram.valueAtPercentile(99)) / 1000,
+                      pushMaxMilliseconds: Double(total.histogram.maxRecorded) / 1000, failures: total.failures)
     }
 
     /// Beside phase 2, each sample account about twice a second (from a random start, so that
