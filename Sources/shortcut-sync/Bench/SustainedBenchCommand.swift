@@ -25,7 +25,7 @@ struct SustainedBenchCommand: AsyncParsableCommand {
     @Option(help: "Accounts, a pusher and a reader each, taking the latency samples.")
     var sampleAccounts: Int = 20
 
-    @Option(help: "Seconds each phase (the sustained run, the 80 % run) lasts.")
+    @Option(help: "Seconds each phase (the sustained run, the run at --share) lasts.")
     var seconds: Int = 20
 
     @Option(help: "The share of the sustained rate the second phase offers (DESIGN §8's targets are at 0.5 and 0.8, and at 1.5 past capacity, where every answer must come within 2 s; lower shares show how latency grows with load).")
