@@ -17,7 +17,7 @@ struct RawAppend {
 
     init(batch: Int) {
         self.batch = batch
-        bodies = Array(repeating: "{" + BenchEvents.fields + "}", count: batch)  // as the events table keeps a body
+        bodies = Array(repeating: BenchEvents.body, count: batch)
         types = Array(repeating: "donation", count: batch)
         counters = Array(repeating: 0, count: batch)
     }

@@ -52,8 +52,8 @@ public struct SustainedBenchmark: Sendable {
         public var pushesPerSecond: Double { seconds > 0 ? Double(pushes) / seconds : 0 }
         public var pushP50Milliseconds: Double
         public var pushP99Milliseconds: Double
-        /// The longest any answer took, acknowledged or not (nil in results written before it was kept).
-        public var pushMaxMilliseconds: Double?
+        /// The longest any answer took, acknowledged or not.
+        public var pushMaxMilliseconds: Double
         /// Pushes not acknowledged (sent again unchanged), by status; "no answer" for none.
         public var failures: [String: Int]
         public var failedPushes: Int { failures.values.reduce(0, +) }
@@ -239,7 +239,7 @@ extension SustainedBenchmark.Result {
             + " (\(latency.samples) samples of \(sampleAccounts) accounts" + (latency.failedPushes > 0 ? ", \(latency.failedPushes) pushes retried" : "")
             + (pastCapacity ? ") | — (past capacity) | |" : ") | p99 ≤ \(Int(SustainedBenchmark.targetMilliseconds)) ms | \(verdict(latencyMet)) |"))
         if pastCapacity {
-            let longest = loaded.pushMaxMilliseconds ?? .infinity
+            let longest = loaded.pushMaxMilliseconds
             let onlyShed = loaded.failures.keys.allSatisfy { $0 == "503" }
             lines.append("| every answer at \(percent) % within \(Int(SustainedBenchmark.answerBoundMilliseconds / 1000)) s, each 200 or 503 | "
                 + String(format: "the longest %.1f ms; ", longest) + "\(count(Double(loaded.pushes))) × 200"
