@@ -56,7 +56,7 @@ public final class DatabaseReach: Sendable {
     ///
     /// The operation is cancelled, never abandoned: the pool's leases end at once when cancelled,
     /// and a statement on a connection the server ended fails as the connection closes
-    /// (`PostgresConnection.untilClosed`), so the wait after cancelling is short, and nothing is
+    /// (`PostgresConnection.guardedExecute`, `untilClosed`), so the wait after cancelling is short, and nothing is
     /// left running on a connection that goes back to the pool.
     public func whileReachable<Value: Sendable>(_ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
         guard isReachable else { throw DatabaseAway() }

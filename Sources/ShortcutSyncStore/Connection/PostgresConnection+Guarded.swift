@@ -4,15 +4,15 @@ import PostgresNIO
 import Synchronization
 
 extension PostgresConnection {
-    /// Runs `query`, or fails with `StoreError.connectionClosed` as soon as the connection closes.
+    /// Runs `query`, or fails with `StoreError.connectionClosed` when the connection is closed.
     ///
     /// PostgresNIO 1.33 writes a query to its channel without a write promise: a query sent just
     /// after the server ended the session (the channel closed and its handlers were removed) is
-    /// dropped, and its caller waits forever. No check of `isClosed` beforehand can close that
-    /// window, so every query on a connection this project owns races the connection's close.
+    /// dropped, and its caller waits forever. From another thread, no check of `isClosed`
+    /// beforehand can close that window; on the channel's event loop it can (`sentOnItsLoop`).
     @discardableResult
     public func guardedQuery(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
-        try await untilClosed { connection in try await connection.query(query, logger: logger) }
+        try await sentOnItsLoop { connection in try await connection.query(query, logger: logger) }
     }
 
     /// Runs a prepared statement and reads all its rows, or fails with
@@ -20,10 +20,29 @@ extension PostgresConnection {
     public func guardedExecute<Statement: PostgresPreparedStatement>(
         _ statement: Statement, logger: Logger
     ) async throws -> [Statement.Row] where Statement.Row: Sendable {
-        try await untilClosed { connection in
-            var rows: [Statement.Row] = []
-            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
-            return rows
+        let rows = try await sentOnItsLoop { connection in try await connection.execute(statement, logger: logger) }
+        var all: [Statement.Row] = []
+        for try await row in rows { all.append(row) }
+        return all
+    }
+
+    /// Runs `send`, which hands one statement to the connection before it first waits (as
+    /// PostgresNIO's `query` and `execute` do, in the same job), on the connection's event loop,
+    /// after checking there that the connection is open; fails with `StoreError.connectionClosed`
+    /// when it is not.
+    ///
+    /// On the event loop nothing of the channel's close can come between the check and the
+    /// write: a channel still active there has its handlers, so the statement reaches
+    /// PostgresNIO's state machine, which fails it if the connection closes later. A statement
+    /// cannot be dropped that way, and nothing races it: `untilClosed` ran each statement in a
+    /// task of its own beside the close, a task and two hops between threads per statement, about
+    /// 5 % of the service's CPU per 1-event push (docs/benchmarks.md, "A statement sent on its
+    /// connection's event loop"). What `send` answers (a row sequence, read afterwards) fails as
+    /// the connection closes, as before.
+    func sentOnItsLoop<Result: Sendable>(_ send: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop)) {
+            guard !isClosed else { throw StoreError.connectionClosed }
+            return try await send(self)
         }
     }
 
@@ -153,5 +172,19 @@ private final class Outcome<Value: Sendable>: Sendable {
             return state.cancelWork
         }
         cancelWork?()
+    }
+}
+
+/// Runs the jobs of a task that prefers it (`withTaskExecutorPreference`) on one event loop.
+final class EventLoopTaskExecutor: TaskExecutor {
+    let eventLoop: any EventLoop
+
+    init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
