@@ -97,7 +97,8 @@ extension PushBenchmark.Results {
                 + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?")
                 + (figure.floorCPUMicrosecondsPerPush.map { floor in
                     String(format: " (the stack's floor %.0f µs a push", floor)
-                        + (figure.serviceCPUOverFloor.map { String(format: "; ours %.2f×)", $0) } ?? ")")
+                        + (figure.serviceCPUOverFloor.map { String(format: "; ours %.2f×", $0) } ?? "")
+                        + (figure.sideBySide.flatMap(\.oursOverFloor).map { String(format: "; side by side %.2f×", $0) } ?? "") + ")"
                 } ?? "") + " |"
                 + (separateWorker ? " " + (figure.workerCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?") + " |" : "")
                 + " " + (figure.database?.summary ?? "?")

@@ -77,11 +77,34 @@ public struct PushBenchmark: Sendable {
         /// load, in microseconds, and its pushes a second.
         public var floorCPUMicrosecondsPerPush: Double?
         public var floorPushesPerSecond: Double?
+        /// For 1-event pushes: the service and the floor pushed at the same time, each by as many
+        /// devices as the scenario's, over the same seconds.
+        public var sideBySide: SideBySide?
 
         /// The service's CPU per event over the floor's per push (1-event pushes).
         public var serviceCPUOverFloor: Double? {
             guard let ours = serviceCPUMicrosecondsPerEvent, let floor = floorCPUMicrosecondsPerPush, floor > 0 else { return nil }
             return ours / floor
+        }
+    }
+
+    /// The service's and the stack's floor's CPU per 1-event push, both under load at once.
+    ///
+    /// Measured one after the other, the two figures move apart by as much as this machine's
+    /// speed moves between runs (the service's over the floor's, 1.77 to 2.79 in six runs,
+    /// docs/benchmarks.md); measured at once, whatever slows the machine slows both, and their
+    /// ratio is what the service adds to its stack.
+    public struct SideBySide: Sendable, Hashable, Codable {
+        public var oursCPUMicrosecondsPerPush: Double
+        public var floorCPUMicrosecondsPerPush: Double
+
+        public var oursOverFloor: Double? {
+            floorCPUMicrosecondsPerPush > 0 ? oursCPUMicrosecondsPerPush / floorCPUMicrosecondsPerPush : nil
+        }
+
+        public init(oursCPUMicrosecondsPerPush: Double, floorCPUMicrosecondsPerPush: Double) {
+            self.oursCPUMicrosecondsPerPush = oursCPUMicrosecondsPerPush
+            self.floorCPUMicrosecondsPerPush = floorCPUMicrosecondsPerPush
         }
     }
 
@@ -182,8 +205,11 @@ public struct PushBenchmark: Sendable {
                 let floor = try await stackFloor(devices: scenario.devices, http: http)
                 figure.floorCPUMicrosecondsPerPush = floor.cpuMicrosecondsPerPush
                 figure.floorPushesPerSecond = floor.pushesPerSecond
+                figure.sideBySide = floor.sideBySide
                 report("\(scenario.name): the stack's floor \(Int(floor.pushesPerSecond)) pushes/s, "
-                    + (floor.cpuMicrosecondsPerPush.map { String(format: "%.0f µs of CPU a push", $0) } ?? "its CPU unknown"))
+                    + (floor.cpuMicrosecondsPerPush.map { String(format: "%.0f µs of CPU a push", $0) } ?? "its CPU unknown")
+                    + (floor.sideBySide.map { String(format: "; side by side, ours %.0f µs and the floor's %.0f µs", $0.oursCPUMicrosecondsPerPush,
+                                                     $0.floorCPUMicrosecondsPerPush) } ?? ""))
             }
             return figure
         }
@@ -191,16 +217,34 @@ public struct PushBenchmark: Sendable {
 
     /// The stack's floor (`StackFloor`, a process of its own on this database) under the same
     /// load as 1-event pushes from `devices` devices: its CPU per push, in microseconds, and its
-    /// pushes a second.
-    func stackFloor(devices: Int, http: HTTPClient) async throws -> (cpuMicrosecondsPerPush: Double?, pushesPerSecond: Double) {
+    /// pushes a second; then the floor and the service at once, each pushed by `devices` new
+    /// devices (`SideBySide`; nil where a process's CPU is unknown).
+    func stackFloor(devices: Int, http: HTTPClient)
+        async throws -> (cpuMicrosecondsPerPush: Double?, pushesPerSecond: Double, sideBySide: SideBySide?) {
         try await StackFloor.with(database: database, logger: logger) { url, pid in
-            let tokens = (0..<devices).map { Device(token: "floor-\($0)-\(UUID().uuidString)", account: $0) }
+            func floorTokens() -> [Device] { (0..<devices).map { Device(token: "floor-\($0)-\(UUID().uuidString)", account: $0) } }
+            func perPush(_ before: Double?, _ after: Double?, _ pushes: Int) -> Double? {
+                before.flatMap { before in after.map { ($0 - before) * 1_000_000 / Double(pushes) } }
+            }
             let before = ProcessCPU.of(pid)
-            let (pushes, _, failures) = try await pushAsFastAsPossible(tokens, batch: 1, http: http, to: url)
+            let (pushes, _, failures) = try await pushAsFastAsPossible(floorTokens(), batch: 1, http: http, to: url)
             let after = ProcessCPU.of(pid)
             guard failures == 0, pushes > 0 else { throw BenchError("the stack's floor answered \(failures) of its pushes with an error") }
-            let cpu = before.flatMap { before in after.map { ($0 - before) * 1_000_000 / Double(pushes) } }
-            return (cpu, Double(pushes) / duration.inSeconds)
+
+            let ours = try await register(devices: devices, accounts: devices, http: http)
+            let bothBefore = (servicePID.flatMap(ProcessCPU.of), ProcessCPU.of(pid))
+            async let oursRun = pushAsFastAsPossible(ours, batch: 1, http: http)
+            async let floorRun = pushAsFastAsPossible(floorTokens(), batch: 1, http: http, to: url)
+            let (oursPushes, _, oursFailures) = try await oursRun
+            let (floorPushes, _, floorFailures) = try await floorRun
+            let bothAfter = (servicePID.flatMap(ProcessCPU.of), ProcessCPU.of(pid))
+            guard oursFailures == 0, floorFailures == 0, oursPushes > 0, floorPushes > 0 else {
+                throw BenchError("side by side, the service failed \(oursFailures) pushes and the stack's floor \(floorFailures)")
+            }
+            let sideBySide = perPush(bothBefore.0, bothAfter.0, oursPushes).flatMap { ours in
+                perPush(bothBefore.1, bothAfter.1, floorPushes).map { SideBySide(oursCPUMicrosecondsPerPush: ours, floorCPUMicrosecondsPerPush: $0) }
+            }
+            return (perPush(before, after, pushes), Double(pushes) / duration.inSeconds, sideBySide)
         }
     }
 

@@ -1,0 +1,29 @@
+@testable import ShortcutSyncBench
+import Testing
+
+/// `bench push`'s row for 1-event pushes gives the service's CPU per push beside the stack's
+/// floor's twice: measured one after the other, and measured at once (`SideBySide`).
+@Suite struct PushTableTests {
+    static func row(floor: Double?, sideBySide: PushBenchmark.SideBySide?) throws -> String {
+        let scenario = try #require(PushBenchmark.Scenario.all.first { $0.key == "single-events" })
+        var figure = PushBenchmark.Throughput(scenario: scenario, oursEventsPerSecond: 1_200, rawRowsPerSecond: 4_000, pushP50Milliseconds: 20,
+                                              pushP99Milliseconds: 50, failedPushes: 0, serviceCPUMicrosecondsPerEvent: 500)
+        figure.floorCPUMicrosecondsPerPush = floor
+        figure.sideBySide = sideBySide
+        let results = PushBenchmark.Results(throughput: [figure], latency: .init(streams: 20, samples: 20, p50Milliseconds: 5, p99Milliseconds: 10))
+        return try #require(results.table.split(separator: "\n").map(String.init).first { $0.hasPrefix("| 1-event pushes, 32 devices |") })
+    }
+
+    @Test func theFloorMeasuredAtOnceWithTheServiceIsGivenBesideTheOneMeasuredAfter() throws {
+        let both = try Self.row(floor: 250, sideBySide: .init(oursCPUMicrosecondsPerPush: 660, floorCPUMicrosecondsPerPush: 300))
+        #expect(both.contains("| 500 µs (the stack's floor 250 µs a push; ours 2.00×; side by side 2.20×) |"))
+
+        let afterOnly = try Self.row(floor: 250, sideBySide: nil)
+        #expect(afterOnly.contains("| 500 µs (the stack's floor 250 µs a push; ours 2.00×) |"))
+
+        // A floor whose CPU was not measured gives no ratio, at once or after.
+        let none = try Self.row(floor: nil, sideBySide: nil)
+        #expect(none.contains("| 500 µs |"))
+        #expect(PushBenchmark.SideBySide(oursCPUMicrosecondsPerPush: 660, floorCPUMicrosecondsPerPush: 0).oursOverFloor == nil)
+    }
+}
