@@ -91,7 +91,7 @@ public struct PushBenchmark: Sendable {
     /// The service's and the stack's floor's CPU per 1-event push, both under load at once.
     ///
     /// Measured one after the other, the two figures move apart by as much as this machine's
-    /// speed moves between runs (the service's over the floor's, 1.77 to 2.79 in six runs,
+    /// speed moves between runs (the service's over the floor's, 1.77 to 2.79 in seven runs,
     /// docs/benchmarks.md); measured at once, whatever slows the machine slows both, and their
     /// ratio is what the service adds to its stack.
     public struct SideBySide: Sendable, Hashable, Codable {
