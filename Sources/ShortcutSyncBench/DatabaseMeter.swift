@@ -80,6 +80,13 @@ extension ProcessCPU {
         guard let stat = fields(pid), stat.count > 12, let user = Double(stat[11]), let system = Double(stat[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
+
+    /// The CPU time from `before` to `after` (seconds, as `of` reads them) per one of `count`
+    /// things done in between, in microseconds; nil where either was unknown or nothing was done.
+    static func microseconds(from before: Double?, to after: Double?, per count: Int) -> Double? {
+        guard let before, let after, count > 0 else { return nil }
+        return (after - before) * 1_000_000 / Double(count)
+    }
 }
 
 /// `pg_stat_statements` is not among the libraries the server loads.

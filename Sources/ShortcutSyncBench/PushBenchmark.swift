@@ -181,17 +181,14 @@ public struct PushBenchmark: Sendable {
             let cpuAfter = (servicePID.flatMap(ProcessCPU.of), workerPID.flatMap(ProcessCPU.of))
             let databaseCost = try await meter.finish(cpuBefore: databaseBefore)
             let ours = Double(events) / duration.inSeconds
-            func perEvent(_ before: Double?, _ after: Double?) -> Double? {
-                if let before, let after, events > 0 { (after - before) * 1_000_000 / Double(events) } else { nil }
-            }
             report("\(scenario.name): ours \(Int(ours)) events/s")
             let (raw, rawCost) = try await rawInserts(batch: scenario.batch, clients: scenario.rawClients, meter: meter)
             report("\(scenario.name): raw \(Int(raw)) rows/s")
             var figure = Throughput(scenario: scenario, oursEventsPerSecond: ours, rawRowsPerSecond: raw,
                                     pushP50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
                                     pushP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, failedPushes: failures,
-                                    serviceCPUMicrosecondsPerEvent: perEvent(cpuBefore.0, cpuAfter.0),
-                                    workerCPUMicrosecondsPerEvent: perEvent(cpuBefore.1, cpuAfter.1))
+                                    serviceCPUMicrosecondsPerEvent: ProcessCPU.microseconds(from: cpuBefore.0, to: cpuAfter.0, per: events),
+                                    workerCPUMicrosecondsPerEvent: ProcessCPU.microseconds(from: cpuBefore.1, to: cpuAfter.1, per: events))
             figure.database = DatabaseCostPerEvent(ours: databaseCost, events: events, raw: rawCost.cost, rawRows: rawCost.rows)
             if !databaseCost.statements.isEmpty {
                 report("\(scenario.name): PostgreSQL's statements over the pushes (\(events / max(scenario.batch, 1)) pushes)\n"
@@ -223,9 +220,6 @@ public struct PushBenchmark: Sendable {
         async throws -> (cpuMicrosecondsPerPush: Double?, pushesPerSecond: Double, sideBySide: SideBySide?) {
         try await StackFloor.with(database: database, logger: logger) { url, pid in
             func floorTokens() -> [Device] { (0..<devices).map { Device(token: "floor-\($0)-\(UUID().uuidString)", account: $0) } }
-            func perPush(_ before: Double?, _ after: Double?, _ pushes: Int) -> Double? {
-                before.flatMap { before in after.map { ($0 - before) * 1_000_000 / Double(pushes) } }
-            }
             let before = ProcessCPU.of(pid)
             let (pushes, _, failures) = try await pushAsFastAsPossible(floorTokens(), batch: 1, http: http, to: url)
             let after = ProcessCPU.of(pid)
@@ -241,10 +235,12 @@ public struct PushBenchmark: Sendable {
             guard oursFailures == 0, floorFailures == 0, oursPushes > 0, floorPushes > 0 else {
                 throw BenchError("side by side, the service failed \(oursFailures) pushes and the stack's floor \(floorFailures)")
             }
-            let sideBySide = perPush(bothBefore.0, bothAfter.0, oursPushes).flatMap { ours in
-                perPush(bothBefore.1, bothAfter.1, floorPushes).map { SideBySide(oursCPUMicrosecondsPerPush: ours, floorCPUMicrosecondsPerPush: $0) }
+            var sideBySide: SideBySide?
+            if let ours = ProcessCPU.microseconds(from: bothBefore.0, to: bothAfter.0, per: oursPushes),
+               let floor = ProcessCPU.microseconds(from: bothBefore.1, to: bothAfter.1, per: floorPushes) {
+                sideBySide = SideBySide(oursCPUMicrosecondsPerPush: ours, floorCPUMicrosecondsPerPush: floor)
             }
-            return (perPush(before, after, pushes), Double(pushes) / duration.inSeconds, sideBySide)
+            return (ProcessCPU.microseconds(from: before, to: after, per: pushes), Double(pushes) / duration.inSeconds, sideBySide)
         }
     }
 
