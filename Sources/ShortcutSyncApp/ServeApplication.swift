@@ -43,6 +43,7 @@ public func buildApplication(
         events: {
             var events = PostgresEventStore(client: client, logger: logger)
             events.maximumShortcuts = configuration.server.maximumShortcutsPerAccount
+            events.readCache = configuration.pushRowsKept > 0 ? FoldReadCache(capacity: configuration.pushRowsKept) : nil
             return events
         }(),
         projections: ProjectionStore(client: client, logger: logger, pullPageSize: configuration.server.pullPageSize),

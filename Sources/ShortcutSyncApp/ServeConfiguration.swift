@@ -13,6 +13,8 @@ public struct ServeConfiguration: Sendable {
     public var runsWorker: Bool
     /// How many maintenance tasks it runs side by side.
     public var workerTasks = 1
+    /// Accounts whose last push's rows the service keeps for their next push (`FoldReadCache`); 0: none.
+    public var pushRowsKept = FoldReadCache.defaultCapacity
     /// APNs, for background wakes (DESIGN §6, §7); nil: no key, no wake is sent.
     public var apns: APNsConfiguration?
     /// The topics a push token may be registered for when this server has no key of its own (a

@@ -50,6 +50,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most pushes run against the database at once; the others wait up to a second, then 503 with Retry-After. The database pool holds 40 connections: the rest stay for pulls, streams and token lookups.")
     var maxPushesRunning: Int = 24
 
+    @Option(help: "Accounts whose last push's rows this process keeps, so that their next push of the same shortcuts is one statement instead of a read and a write (0: every push reads its rows).")
+    var pushRowsKept: Int = FoldReadCache.defaultCapacity
+
     @Option(help: "Pulls and suggestion requests each device may make per second, over time (beyond: 429 with Retry-After, before any query).")
     var deviceReadsPerSecond: Double = 10
 
@@ -74,6 +77,7 @@ struct ServeCommand: AsyncParsableCommand {
         if !(1...1_000).contains(maxPushesRunning) { throw ValidationError("--max-pushes-running must be 1 to 1000") }
         if !deviceReadsPerSecond.isFinite || deviceReadsPerSecond <= 0 { throw ValidationError("--device-reads-per-second must be above 0") }
         if deviceReadBurst < 1 { throw ValidationError("--device-read-burst must be at least 1") }
+        if !(0...1_000_000).contains(pushRowsKept) { throw ValidationError("--push-rows-kept must be 0 to 1000000") }
         if let problem = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst).problem {
             throw ValidationError(problem)
         }
@@ -117,6 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
         server.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
         var configuration = ServeConfiguration(server: server, database: location.url, runsWorker: !noWorker)
         configuration.workerTasks = workerTasks
+        configuration.pushRowsKept = pushRowsKept
         configuration.apns = try apns.configuration()
         configuration.apnsTopics = try apns.topics()
         configuration.wake = apns.wake

@@ -14,7 +14,7 @@ import Testing
         let types = AppendFoldedStatement<EveryFoldArm>.bindingDataTypes
         let numbers = Set(sql.matches(of: /\$([0-9]+)/).compactMap { Int($0.1) })
         #expect(numbers == Set(1...types.count))
-        #expect(types.count == 58)
+        #expect(types.count == 59)
         let named: [String: PostgresDataType] = [
             "uuid[]": .uuidArray, "int8[]": .int8Array, "text[]": .textArray, "bytea[]": .byteaArray, "bool[]": .boolArray,
         ]
@@ -37,7 +37,7 @@ import Testing
             #expect(every.contains("\(arm.rawValue) AS ("))
             #expect(small.contains("\(arm.rawValue) AS (") == DonationFoldArms.arms.contains(arm), "\(arm)")
         }
-        for part in ["moved AS (", "inserted AS (", "go AS (", "SELECT count(*) FROM inserted"] {
+        for part in ["moved AS (", "inserted AS (", "go AS (", "SELECT count(*), (SELECT mark FROM moved) FROM inserted"] {
             #expect(small.contains(part) && every.contains(part))
         }
         // The maintenance write holds every arm, with the same text.

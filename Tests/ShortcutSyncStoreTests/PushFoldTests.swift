@@ -41,19 +41,21 @@ private let logger = TestDatabase.shared.logger
                         FoldEvent(AcceptedEvent(deviceId: phone.deviceId, event: event), version: version + Int64(offset) + 1)
                     }
                     let needs = FoldNeeds(events: events)
-                    // The rows as they were at `version`: none at 0, the stored ones at 1.
-                    let stored = version == 0 ? AccountFoldRows() : try await rows.read(account: phone.account, needs: needs, on: connection)
+                    // The rows as they were at `version`: none at 0, the stored ones at 1; the head's mark as it is.
+                    let (read, head) = try await rows.readWithHead(account: phone.account, needs: needs, device: phone.deviceId, on: connection)
+                    let stored = version == 0 ? AccountFoldRows() : read
+                    let mark = try #require(head).mark
                     let result = try await rows.fold(account: phone.account, batch: AccountBatch(events: events, foldedVersion: version),
                                                      needs: needs, stored: stored, on: connection)
                     if donationArmsOnly {
                         #expect(DonationFoldArms.holds(result))
                         let statement = AppendFoldedStatement<DonationFoldArms>(account: phone.account, device: phone.deviceId, batch: batch[...],
-                                                                                expectedVersion: version, result: result)
-                        return try await connection.guardedExecute(statement, logger: logger).first ?? -1
+                                                                                expectedVersion: version, expectedMark: mark, result: result)
+                        return try await connection.guardedExecute(statement, logger: logger).first.map { $0?.appended ?? 0 } ?? -1
                     }
                     let statement = AppendFoldedStatement<EveryFoldArm>(account: phone.account, device: phone.deviceId, batch: batch[...],
-                                                                        expectedVersion: version, result: result)
-                    return try await connection.guardedExecute(statement, logger: logger).first ?? -1
+                                                                        expectedVersion: version, expectedMark: mark, result: result)
+                    return try await connection.guardedExecute(statement, logger: logger).first.map { $0?.appended ?? 0 } ?? -1
                 }
             }
             #expect(try await attempt([next.event], foldedOver: 0) == 0, "a fold of a stale head")

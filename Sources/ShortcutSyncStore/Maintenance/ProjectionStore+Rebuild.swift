@@ -160,11 +160,13 @@ extension ProjectionStore {
             try await connection.guardedQuery("INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table)", logger: logger)
         }
         // Cross-account: every head takes the version its promoted rows include; rows folded from
-        // the first event need no refold.
+        // the first event need no refold. Every head with rows is written, also where its versions
+        // stay: its mark changes (`AccountHead.mark`), so that no server folds a push over the rows
+        // it kept from before the promotion (`FoldReadCache`).
         try await connection.guardedQuery("""
             UPDATE account_heads h SET folded_version = r.version, refold_pending = false
             FROM rebuild.projection_accounts r
-            WHERE r.account_id = h.account_id AND (h.folded_version <> r.version OR h.refold_pending)
+            WHERE r.account_id = h.account_id
             """, logger: logger)
         // Cross-account: the parked accounts whose events the promoted rows now include.
         try await connection.guardedQuery("""

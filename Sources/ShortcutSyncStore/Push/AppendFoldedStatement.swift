@@ -5,20 +5,23 @@ import ShortcutSyncDomain
 /// A push's append and the write of its fold in one statement, committed on its own (no
 /// transaction around it): the optimistic push of `PostgresEventStore` (DESIGN §6).
 ///
-/// The fold was computed beforehand from rows read at the head `expectedVersion`, in the same
-/// snapshot as the pushing device's last seq, which the batch continues (the caller checked it).
-/// The statement moves the head only when it is still at that version and current (its folded
-/// version equal to it): then no event of the account was appended since those rows were read
-/// (every append moves the head in its own transaction), so the device's last seq is still the
-/// one read and the fold is exact. That one `UPDATE` is the check and the lock: a push of the
-/// same account that comes at the same moment waits for it, then finds the head moved and writes
-/// nothing. The batch and the fold's rows are written only when the head moved (`moved`, `go`).
-/// Otherwise it writes nothing and answers 0; the push then goes the locking way.
+/// The fold was computed beforehand from rows as they were at the head `expectedVersion` with the
+/// mark `expectedMark` (`AccountHead.mark`): read in the same snapshot as the head, or kept by
+/// this process from its own last write of the account (`FoldReadCache`). The batch continues the
+/// pushing device's last seq as it was then (the caller checked it). The statement moves the head
+/// only when it is still that write of the head row, at that version and current (its folded
+/// version equal to it): then nothing wrote the account's rows since (every write of them writes
+/// the head in its transaction, also a maintenance fold, a refold or a rebuild's promotion, which
+/// leave its versions as they were), so the device's last seq is still the one known and the
+/// fold is exact. That one `UPDATE` is the check and the lock: a push of the same account that
+/// comes at the same moment waits for it, then finds the head moved and writes nothing. The batch
+/// and the fold's rows are written only when the head moved (`moved`, `go`). Otherwise it writes
+/// nothing and answers no count; the push then reads the rows, or goes the locking way.
 ///
 /// The head is updated in place (a HOT update, migration 0014): no index reads the versions.
 ///
 /// Its fold arms are `Arms`' (`FoldArm`, the same text as the maintenance write's), with their
-/// parameters `$1`…`$49` whether an arm is there or not; the append's follow (`$50`…`$58`).
+/// parameters `$1`…`$49` whether an arm is there or not; the append's follow (`$50`…`$59`).
 /// Their types are declared (`bindingDataTypes`), so that a statement without some arms still
 /// knows the types of the values it does not read.
 struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
@@ -28,14 +31,14 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
     /// The statement's text, assembled from its arms (each set keeps it: `FoldArmSet.appendFoldedSQL`).
     static var text: String {
         FoldSQL.statement([("moved", moved), ("inserted", inserted), ("go", "SELECT 1 FROM moved")] + FoldSQL.arms(Arms.arms),
-                          then: "SELECT count(*) FROM inserted")
+                          then: "SELECT count(*), (SELECT mark FROM moved) FROM inserted")
     }
 
     private static var moved: String {
         """
         UPDATE account_heads h SET version = $58, folded_version = $58
-        WHERE h.account_id = $1 AND h.version = $51 AND h.folded_version = $51
-        RETURNING 1
+        WHERE h.account_id = $1 AND h.version = $51 AND h.folded_version = $51 AND h.xmin::text = $59
+        RETURNING h.xmin::text AS mark
         """
     }
 
@@ -49,7 +52,7 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
         """
     }
 
-    /// `$1`…`$58`, as `makeBindings` appends them.
+    /// `$1`…`$59`, as `makeBindings` appends them.
     static var bindingDataTypes: [PostgresDataType] {
         [.uuid, .int8, .int8, .int8]                                          // $1 the account, $2…$4 its row
             + [.textArray, .textArray, .textArray]                            // $5…$7 groups gone
@@ -64,6 +67,7 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
             + [.textArray, .textArray, .byteaArray]                           // $46…$48 shortcuts' sums alone
             + [.int8]                                                         // $49 the account's shortcut count
             + [.uuid, .int8, .uuidArray, .int8Array, .textArray, .int8Array, .int8Array, .textArray, .int8]  // $50…$58 the append
+            + [.text]                                                         // $59 the head's mark
     }
 
     var account: UUID
@@ -71,11 +75,13 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
     /// Not empty.
     var batch: ArraySlice<Event>
     var expectedVersion: Int64
+    /// The head row's mark the fold's rows are of (`AccountHead.mark`).
+    var expectedMark: String
     var result: AccountBatchResult
 
     func makeBindings() throws -> PostgresBindings {
         let bodies = batch.map(\.body.fieldsJSON)
-        var bindings = PostgresBindings(capacity: 58)
+        var bindings = PostgresBindings(capacity: 59)
         bindings.append(account)
         try FoldWriteStatement<LiveProjectionTables>.appendValues(
             of: result, unstored: UnstoredEvents(afterVersion: expectedVersion, events: batch, bodies: bodies), to: &bindings)
@@ -83,11 +89,14 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
         bindings.append(expectedVersion)
         bindings.appendColumns(of: batch, bodies: bodies)
         bindings.append(expectedVersion + Int64(batch.count))
+        bindings.append(expectedMark)
         return bindings
     }
 
-    /// How many events it appended: the batch's count, or 0 when its check failed.
-    func decodeRow(_ row: PostgresRow) throws -> Int {
-        Int(try row.decode(Int64.self))
+    /// How many events it appended and the head's new mark; nil when its check failed.
+    func decodeRow(_ row: PostgresRow) throws -> (appended: Int, mark: String)? {
+        let (count, mark) = try row.decode((Int64, String?).self)
+        guard count > 0, let mark else { return nil }
+        return (Int(count), mark)
     }
 }

@@ -24,6 +24,9 @@ public struct PostgresEventStore: Sendable {
     /// The most donation groups one shortcut may hold (DESIGN §5), refused the same way with
     /// `PersonLimit.groupsPerShortcut`.
     public var maximumGroups = Limits.maxGroupsPerShortcut
+    /// The rows of this process's last pushes, folded over again by the next push of the same
+    /// shortcuts without reading them (`FoldReadCache`); nil: every push reads its rows.
+    public var readCache: FoldReadCache? = FoldReadCache()
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -59,6 +62,8 @@ public struct PostgresEventStore: Sendable {
                 if attempt == 0, let appended = try await appendFoldedOptimistically(events[...], account: account, device: device) {
                     return appended
                 }
+                // What this process kept of the account is of no use past this write.
+                readCache?.forget(account)
                 outcome = try await withStatementSpan("push: append and fold in a transaction", .insert, "events") {
                     try await client.withConnection { connection in
                         try await appendAndFold(pending, account: account, device: device, fold: fold, on: connection)
@@ -142,14 +147,17 @@ public struct PostgresEventStore: Sendable {
 
     /// The common push in three round trips and no transaction (DESIGN §6): read the rows the
     /// batch needs with the head, fold, then append and write the fold in one statement that
-    /// writes only if the head has not moved since the read (`AppendFoldedStatement`). Nil when
+    /// writes only if the head has not been written since the read (`AppendFoldedStatement`). In
+    /// two, when this process wrote the account last for a batch with the same needs: the fold
+    /// is then over the rows that write left (`FoldReadCache`), and the same statement checks
+    /// that nothing wrote the account since (else the rows are read after all). Nil when
     /// it cannot go this way (the account has no head or is behind, the batch does not simply
     /// continue the device's seqs, another push of the account came first, or the fold failed):
     /// the locking way then does it, and says why where that is the caller's business.
     private func appendFoldedOptimistically(_ batch: ArraySlice<Event>, account: UUID, device: UUID) async throws -> AppendResult? {
-        guard let first = batch.first, let last = batch.last else { return nil }
+        guard let first = batch.first else { return nil }
         do {
-            return try await optimisticAttempt(batch, first: first, last: last, account: account, device: device)
+            return try await optimisticAttempt(batch, first: first, account: account, device: device)
         } catch let error as PSQLError where error.isUniqueViolation {
             throw error  // the caller tells a retry from a reuse
         } catch let limit as PersonLimit {
@@ -165,45 +173,94 @@ public struct PostgresEventStore: Sendable {
     }
 
     private func optimisticAttempt(
-        _ batch: ArraySlice<Event>, first: Event, last: Event, account: UUID, device: UUID
+        _ batch: ArraySlice<Event>, first: Event, account: UUID, device: UUID
     ) async throws -> AppendResult? {
-        try await client.withConnection { connection -> AppendResult? in
+        // Their versions are known once the head is read; what the batch needs does not depend on them.
+        let events = batch.map { FoldEvent(AcceptedEvent(deviceId: device, event: $0), version: 0) }
+        // A learning event (rare) writes the account's rules in a statement of their own: the locking way.
+        guard !events.contains(where: \.changesLearning) else { return nil }
+        let needs = FoldNeeds(events: events)
+        return try await client.withConnection { connection -> AppendResult? in
+            if let kept = readCache?.rows(of: account, needs: needs, device: device, after: first.seq - 1) {
+                do {
+                    if let appended = try await foldAndWrite(batch, events, needs: needs, over: kept.rows, at: kept.head, knowing: kept.deviceSeqs,
+                                                             kept: true, account: account, device: device, on: connection) {
+                        return appended
+                    }
+                } catch let error as PSQLError where error.isUniqueViolation {
+                    throw error  // the caller tells a retry from a reuse
+                } catch where error is CancellationError || Task.isCancelled || DatabaseAvailability.isUnavailable(error) {
+                    throw error
+                } catch {
+                    // A refusal or a failure decided on kept rows is decided again on read ones.
+                }
+                // Something wrote the account since: read it.
+                readCache?.forget(account)
+            }
             let rows = ProjectionRowStore(tables: .live, logger: logger)
-            // Their versions are known once the head is read; what the batch needs does not depend on them.
-            var events = batch.map { FoldEvent(AcceptedEvent(deviceId: device, event: $0), version: 0) }
-            let needs = FoldNeeds(events: events)
             let (stored, head) = try await withStatementSpan("push: read the head and the rows to fold", .select, "account_heads") {
                 try await rows.readWithHead(account: account, needs: needs, device: device, on: connection)
             }
-            guard let head, head.foldedVersion == head.version, head.deviceLastSeq == first.seq - 1 else { return nil }
-            // A learning event (rare) writes the account's rules in a statement of their own: the locking way.
-            guard !events.contains(where: \.changesLearning) else { return nil }
-            for index in events.indices { events[index].version = head.version + Int64(index) + 1 }
-            let result = try await withSpan("push: fold") { _ in
-                try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version),
-                                    needs: needs, stored: stored, on: connection)
+            guard let head, head.foldedVersion == head.version, head.deviceLastSeq == first.seq - 1 else {
+                readCache?.forget(account)
+                return nil
             }
-            try requireRoom(for: batch, gaining: result.groupsGained)
-            // The bound, exactly: what the view will hold once these rows are written (the fold
-            // keeps the count on the account's row; nothing is counted).
-            try requireRoom(for: batch, adding: result.addedShortcuts, held: result.shortcutCount)
-            // Only the arms this fold writes: a push of donations alone runs the smaller statement.
-            let appended = if DonationFoldArms.holds(result) {
-                try await appendFolded(AppendFoldedStatement<DonationFoldArms>(
-                    account: account, device: device, batch: batch, expectedVersion: head.version, result: result), on: connection)
-            } else {
-                try await appendFolded(AppendFoldedStatement<EveryFoldArm>(
-                    account: account, device: device, batch: batch, expectedVersion: head.version, result: result), on: connection)
-            }
-            guard appended > 0 else { return nil }
-            return AppendResult(lastAcceptedSeq: last.seq, version: head.version + Int64(appended), appended: appended, folded: true)
+            let known = readCache?.deviceSeqs(of: account, at: head.mark) ?? [:]
+            return try await foldAndWrite(batch, events, needs: needs, over: stored, at: head, knowing: known,
+                                          kept: false, account: account, device: device, on: connection)
         }
     }
 
-    /// How many events `statement` appended: 0 when its head check failed.
-    private func appendFolded<Arms>(_ statement: AppendFoldedStatement<Arms>, on connection: PostgresConnection) async throws -> Int {
+    /// The batch folded over `stored` (its rows at `head`), checked against the bounds, and
+    /// appended and written in one statement if the head is still `head`; nil when it is not.
+    /// Keeps the rows it wrote for the account's next push (`readCache`) when it can follow them.
+    private func foldAndWrite(
+        _ batch: ArraySlice<Event>, _ unversioned: [FoldEvent], needs: FoldNeeds, over stored: AccountFoldRows, at head: AccountHead,
+        knowing deviceSeqs: [UUID: Int64], kept: Bool, account: UUID, device: UUID, on connection: PostgresConnection
+    ) async throws -> AppendResult? {
+        var events = unversioned
+        for index in events.indices { events[index].version = head.version + Int64(index) + 1 }
+        let rows = ProjectionRowStore(tables: .live, logger: logger)
+        let result = try await withSpan("push: fold") { _ in
+            try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version),
+                                needs: needs, stored: stored, on: connection)
+        }
+        try requireRoom(for: batch, gaining: result.groupsGained)
+        // The bound, exactly: what the view will hold once these rows are written (the fold
+        // keeps the count on the account's row; nothing is counted).
+        try requireRoom(for: batch, adding: result.addedShortcuts, held: result.shortcutCount)
+        // Only the arms this fold writes: a push of donations alone runs the smaller statement.
+        let written = if DonationFoldArms.holds(result) {
+            try await appendFolded(AppendFoldedStatement<DonationFoldArms>(
+                account: account, device: device, batch: batch, expectedVersion: head.version, expectedMark: head.mark, result: result),
+                on: connection)
+        } else {
+            try await appendFolded(AppendFoldedStatement<EveryFoldArm>(
+                account: account, device: device, batch: batch, expectedVersion: head.version, expectedMark: head.mark, result: result),
+                on: connection)
+        }
+        guard let written, let last = batch.last else { return nil }
+        let version = head.version + Int64(written.appended)
+        if let readCache {
+            readCache.count(overKeptRows: kept)
+            if let rows = stored.written(result, needs: needs) {
+                var seqs = deviceSeqs
+                seqs[device] = last.seq
+                readCache.keep(FoldReadCache.Entry(head: AccountHead(version: version, foldedVersion: version, deviceLastSeq: last.seq, mark: written.mark),
+                                                   needs: needs, rows: rows, deviceSeqs: seqs), for: account)
+            } else {
+                readCache.forget(account)
+            }
+        }
+        return AppendResult(lastAcceptedSeq: last.seq, version: version, appended: written.appended, folded: true)
+    }
+
+    /// How many events `statement` appended and the head's new mark: nil when its head check failed.
+    private func appendFolded<Arms>(
+        _ statement: AppendFoldedStatement<Arms>, on connection: PostgresConnection
+    ) async throws -> (appended: Int, mark: String)? {
         try await withStatementSpan("push: append and write the fold", .insert, "events") {
-            try await connection.guardedExecute(statement, logger: logger).first ?? 0
+            try await connection.guardedExecute(statement, logger: logger).first ?? nil
         }
     }
 
@@ -374,6 +431,7 @@ public struct PostgresEventStore: Sendable {
             guard last < signOut.seq else { return }
             let outcome: AppendOutcome
             do {
+                readCache?.forget(account)
                 outcome = try await client.withConnection { connection in
                     try await appendAndFold([signOut][...], account: account, device: device, fold: fold, after: last, on: connection)
                 }
