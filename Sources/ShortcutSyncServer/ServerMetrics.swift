@@ -30,7 +30,7 @@ public enum ServerMetrics {
     /// the bootstrap would count into nothing, for good.
     public static func register() {
         _ = registry
-        let all: [Any] = [pushes, rejectedPushes, pushesOverBudget, pushesHeld, readsOverBudget, pushesShed, eventsAppended, openStreams, waitingPulls,
+        let all: [Any] = [pushes, rejectedPushes, pushesOverBudget, pushesHeld, readsOverBudget, pushesShed, pushesOverKeptRows, eventsAppended, openStreams, waitingPulls,
                           pushesUnderWay, pulls, suggestions, databaseReachable, accountsBehind, eventsBehind, parkedAccounts]
         _ = all
     }
@@ -45,6 +45,9 @@ public enum ServerMetrics {
     /// Pushes answered 503 because none of the server's places for pushes came free in time (`PushGate`).
     static let pushesShed = Counter(label: "shortcut_sync_pushes_shed_total")
     static let eventsAppended = Counter(label: "shortcut_sync_events_appended_total")
+    /// Pushes folded over the rows this server kept from their account's last push: one
+    /// statement, no read (`FoldReadCache`, `serve --push-rows-kept`).
+    static let pushesOverKeptRows = Counter(label: "shortcut_sync_pushes_over_kept_rows_total")
     static let openStreams = Gauge(label: "shortcut_sync_open_streams")
     static let waitingPulls = Gauge(label: "shortcut_sync_waiting_pulls")
     /// Pushes admitted and not yet answered: reading their bodies, waiting for a place, or running.

@@ -35,6 +35,7 @@ extension SyncAPI {
             }
             ServerMetrics.pushes.increment()
             ServerMetrics.eventsAppended.increment(by: result.appended)
+            if result.overKeptRows { ServerMetrics.pushesOverKeptRows.increment() }
             if result.appended > 0 {
                 // Folded in the push: every device may pull it now. Not folded (the account is
                 // behind, after an import or parked): the maintenance tasks fold it and announce it.

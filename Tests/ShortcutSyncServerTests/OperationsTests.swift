@@ -86,8 +86,11 @@ import Testing
 
             let account = try await server.createAccount()
             let phone = try await server.createDevice(accountToken: account.token)
-            phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
-            try await phone.pull(waitFor: try await phone.push())
+            // The same donation twice: the second push folds over the rows the first wrote.
+            for _ in 0..<2 {
+                phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
+                try await phone.pull(waitFor: try await phone.push())
+            }
 
             var request = HTTPClientRequest(url: server.operatorURL.absoluteString + "/metrics")
             request.method = .GET
@@ -97,6 +100,8 @@ import Testing
                            "shortcut_sync_worker_accounts_behind", "http_server_request_duration"] {
                 #expect(text.contains(metric), "\(metric)")
             }
+            let overKeptRows = text.firstMatch(of: /\nshortcut_sync_pushes_over_kept_rows_total ([0-9]+)/).flatMap { Int($0.1) }
+            #expect((overKeptRows ?? 0) >= 1, "pushes over kept rows: \(overKeptRows.map(String.init) ?? "not shown")")
         }
     }
 }

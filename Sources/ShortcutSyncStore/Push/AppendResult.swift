@@ -12,11 +12,15 @@ public struct AppendResult: Sendable, Hashable {
     /// Whether the account's projections include the batch: true unless the account is behind
     /// (an import, a parked account), when the maintenance tasks fold it.
     public var folded: Bool
+    /// Whether it was folded over the rows this process kept from the account's last push,
+    /// without reading them (`FoldReadCache`).
+    public var overKeptRows: Bool
 
-    public init(lastAcceptedSeq: Int64, version: Int64, appended: Int, folded: Bool) {
+    public init(lastAcceptedSeq: Int64, version: Int64, appended: Int, folded: Bool, overKeptRows: Bool = false) {
         self.lastAcceptedSeq = lastAcceptedSeq
         self.version = version
         self.appended = appended
         self.folded = folded
+        self.overKeptRows = overKeptRows
     }
 }

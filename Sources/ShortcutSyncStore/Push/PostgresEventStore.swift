@@ -252,7 +252,7 @@ public struct PostgresEventStore: Sendable {
                 readCache.forget(account)
             }
         }
-        return AppendResult(lastAcceptedSeq: last.seq, version: version, appended: written.appended, folded: true)
+        return AppendResult(lastAcceptedSeq: last.seq, version: version, appended: written.appended, folded: true, overKeptRows: kept)
     }
 
     /// How many events `statement` appended and the head's new mark: nil when its head check failed.
