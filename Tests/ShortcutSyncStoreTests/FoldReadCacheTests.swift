@@ -95,6 +95,28 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// Two servers, each with rows of its own kept, take one device's pushes of the same
+    /// donation in turns (two on one, one on the other): each push counts once, whichever
+    /// server's kept rows were older than the account.
+    @Test func twoServersPushingTheSameAccountInTurnsCountEveryDonationOnce() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var phone = DeviceScript(account: UUID(), detail: .full)
+            let (first, firstCache) = try await storeKeepingRows(of: phone.account, client: client)
+            var second = PostgresEventStore(client: client, logger: logger)
+            let secondCache = FoldReadCache()
+            second.readCache = secondCache
+            for push in 0..<24 {
+                let store = push % 3 == 2 ? second : first
+                try await store.append([phone.donate("soup-1", at: 10 + Int64(push)).event], account: phone.account, device: phone.deviceId)
+                #expect(try await donations(of: "soup-1", account: phone.account, client: client) == Int64(push) + 1, "push \(push)")
+            }
+            // The first server's second push in a row skipped its read; every push after the
+            // other server's read the rows again.
+            #expect(firstCache.uses == (kept: 8, read: 8), "\(firstCache.uses)")
+            #expect(secondCache.uses == (kept: 0, read: 8), "\(secondCache.uses)")
+        }
+    }
+
     /// A rebuild's promotion replaces every row and leaves every current head's versions as they
     /// were: it writes every head all the same, so that rows kept from before it are not used.
     @Test func aPromotionWritesEveryHead() async throws {
