@@ -14,25 +14,25 @@ private let logger = TestDatabase.shared.logger
 @Suite struct FoldReadCacheTests {
     /// Random pushes of one account's three devices (donations, deletions, voice shortcuts, app
     /// reports, the learning's forgets and pauses), among which each device often donates again
-    /// what it donated last. After every push, the rows kept for the account are those a read
-    /// for the same needs returns, with the same head, and the devices' seqs kept are theirs.
+    /// one of the sets of shortcuts it donated lately. After every push, the rows kept for the
+    /// account are those a read for the kept needs returns, with the same head, and the devices'
+    /// seqs kept are theirs; and for each of those recent sets that the kept needs hold, the kept
+    /// rows narrowed to its needs are those a read for them returns.
     @Test(arguments: [UInt64(1), 2, 3])
     func keptRowsAreTheRowsAReadReturns(seed: UInt64) async throws {
         try await TestDatabase.withClient { client, _ in
             var scenario = Scenario(seed: seed, accounts: 1, devicesPerAccount: 3)
             let account = scenario.devices[0].account
-            try await openAccount(account, client: client)
-            let cache = FoldReadCache()
-            var store = PostgresEventStore(client: client, logger: logger)
-            store.readCache = cache
+            let (store, cache) = try await storeKeepingRows(of: account, client: client)
             let rows = ProjectionRowStore(tables: .live, logger: logger)
             var random = SeededGenerator(seed: seed)
-            var lastDonations: [Int: [(identifier: String, bundle: String, group: String?)]] = [:]
-            var compared = 0
+            typealias Donation = (identifier: String, bundle: String, group: String?)
+            var recent: [[Donation]] = []
+            var compared = 0, narrowed = 0
             for _ in 0..<240 {
                 let index = Int.random(in: scenario.devices.indices, using: &random)
                 let pushed: (device: UUID, events: [AcceptedEvent])
-                if Bool.random(using: &random), let again = lastDonations[index] {
+                if Bool.random(using: &random), let again = recent.randomElement(using: &random) {
                     var device = scenario.devices[index]
                     let events = again.map { device.donate($0.identifier, bundle: $0.bundle, group: $0.group, at: 1_763_712_100_000) }
                     scenario.devices[index] = device
@@ -40,13 +40,11 @@ private let logger = TestDatabase.shared.logger
                 } else {
                     let (device, events) = scenario.push(maxEvents: 3)
                     pushed = (device.deviceId, events)
-                    let donations = events.compactMap { accepted -> (String, String, String?)? in
+                    let donations = events.compactMap { accepted -> Donation? in
                         guard case .donation(let donation) = accepted.event.body else { return nil }
                         return (donation.identifier, donation.bundleId, donation.groupIdentifier)
                     }
-                    if donations.count == events.count, let at = scenario.devices.firstIndex(where: { $0.deviceId == device.deviceId }) {
-                        lastDonations[at] = donations
-                    }
+                    if donations.count == events.count { recent = Array((recent + [donations]).suffix(6)) }
                 }
                 try await store.append(pushed.events.map(\.event), account: account, device: pushed.device)
 
@@ -55,16 +53,43 @@ private let logger = TestDatabase.shared.logger
                     let (read, head) = try await rows.readWithHead(account: account, needs: kept.needs, device: pushed.device, on: connection)
                     #expect(read == kept.rows, "seed \(seed): the kept rows are the read's")
                     #expect(head == kept.head, "seed \(seed): the kept head is the read's")
+                    var script = DeviceScript(account: account, detail: .full)
+                    for donations in recent {
+                        let needs = FoldNeeds(events: donations.map { FoldEvent(script.donate($0.identifier, bundle: $0.bundle, group: $0.group, at: 1),
+                                                                                version: 1) })
+                        guard kept.needs.holds(needs) else { continue }
+                        let exact = try await rows.read(account: account, needs: needs, on: connection)
+                        #expect(kept.rows.narrowed(to: needs) == exact, "seed \(seed): narrowed to a recent push's needs, the read's rows")
+                        narrowed += 1
+                    }
                 }
-                let store = PostgresEventStore(client: client, logger: logger)
                 for (device, seq) in kept.deviceSeqs {
                     #expect(try await store.lastAcceptedSeq(account: account, device: device) == seq)
                 }
                 compared += 1
             }
-            // Kept rows were compared, and pushes folded over them.
-            #expect(compared > 40, "compared \(compared) times; \(cache.uses)")
+            // Kept rows were compared, narrowed, and pushes folded over them.
+            #expect(compared > 40 && narrowed > 100, "compared \(compared) times, narrowed \(narrowed); \(cache.uses)")
             #expect(cache.uses.kept >= 15, "\(cache.uses)")
+        }
+    }
+
+    /// A device that donates a few shortcuts in turns reads the rows of each once: the push of a
+    /// shortcut not kept reads the kept ones with its own, and the pushes after it fold over them.
+    @Test func aDeviceDonatingShortcutsInTurnsReadsEachOnce() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var phone = DeviceScript(account: UUID(), detail: .full)
+            let (store, cache) = try await storeKeepingRows(of: phone.account, client: client)
+            let shortcuts = [("soup-1", nil), ("soup-2", "lunch"), ("soup-3", nil)] as [(String, String?)]
+            for round in 0..<4 {
+                for (offset, (identifier, group)) in shortcuts.enumerated() {
+                    let event = phone.donate(identifier, group: group, at: 10 + Int64(round * 3 + offset))
+                    try await store.append([event.event], account: phone.account, device: phone.deviceId)
+                    #expect(try await donations(of: identifier, account: phone.account, client: client) == Int64(round) + 1)
+                }
+            }
+            #expect(cache.uses == (kept: 9, read: 3), "\(cache.uses)")
+            #expect(try #require(keptEntry(cache, phone.account)).needs.shortcuts.count == 3)
         }
     }
 

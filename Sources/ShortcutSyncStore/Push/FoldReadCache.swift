@@ -2,13 +2,16 @@ import Foundation
 import ShortcutSyncDomain
 import Synchronization
 
-/// The rows this process last wrote for an account's push, kept so that the account's next push
-/// of the same shortcuts folds over them without reading them again (DESIGN §6): a push of a
-/// donation this process saw last is then one statement, the append and the fold's write.
+/// The rows this process last wrote for an account's pushes, kept so that the account's next push
+/// of shortcuts among them folds over them without reading them again (DESIGN §6): a push of a
+/// donation this process saw lately is then one statement, the append and the fold's write.
 ///
-/// What is kept is exact or unused. An entry holds the rows the read returned for the push's
-/// needs with the fold's writes applied (`AccountFoldRows.written`), and the head row's mark that
-/// the write left (`AccountHead.mark`). The write of the next push checks that mark
+/// What is kept is exact or unused. An entry holds the rows a read returned with the fold's
+/// writes applied (`AccountFoldRows.written`), and the head row's mark that the write left
+/// (`AccountHead.mark`). Its needs are those of the account's last pushes through this process
+/// (`FoldNeeds.keeping`), up to `maximumShortcuts` shortcuts: a push whose needs are among them
+/// folds over just the rows its own read would return (`AccountFoldRows.narrowed`), and a push
+/// that needs more reads them with the kept needs, for the pushes after it. The write of the next push checks that mark
 /// (`AppendFoldedStatement`): any write of the account's rows since, by another push, another
 /// server, a maintenance fold, a refold, a rebuild's promotion or an operator, wrote the head too
 /// and changed it, and the push then reads its rows after all. Nothing else decides on kept rows
@@ -20,9 +23,9 @@ public final class FoldReadCache: Sendable {
     struct Entry: Sendable {
         /// The head as the last write left it: its versions and its mark.
         var head: AccountHead
-        /// What the batch that wrote it needed: a later batch with the same needs reads `rows`.
+        /// What the batches that wrote it needed: a later batch whose needs are among them folds over `rows`.
         var needs: FoldNeeds
-        /// The rows `needs` reads, as that write left them.
+        /// The rows `needs` reads, as the last write left them.
         var rows: AccountFoldRows
         /// The last seq of every device known at this head (the pushing device's, and those of
         /// earlier pushes through this process while the head was not written by anything else).
@@ -44,6 +47,10 @@ public final class FoldReadCache: Sendable {
     /// kilobytes. A push of a donation to an account of a few devices weighs about ten.
     static let maximumWeight = 256
 
+    /// The most shortcuts one entry's needs hold: a push that needs others reads these with its
+    /// own, so they bound what such a read costs (about a 16-donation batch's read).
+    static let maximumShortcuts = 16
+
     public let capacity: Int
     private let entries = Mutex<[UUID: Entry]>([:])
     private let counts = Mutex<(kept: Int, read: Int)>((0, 0))
@@ -61,9 +68,18 @@ public final class FoldReadCache: Sendable {
     /// seq `seq`; nil when none are kept for them (the push then reads).
     func rows(of account: UUID, needs: FoldNeeds, device: UUID, after seq: Int64) -> Entry? {
         entries.withLock { entries -> Entry? in
-            guard let entry = entries[account], entry.needs == needs, entry.deviceSeqs[device] == seq else { return nil }
+            guard let entry = entries[account], entry.needs.holds(needs), entry.deviceSeqs[device] == seq else { return nil }
             return entry
         }
+    }
+
+    /// What a push of `account` with these `needs` that cannot fold over kept rows reads: its
+    /// needs with the kept ones, when both are of donations alone and not too many together.
+    func needsToRead(of account: UUID, with needs: FoldNeeds) -> FoldNeeds {
+        guard let kept = entries.withLock({ $0[account]?.needs }), let both = kept.keeping(needs),
+              both.shortcuts.count <= Self.maximumShortcuts
+        else { return needs }
+        return both
     }
 
     /// The devices' last seqs kept for `account` at the head `mark`: still true when a read finds
@@ -111,9 +127,45 @@ public final class FoldReadCache: Sendable {
     }
 }
 
+extension FoldNeeds {
+    /// Whether a batch with `needs` reads nothing that these needs do not, both of donations
+    /// alone: every shortcut, deletion mark and forget it reads, these read too.
+    func holds(_ needs: FoldNeeds) -> Bool {
+        DonationReadStatement.covers(self) && DonationReadStatement.covers(needs) && needs.shortcuts.isSubset(of: shortcuts)
+            && needs.marks.isSubset(of: marks) && needs.forgottenShortcuts.isSubset(of: forgottenShortcuts)
+    }
+
+    /// These needs with `needs`': what a read for both returns. Nil unless both are of donations alone.
+    func keeping(_ needs: FoldNeeds) -> FoldNeeds? {
+        guard DonationReadStatement.covers(self), DonationReadStatement.covers(needs) else { return nil }
+        var both = self
+        both.shortcuts.formUnion(needs.shortcuts)
+        both.marks.formUnion(needs.marks)
+        both.forgottenShortcuts.formUnion(needs.forgottenShortcuts)
+        return both
+    }
+}
+
 extension AccountFoldRows {
-    /// These rows (read for `needs`) as they are once `result`, the fold of a batch with those
-    /// needs, is written: what the same read would return then. Nil when `result` writes a kind of
+    /// Of these rows (read for needs that hold `needs`, `FoldNeeds.holds`), exactly those a read
+    /// for `needs` returns: the groups of its shortcuts, its deletion marks, the voice shortcuts
+    /// bound to its shortcuts, and the account's learning rules with the forgets of its shortcuts.
+    func narrowed(to needs: FoldNeeds) -> AccountFoldRows {
+        var rows = self
+        rows.groups = groups.filter { needs.shortcuts.contains($0.key.shortcut) }
+        rows.marks = marks.filter { needs.marks.contains($0.key) }
+        rows.voiceShortcuts = voiceShortcuts.filter { _, voice in
+            voice.target.map { needs.shortcuts.contains(ShortcutID(bundleId: $0.value.bundleId, identifier: $0.value.identifier)) } ?? false
+        }
+        rows.learning = learning.ofAccountAndDevices
+        for (shortcut, key) in learning.forgottenShortcuts where needs.forgottenShortcuts.contains(shortcut) {
+            rows.learning.add(forgotten: shortcut, at: key)
+        }
+        return rows
+    }
+
+    /// These rows (read for `needs`) as they are once `result`, the fold of a batch whose needs
+    /// these hold, is written: what the same read would return then. Nil when `result` writes a kind of
     /// row this does not follow (deletion marks, forgets, voice shortcuts, devices, the learning
     /// rules) or groups of shortcuts the read does not look up, or `needs` reads more than a
     /// batch of donations does: such rows are read again at the next push.

@@ -183,8 +183,9 @@ public struct PostgresEventStore: Sendable {
         return try await client.withConnection { connection -> AppendResult? in
             if let kept = readCache?.rows(of: account, needs: needs, device: device, after: first.seq - 1) {
                 do {
-                    if let appended = try await foldAndWrite(batch, events, needs: needs, over: kept.rows, at: kept.head, knowing: kept.deviceSeqs,
-                                                             kept: true, account: account, device: device, on: connection) {
+                    if let appended = try await foldAndWrite(batch, events, needs: needs, over: kept.rows, reading: kept.needs, at: kept.head,
+                                                             knowing: kept.deviceSeqs, kept: true, account: account, device: device,
+                                                             on: connection) {
                         return appended
                     }
                 } catch let error as PSQLError where error.isUniqueViolation {
@@ -198,32 +199,36 @@ public struct PostgresEventStore: Sendable {
                 readCache?.forget(account)
             }
             let rows = ProjectionRowStore(tables: .live, logger: logger)
+            // With the needs of the account's last pushes, if any are kept: the rows of the next push among them.
+            let reading = readCache?.needsToRead(of: account, with: needs) ?? needs
             let (stored, head) = try await withStatementSpan("push: read the head and the rows to fold", .select, "account_heads") {
-                try await rows.readWithHead(account: account, needs: needs, device: device, on: connection)
+                try await rows.readWithHead(account: account, needs: reading, device: device, on: connection)
             }
             guard let head, head.foldedVersion == head.version, head.deviceLastSeq == first.seq - 1 else {
                 readCache?.forget(account)
                 return nil
             }
             let known = readCache?.deviceSeqs(of: account, at: head.mark) ?? [:]
-            return try await foldAndWrite(batch, events, needs: needs, over: stored, at: head, knowing: known,
+            return try await foldAndWrite(batch, events, needs: needs, over: stored, reading: reading, at: head, knowing: known,
                                           kept: false, account: account, device: device, on: connection)
         }
     }
 
-    /// The batch folded over `stored` (its rows at `head`), checked against the bounds, and
-    /// appended and written in one statement if the head is still `head`; nil when it is not.
-    /// Keeps the rows it wrote for the account's next push (`readCache`) when it can follow them.
+    /// The batch folded over `stored` (the rows of `reading`, which holds the batch's `needs`, at
+    /// `head`), checked against the bounds, and appended and written in one statement if the head
+    /// is still `head`; nil when it is not. Keeps the rows it wrote for the account's next push
+    /// (`readCache`) when it can follow them.
     private func foldAndWrite(
-        _ batch: ArraySlice<Event>, _ unversioned: [FoldEvent], needs: FoldNeeds, over stored: AccountFoldRows, at head: AccountHead,
-        knowing deviceSeqs: [UUID: Int64], kept: Bool, account: UUID, device: UUID, on connection: PostgresConnection
+        _ batch: ArraySlice<Event>, _ unversioned: [FoldEvent], needs: FoldNeeds, over stored: AccountFoldRows, reading: FoldNeeds,
+        at head: AccountHead, knowing deviceSeqs: [UUID: Int64], kept: Bool, account: UUID, device: UUID, on connection: PostgresConnection
     ) async throws -> AppendResult? {
         var events = unversioned
         for index in events.indices { events[index].version = head.version + Int64(index) + 1 }
         let rows = ProjectionRowStore(tables: .live, logger: logger)
         let result = try await withSpan("push: fold") { _ in
+            // Exactly the rows a read for the batch's own needs returns.
             try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version),
-                                needs: needs, stored: stored, on: connection)
+                                needs: needs, stored: reading == needs ? stored : stored.narrowed(to: needs), on: connection)
         }
         try requireRoom(for: batch, gaining: result.groupsGained)
         // The bound, exactly: what the view will hold once these rows are written (the fold
@@ -243,11 +248,11 @@ public struct PostgresEventStore: Sendable {
         let version = head.version + Int64(written.appended)
         if let readCache {
             readCache.count(overKeptRows: kept)
-            if let rows = stored.written(result, needs: needs) {
+            if let rows = stored.written(result, needs: reading) {
                 var seqs = deviceSeqs
                 seqs[device] = last.seq
                 readCache.keep(FoldReadCache.Entry(head: AccountHead(version: version, foldedVersion: version, deviceLastSeq: last.seq, mark: written.mark),
-                                                   needs: needs, rows: rows, deviceSeqs: seqs), for: account)
+                                                   needs: reading, rows: rows, deviceSeqs: seqs), for: account)
             } else {
                 readCache.forget(account)
             }
