@@ -24,8 +24,8 @@ public struct PostgresEventStore: Sendable {
     /// The most donation groups one shortcut may hold (DESIGN §5), refused the same way with
     /// `PersonLimit.groupsPerShortcut`.
     public var maximumGroups = Limits.maxGroupsPerShortcut
-    /// The rows of this process's last pushes, folded over again by the next push of the same
-    /// shortcuts without reading them (`FoldReadCache`); nil: every push reads its rows.
+    /// The rows of this process's last pushes, folded over again by an account's next push of
+    /// shortcuts among them without reading them (`FoldReadCache`); nil: every push reads its rows.
     public var readCache: FoldReadCache? = FoldReadCache()
 
     public init(client: PostgresClient, logger: Logger) {
@@ -148,7 +148,7 @@ public struct PostgresEventStore: Sendable {
     /// The common push in three round trips and no transaction (DESIGN §6): read the rows the
     /// batch needs with the head, fold, then append and write the fold in one statement that
     /// writes only if the head has not been written since the read (`AppendFoldedStatement`). In
-    /// two, when this process wrote the account last for a batch with the same needs: the fold
+    /// two, when this process wrote the account last and kept the rows the batch needs: the fold
     /// is then over the rows that write left (`FoldReadCache`), and the same statement checks
     /// that nothing wrote the account since (else the rows are read after all). Nil when
     /// it cannot go this way (the account has no head or is behind, the batch does not simply
