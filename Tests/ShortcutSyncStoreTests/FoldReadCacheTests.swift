@@ -189,8 +189,11 @@ private let logger = TestDatabase.shared.logger
         return FoldReadCache.Entry(head: AccountHead(version: 1, foldedVersion: 1, deviceLastSeq: 1, mark: "1"), needs: FoldNeeds(events: events),
                                    rows: AccountFoldRows(), deviceSeqs: [phone.deviceId: 1])
     }
-    let light = entry(donating: 3), heavy = entry(donating: FoldReadCache.maximumWeight)
-    #expect(light.weight == 4 && heavy.weight == FoldReadCache.maximumWeight + 1)
+    // Each donation of a shortcut of its own needs its groups, its forget and the deletion marks
+    // that select it (its identifier's and its app's, the app's shared by all of them).
+    let light = entry(donating: 3), heavy = entry(donating: FoldReadCache.maximumWeight / 2)
+    #expect(light.weight == 3 + 3 + 4 + 1, "three shortcuts, their forgets, three identifiers' marks and the app's, one device")
+    #expect(heavy.weight == 128 + 128 + 129 + 1)
     cache.keep(light, for: phone.account)
     #expect(cache.entry(of: phone.account) != nil)
     cache.keep(heavy, for: phone.account)

@@ -32,14 +32,16 @@ public final class FoldReadCache: Sendable {
         var deviceSeqs: [UUID: Int64]
 
         /// What it holds, counted in rows and sums, so that what is kept stays small whatever an
-        /// account holds: its needs' shortcuts, its groups and each of their devices' sums per
-        /// hour, its deletion marks, voice shortcuts and learning rules, the devices' seqs.
+        /// account holds: its needs' shortcuts, deletion scopes and forgets, its groups and each of
+        /// their devices' sums per hour, its deletion marks, voice shortcuts and learning rules,
+        /// the devices' seqs.
         var weight: Int {
             let sums = rows.groups.values.reduce(0) { total, group in
                 total + 1 + group.habits.byDevice.values.reduce(0) { $0 + 1 + $1.hours.count }
             }
             let learning = rows.learning.forgotten.count + rows.learning.pauses.values.reduce(0) { $0 + $1.count } + rows.learning.signedOut.count
-            return needs.shortcuts.count + sums + rows.marks.count + rows.voiceShortcuts.count + learning + deviceSeqs.count
+            let needed = needs.shortcuts.count + needs.marks.count + needs.forgottenShortcuts.count
+            return needed + sums + rows.marks.count + rows.voiceShortcuts.count + learning + deviceSeqs.count
         }
     }
 
