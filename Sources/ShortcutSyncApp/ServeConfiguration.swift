@@ -13,7 +13,7 @@ public struct ServeConfiguration: Sendable {
     public var runsWorker: Bool
     /// How many maintenance tasks it runs side by side.
     public var workerTasks = 1
-    /// Accounts whose last push's rows the service keeps for their next push (`FoldReadCache`); 0: none.
+    /// Accounts whose last pushes' rows the service keeps for their next push (`FoldReadCache`); 0: none.
     public var pushRowsKept = FoldReadCache.defaultCapacity
     /// APNs, for background wakes (DESIGN §6, §7); nil: no key, no wake is sent.
     public var apns: APNsConfiguration?

@@ -45,7 +45,7 @@ public enum ServerMetrics {
     /// Pushes answered 503 because none of the server's places for pushes came free in time (`PushGate`).
     static let pushesShed = Counter(label: "shortcut_sync_pushes_shed_total")
     static let eventsAppended = Counter(label: "shortcut_sync_events_appended_total")
-    /// Pushes folded over the rows this server kept from their account's last push: one
+    /// Pushes folded over the rows this server kept from their account's last pushes: one
     /// statement, no read (`FoldReadCache`, `serve --push-rows-kept`).
     static let pushesOverKeptRows = Counter(label: "shortcut_sync_pushes_over_kept_rows_total")
     static let openStreams = Gauge(label: "shortcut_sync_open_streams")

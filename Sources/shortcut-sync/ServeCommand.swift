@@ -50,7 +50,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most pushes run against the database at once; the others wait up to a second, then 503 with Retry-After. The database pool holds 40 connections: the rest stay for pulls, streams and token lookups.")
     var maxPushesRunning: Int = 24
 
-    @Option(help: "Accounts whose last push's rows this process keeps, so that their next push of shortcuts among those is one statement instead of a read and a write (0: every push reads its rows).")
+    @Option(help: "Accounts whose last pushes' rows this process keeps, so that their next push of shortcuts among those is one statement instead of a read and a write (0: every push reads its rows).")
     var pushRowsKept: Int = FoldReadCache.defaultCapacity
 
     @Option(help: "Pulls and suggestion requests each device may make per second, over time (beyond: 429 with Retry-After, before any query).")

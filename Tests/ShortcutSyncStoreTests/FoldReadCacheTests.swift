@@ -48,7 +48,7 @@ private let logger = TestDatabase.shared.logger
                 }
                 try await store.append(pushed.events.map(\.event), account: account, device: pushed.device)
 
-                guard let kept = keptEntry(cache, account) else { continue }
+                guard let kept = cache.entry(of: account) else { continue }
                 try await client.withConnection { connection in
                     let (read, head) = try await rows.readWithHead(account: account, needs: kept.needs, device: pushed.device, on: connection)
                     #expect(read == kept.rows, "seed \(seed): the kept rows are the read's")
@@ -89,7 +89,7 @@ private let logger = TestDatabase.shared.logger
                 }
             }
             #expect(cache.uses == (kept: 9, read: 3), "\(cache.uses)")
-            #expect(try #require(keptEntry(cache, phone.account)).needs.shortcuts.count == 3)
+            #expect(try #require(cache.entry(of: phone.account)).needs.shortcuts.count == 3)
         }
     }
 
@@ -149,7 +149,7 @@ private let logger = TestDatabase.shared.logger
             var phone = DeviceScript(account: UUID(), detail: .full)
             let (store, cache) = try await storeKeepingRows(of: phone.account, client: client)
             try await store.append([phone.donate("soup-1", at: 10).event], account: phone.account, device: phone.deviceId)
-            let before = try #require(keptEntry(cache, phone.account)).head
+            let before = try #require(cache.entry(of: phone.account)).head
             let projections = ProjectionStore(client: client, logger: logger)
             _ = try await projections.rebuilder.rebuild()
             try await projections.rebuilder.promote()
@@ -172,7 +172,7 @@ private let logger = TestDatabase.shared.logger
                 var phone = DeviceScript(account: UUID(), detail: .full)
                 try await openAccount(phone.account, client: client)
                 try await store.append([phone.donate("soup-1", at: 10).event], account: phone.account, device: phone.deviceId)
-                #expect(keptEntry(cache, phone.account) != nil, "the last account pushed is kept")
+                #expect(cache.entry(of: phone.account) != nil, "the last account pushed is kept")
             }
             #expect(cache.count == 2)
         }
@@ -209,11 +209,6 @@ private func storeKeepingRows(of account: UUID, client: PostgresClient) async th
     let cache = FoldReadCache()
     store.readCache = cache
     return (store, cache)
-}
-
-/// What the cache keeps for `account`, whatever its needs.
-private func keptEntry(_ cache: FoldReadCache, _ account: UUID) -> FoldReadCache.Entry? {
-    cache.entry(of: account)
 }
 
 private func donations(of identifier: String, account: UUID, client: PostgresClient) async throws -> Int64 {

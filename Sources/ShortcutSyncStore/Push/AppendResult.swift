@@ -12,7 +12,7 @@ public struct AppendResult: Sendable, Hashable {
     /// Whether the account's projections include the batch: true unless the account is behind
     /// (an import, a parked account), when the maintenance tasks fold it.
     public var folded: Bool
-    /// Whether it was folded over the rows this process kept from the account's last push,
+    /// Whether it was folded over the rows this process kept from the account's last pushes,
     /// without reading them (`FoldReadCache`).
     public var overKeptRows: Bool
 

@@ -11,11 +11,13 @@ import Synchronization
 /// (`AccountHead.mark`). Its needs are those of the account's last pushes through this process
 /// (`FoldNeeds.keeping`), up to `maximumShortcuts` shortcuts: a push whose needs are among them
 /// folds over just the rows its own read would return (`AccountFoldRows.narrowed`), and a push
-/// that needs more reads them with the kept needs, for the pushes after it. The write of the next push checks that mark
-/// (`AppendFoldedStatement`): any write of the account's rows since, by another push, another
-/// server, a maintenance fold, a refold, a rebuild's promotion or an operator, wrote the head too
-/// and changed it, and the push then reads its rows after all. Nothing else decides on kept rows
-/// alone: a push they would refuse is read again before it is refused (`PostgresEventStore`).
+/// that needs more reads them with the kept needs, for the pushes after it.
+///
+/// The write of a push over kept rows checks that mark (`AppendFoldedStatement`): any write of
+/// the account's rows since, by another push, another server, a maintenance fold, a refold, a
+/// rebuild's promotion or an operator, wrote the head too and changed it, and the push then reads
+/// its rows after all. Nothing else decides on kept rows alone: a push they would refuse is read
+/// again before it is refused (`PostgresEventStore`).
 ///
 /// At most `capacity` accounts are kept, each at most `maximumWeight` rows and sums: past them, one
 /// kept account (whichever the table gives first) makes room, and heavier rows are not kept.
@@ -113,7 +115,7 @@ public final class FoldReadCache: Sendable {
     }
 
     /// Counts a push written: over kept rows, or over rows it read.
-    func count(overKeptRows: Bool) {
+    func tally(overKeptRows: Bool) {
         counts.withLock { overKeptRows ? ($0.kept += 1) : ($0.read += 1) }
     }
 

@@ -247,7 +247,7 @@ public struct PostgresEventStore: Sendable {
         guard let written, let last = batch.last else { return nil }
         let version = head.version + Int64(written.appended)
         if let readCache {
-            readCache.count(overKeptRows: kept)
+            readCache.tally(overKeptRows: kept)
             if let rows = stored.written(result, needs: reading) {
                 var seqs = deviceSeqs
                 seqs[device] = last.seq
