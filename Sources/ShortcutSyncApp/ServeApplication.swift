@@ -30,7 +30,8 @@ public func buildApplication(
     // The key is read (and a bad one refused) before anything starts.
     let apns = configuration.runsWaker ? configuration.apns : nil
     try await apns?.validate()
-    let client = try await database.servicePool(maximumConnections: configuration.server.maximumConnections, logger: logger)
+    let client = try await database.servicePool(maximumConnections: configuration.server.maximumConnections,
+                                                keptOpen: configuration.server.connectionsKeptOpen ?? configuration.server.pushesRunning, logger: logger)
     let migrator = try Migrator(client: client, logger: logger)
     // One LISTEN connection for the streams' hub and the waker.
     let notifications = SharedNotifications(try database.notificationSource(logger: logger))

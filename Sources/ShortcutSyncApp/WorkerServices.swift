@@ -12,7 +12,7 @@ public func buildWorkerServices(database: DatabaseURL, tasks: Int, apns: APNsCon
                                 logger: Logger) async throws -> [any Service] {
     try await Migrator.migrate(database, logger: logger)
     // Each task holds one connection while it folds; one more reads the queue's status, one the waker's.
-    let client = try await database.servicePool(maximumConnections: tasks + 2, logger: logger)
+    let client = try await database.servicePool(maximumConnections: tasks + 2, keptOpen: tasks, logger: logger)
     let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, tasks: tasks)
     let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: apns,
                       notifications: try database.notificationSource(channels: [.projection], logger: logger),

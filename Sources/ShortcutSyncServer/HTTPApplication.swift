@@ -103,8 +103,7 @@ public func buildHTTPApplication(
     let budget = Budget(configuration.pushBudget, now: monotonic)
     router.middlewares.add(PushAdmissionMiddleware(budget: budget, inFlight: api.pushesInFlight))
     router.middlewares.add(BodyLimitMiddleware(deadline: configuration.bodyDeadline))
-    // Never the whole pool: four connections at least stay for the other requests.
-    let gate = PushGate(running: max(1, min(configuration.maximumPushesRunning, configuration.maximumConnections - 4)), wait: configuration.pushStartWait)
+    let gate = PushGate(running: configuration.pushesRunning, wait: configuration.pushStartWait)
     let push = PushRoute(api: api, budget: budget, gate: gate, turns: AccountTurns(), problems: problems)
     router.post(.init(PushRoute.path)) { request, context in try await push.respond(to: request, context: context) }
     try api.registerHandlers(on: GeneratedRoutes(router: router) { method, path in

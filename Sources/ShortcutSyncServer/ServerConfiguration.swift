@@ -40,6 +40,13 @@ public struct ServerConfiguration: Sendable {
     /// streams and tokens), and how long a push may wait to start before it is `503`.
     public var maximumPushesRunning = 24
     public var pushStartWait: Duration = .seconds(1)
+    /// The pushes run at once: `maximumPushesRunning`, leaving four connections of the pool at
+    /// least for the other requests.
+    public var pushesRunning: Int { max(1, min(maximumPushesRunning, maximumConnections - 4)) }
+    /// The pool's connections kept open from the start (`DatabaseURL.servicePool`); nil: as many
+    /// as pushes run at once, so that a push never waits for a connection to open, and the pool
+    /// arms no idle timer while the load stays within them.
+    public var connectionsKeptOpen: Int?
     /// The most items one pull answers (DESIGN §5: 1,000); more follow with `more: true`. Tests
     /// make it small to page through a few items.
     public var pullPageSize: Int

@@ -61,6 +61,9 @@ struct TestServer {
         var server = ServerConfiguration(
             host: "127.0.0.1", port: 0, adminToken: adminToken, maximumConnections: 20, keepAliveInterval: .seconds(1), degradedLag: degradedLag)
         server.pullPageSize = pullPageSize
+        // Not the pushes' 16: the suites' services run at once on one cluster, and each would hold
+        // its kept connections open for all its test.
+        server.connectionsKeptOpen = 2
         // Tests poll and page as fast as they like; the read budget's own test sets one.
         server.deviceReadsPerSecond = 1_000_000
         server.deviceReadBurst = 1_000_000

@@ -11,9 +11,9 @@ public typealias DatabasePool = PostgresClient
 
 extension DatabaseURL {
     /// A pool for a service that runs for long (`serviceClientConfiguration`: generic plans where
-    /// they serve).
-    public func servicePool(maximumConnections: Int, logger: Logger) async throws -> DatabasePool {
-        PostgresClient(configuration: try await serviceClientConfiguration(maximumConnections: maximumConnections, logger: logger),
+    /// they serve, `keptOpen` connections open from the start, no keep-alive queries).
+    public func servicePool(maximumConnections: Int, keptOpen: Int, logger: Logger) async throws -> DatabasePool {
+        PostgresClient(configuration: try await serviceClientConfiguration(maximumConnections: maximumConnections, keptOpen: keptOpen, logger: logger),
                        backgroundLogger: logger)
     }
 

@@ -1,0 +1,52 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
+@testable import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+private let logger = TestDatabase.shared.logger
+
+/// The service's pool keeps the connections its pushes use open from its start and pings none
+/// (`DatabaseURL.serviceClientConfiguration`): PostgresNIO arms a timer for each connection that
+/// goes back idle, one for its keep-alive and one for its idle timeout, unless neither applies.
+@Suite struct ServicePoolTests {
+    @Test func theServicePoolOpensTheConnectionsItKeepsBeforeAnyStatementAndPingsNone() async throws {
+        try await TestDatabase.withClient { sql, url in
+            let configuration = try await url.serviceClientConfiguration(maximumConnections: 6, keptOpen: 3, logger: logger)
+            #expect(configuration.options.keepAliveBehavior == nil)
+            #expect(try await Self.sessions(of: configuration, settlingAt: 3, sql: sql) == 3)
+        }
+    }
+
+    @Test func itKeepsNoMoreThanItsMaximumOpen() async throws {
+        try await TestDatabase.withClient { sql, url in
+            let configuration = try await url.serviceClientConfiguration(maximumConnections: 2, keptOpen: 5, logger: logger)
+            #expect(configuration.options.minimumConnections == 2)
+            #expect(try await Self.sessions(of: configuration, settlingAt: 2, sql: sql) == 2)
+        }
+    }
+
+    /// The sessions a pool of `configuration` holds on its own, running and asked for nothing:
+    /// counted once they reach `expected` (at most 10 s) and half a second more have passed.
+    static func sessions(of configuration: PostgresClient.Configuration, settlingAt expected: Int, sql: PostgresClient) async throws -> Int {
+        var configuration = configuration
+        let name = "pool-\(UInt32.random(in: 0...UInt32.max))"
+        configuration.options.additionalStartupParameters.append(("application_name", name))
+        let pool = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await pool.run() }
+            defer { group.cancelAll() }
+            let count = {
+                try await sql.query("SELECT count(*)::int FROM pg_stat_activity WHERE application_name = \(name)", logger: logger)
+                    .decode(Int.self).collectAll().first ?? 0
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await count() < expected, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            return try await count()
+        }
+    }
+}
