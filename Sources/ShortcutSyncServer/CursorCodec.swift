@@ -1,4 +1,5 @@
 import Crypto
+import ExtrasBase64
 import Foundation
 import ShortcutSyncDomain
 import ShortcutSyncStore
@@ -40,10 +41,9 @@ struct CursorCodec: Sendable {
         Array(HMAC<SHA256>.authenticationCode(for: payload, using: SymmetricKey(data: key))).prefix(16).map { $0 }
     }
 
-    private static func bytes(base64URL text: Substring) -> [UInt8]? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64).map(Array.init)
+    /// The bytes of base64url text without padding (`Tokens.base64URL`'s), or nil for text that is not.
+    static func bytes(base64URL text: Substring) -> [UInt8]? {
+        try? Base64.decode(bytes: text.utf8, options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 
     private static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

@@ -1,4 +1,5 @@
 import Crypto
+import ExtrasBase64
 import Foundation
 
 /// Bearer tokens: 256 random bits, shown once, stored only as a SHA-256 hash.
@@ -39,10 +40,8 @@ public enum Tokens {
         return zip(actual, expected).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
+    /// `bytes` in base64url without padding (RFC 4648 §5): what tokens and pull cursors are made of.
     static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Base64.encodeToString(bytes: bytes, options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 }

@@ -48,6 +48,23 @@ import Testing
         #expect(codec.cursor(text) == longest)
     }
 
+    /// Cursors and tokens already handed out were made with Foundation's base64, its `+` and `/`
+    /// replaced and its padding dropped: the text made now is the same, and it reads back.
+    @Test func base64URLTextIsWhatFoundationsBase64MadeIt() {
+        var generator = SystemRandomNumberGenerator()
+        for count in 0...70 {
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let before = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Tokens.base64URL(bytes) == before)
+            #expect(CursorCodec.bytes(base64URL: Substring(before)) == bytes)
+        }
+        #expect(Tokens.base64URL(Array(repeating: 0xfb, count: 6)) == "-_v7-_v7")
+        for notBase64URL in ["A", "AAAAA", "+/v7", "A.AA", "ÄAAA"] {
+            #expect(CursorCodec.bytes(base64URL: Substring(notBase64URL)) == nil, "\(notBase64URL)")
+        }
+    }
+
     @Test func changedOlderOrOverlongTextIsUnknown() {
         let page = PullPage(removalsAfter: 900, shortcuts: PullPosition(version: 905, key: ShortcutID(bundleId: "com.example.soup", identifier: "leek")),
                             voiceShortcuts: PullPosition(version: -1))
