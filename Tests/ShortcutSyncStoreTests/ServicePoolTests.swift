@@ -31,7 +31,10 @@ private let logger = TestDatabase.shared.logger
     /// counted once they reach `expected` (at most 10 s) and half a second more have passed.
     static func sessions(of configuration: PostgresClient.Configuration, settlingAt expected: Int, sql: PostgresClient) async throws -> Int {
         var configuration = configuration
+        #expect(configuration.options.additionalStartupParameters.contains { $0 == ("application_name", DatabaseURL.applicationName) })
+        // Named apart from the other tests' pools, which run at the same time on the cluster.
         let name = "pool-\(UInt32.random(in: 0...UInt32.max))"
+        configuration.options.additionalStartupParameters.removeAll { $0.0 == "application_name" }
         configuration.options.additionalStartupParameters.append(("application_name", name))
         let pool = PostgresClient(configuration: configuration, backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in

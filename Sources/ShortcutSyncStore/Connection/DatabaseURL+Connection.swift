@@ -61,17 +61,24 @@ extension DatabaseURL {
     /// lowest idle connection first, so a load within `keptOpen` statements at once goes back
     /// only to connections kept open, and arms nothing. A connection the server closes leaves the
     /// pool as it closes, pinged or not; one that something between drops without a word is found
-    /// at its next use (docs/operating.md, "Connections to the database").
+    /// at its next use (docs/operating.md, "Connections to the database"). Its sessions are named
+    /// `applicationName` in `pg_stat_activity`.
     public func serviceClientConfiguration(maximumConnections: Int, keptOpen: Int, logger: Logger) async throws -> PostgresClient.Configuration {
         var configuration = try clientConfiguration(maximumConnections: maximumConnections)
         configuration.options.minimumConnections = min(max(0, keptOpen), maximumConnections)
         configuration.options.keepAliveBehavior = nil
+        configuration.options.additionalStartupParameters.append(("application_name", Self.applicationName))
         let citus = try? await withSingleConnection(logger: logger) { try await $0.hasCitus(logger: logger) }
         if citus == false {
             configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_generic_plan"))
         }
         return configuration
     }
+}
+
+extension DatabaseURL {
+    /// The `application_name` of the sessions of a service's pool (`serve`, `worker`).
+    public static let applicationName = "shortcut-sync"
 }
 
 extension PostgresConnection {
