@@ -3,6 +3,7 @@ import PostgresNIO
 import ShortcutSyncApp
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncServer
+import ShortcutSyncTestSupport
 import ShortcutSyncStore
 import Testing
 
@@ -17,11 +18,8 @@ import Testing
                     "SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND application_name = \(DatabaseURL.applicationName)",
                     logger: TestDatabase.shared.logger).decode(Int.self).collectAll().first ?? 0
             }
-            let deadline = ContinuousClock.now + .seconds(10)
-            while try await count() < 8, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            // Nothing was asked of the service but its start: the pool opened them on its own.
+            // Nothing was asked of the service but its start: the pool opens them on its own.
+            try await eventually("the service holds its 8 pushes' connections", timeout: .seconds(10)) { try await count() >= 8 }
             #expect(try await count() >= 8)
         }
     }

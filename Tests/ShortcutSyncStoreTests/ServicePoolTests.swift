@@ -28,7 +28,8 @@ private let logger = TestDatabase.shared.logger
     }
 
     /// The sessions a pool of `configuration` holds on its own, running and asked for nothing:
-    /// counted once they reach `expected` (at most 10 s) and half a second more have passed.
+    /// counted once they reach `expected` (`eventually`, at most 10 s) and half a second more have
+    /// passed.
     static func sessions(of configuration: PostgresClient.Configuration, settlingAt expected: Int, sql: PostgresClient) async throws -> Int {
         var configuration = configuration
         #expect(configuration.options.additionalStartupParameters.contains { $0 == ("application_name", DatabaseURL.applicationName) })
@@ -44,10 +45,7 @@ private let logger = TestDatabase.shared.logger
                 try await sql.query("SELECT count(*)::int FROM pg_stat_activity WHERE application_name = \(name)", logger: logger)
                     .decode(Int.self).collectAll().first ?? 0
             }
-            let deadline = ContinuousClock.now + .seconds(10)
-            while try await count() < expected, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await eventually("the pool holds \(expected) sessions", timeout: .seconds(10)) { try await count() >= expected }
             try await Task.sleep(for: .milliseconds(500))
             return try await count()
         }
