@@ -14,6 +14,11 @@ import ShortcutSyncStore
 /// The two are measured in alternate rounds and each side's pushes pooled, so that what the
 /// machine does besides (its speed moved the p99 alone by a factor of five between runs of one
 /// build) falls on both sides alike; each round's ratio is reported too, to show the spread.
+///
+/// With the database's disk on this machine (the embedded cluster, or `--flush-probe-directory`),
+/// a `FlushProbe` times a small flush on it all along, and each round says its longest. A round
+/// in which the disk stalled a flush (over 20 ms, `FlushProbe.stall`) is slowed for every
+/// account alike, so the ratio over the round pairs without such a stall is given as well.
 public struct RunawayBenchmark: Sendable {
     public struct Load: Sendable {
         public var calmAccounts: Int
@@ -43,6 +48,10 @@ public struct RunawayBenchmark: Sendable {
         public var runawayEvents: Int
         public var runawayRefused: Int
         public var seconds: Double
+        /// The longest flush of the database's disk the probe timed, and the flushes over 20 ms
+        /// (`FlushProbe.stall`); nil without a probe.
+        public var longestFlushMilliseconds: Double?
+        public var flushStalls: Int?
     }
 
     public struct Result: Sendable, Codable {
@@ -52,6 +61,11 @@ public struct RunawayBenchmark: Sendable {
         public var with: Part
         /// Each round's calm p99 with the runaway over the one without it just before.
         public var roundRatios: [Double]
+        /// The calm p99 with over without, pooled over the round pairs in which the probe saw no
+        /// flush of the database's disk over 20 ms on either side, and how many pairs those were;
+        /// nil without a probe (and the ratio nil when no pair was free of stalls).
+        public var stallFreeRatio: Double?
+        public var stallFreeRounds: Int?
         public var p99Ratio: Double { without.calmP99Milliseconds > 0 ? with.calmP99Milliseconds / without.calmP99Milliseconds : 0 }
     }
 
@@ -59,9 +73,10 @@ public struct RunawayBenchmark: Sendable {
     let sustained: SustainedBenchmark
     let registrar: PushBenchmark
 
-    /// Runs on a fresh database of `server` (dropped afterwards) with the service as a child process.
+    /// Runs on a fresh database of `server` (dropped afterwards) with the service as a child process;
+    /// with `flushProbeDirectory` (a directory on the database's disk), a `FlushProbe` there.
     public static func run(
-        server: DatabaseURL, load: Load, logger: Logger,
+        server: DatabaseURL, load: Load, flushProbeDirectory: URL? = nil, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Result) async throws -> Result
     ) async throws -> Result {
@@ -74,13 +89,15 @@ public struct RunawayBenchmark: Sendable {
                     registrar: PushBenchmark(service: service.url, operators: service.operators, adminToken: service.adminToken, database: url,
                                              servicePID: service.servicePID, duration: load.duration, logger: logger))
                 return try await withBenchHTTPClient(connections: load.calmAccounts + load.runawayDevices + 64) { http in
-                    try await interruptible { try await benchmark.measure(http: http, report: report) }
+                    try await FlushProbe.with(directory: flushProbeDirectory) { probe in
+                        try await interruptible { try await benchmark.measure(http: http, probe: probe, report: report) }
+                    }
                 }
             }
         }
     }
 
-    func measure(http: HTTPClient, report: @escaping @Sendable (String) -> Void) async throws -> Result {
+    func measure(http: HTTPClient, probe: FlushProbe?, report: @escaping @Sendable (String) -> Void) async throws -> Result {
         let calm = try await registrar.register(devices: load.calmAccounts, accounts: load.calmAccounts, http: http).map(\.token)
         let runaway = try await registrar.register(devices: load.runawayDevices, accounts: 1, http: http).map(\.token)
         var seqs = [Int64](repeating: 0, count: calm.count), runawaySeqs = [Int64](repeating: 0, count: runaway.count)
@@ -89,22 +106,59 @@ public struct RunawayBenchmark: Sendable {
         // that the calm accounts alone are measured as they are beside the runaway: warm.
         _ = try await part(calm: calm, seqs: &seqs, runaway: [], runawaySeqs: &runawaySeqs, http: http, duration: min(load.duration, .seconds(3)))
         let rounds = max(1, load.rounds), roundLength = load.duration / rounds
-        var without = Side(), with = Side()
+        var measured: [Round] = []
         for round in 1...rounds {
-            let alone = try await part(calm: calm, seqs: &seqs, runaway: [], runawaySeqs: &runawaySeqs, http: http, duration: roundLength)
-            let beside = try await part(calm: calm, seqs: &seqs, runaway: runaway, runawaySeqs: &runawaySeqs, http: http, duration: roundLength)
-            without.add(alone)
-            with.add(beside)
+            _ = probe?.take()
+            var alone = try await part(calm: calm, seqs: &seqs, runaway: [], runawaySeqs: &runawaySeqs, http: http, duration: roundLength)
+            alone.part.flushes(probe?.take())
+            var beside = try await part(calm: calm, seqs: &seqs, runaway: runaway, runawaySeqs: &runawaySeqs, http: http, duration: roundLength)
+            beside.part.flushes(probe?.take())
+            measured.append(Round(alone: alone, beside: beside))
             report("  round \(round) of \(rounds): calm push p99 alone \(String(format: "%.1f", alone.part.calmP99Milliseconds)) ms, "
                 + "beside the runaway \(String(format: "%.1f", beside.part.calmP99Milliseconds)) ms; "
-                + "the runaway got \(beside.part.runawayEvents) events in, \(beside.part.runawayRefused) pushes refused")
+                + "the runaway got \(beside.part.runawayEvents) events in, \(beside.part.runawayRefused) pushes refused"
+                + Self.flushes(alone.part, beside.part))
+        }
+        if let failure = probe?.failure { report("  \(failure); the rounds after it timed no flush") }
+        return Self.result(calmAccounts: calm.count, runawayDevices: runaway.count, rounds: measured)
+    }
+
+    /// One round: the calm accounts alone, then beside the runaway.
+    struct Round {
+        var alone: (part: Part, histogram: Histogram<UInt64>)
+        var beside: (part: Part, histogram: Histogram<UInt64>)
+    }
+
+    /// Each side's rounds pooled, each round's ratio, and, when the rounds were probed, the
+    /// ratio pooled over the rounds in which neither side saw a flush stall.
+    static func result(calmAccounts: Int, runawayDevices: Int, rounds: [Round]) -> Result {
+        var without = Side(), with = Side(), stallFreeWithout = Side(), stallFreeWith = Side()
+        for round in rounds {
+            without.add(round.alone)
+            with.add(round.beside)
+            if round.alone.part.flushStalls == 0 && round.beside.part.flushStalls == 0 {
+                stallFreeWithout.add(round.alone)
+                stallFreeWith.add(round.beside)
+            }
         }
         let ratios = zip(without.parts, with.parts).map { $0.calmP99Milliseconds > 0 ? $1.calmP99Milliseconds / $0.calmP99Milliseconds : 0 }
-        return Result(calmAccounts: calm.count, runawayDevices: runaway.count, without: without.pooled, with: with.pooled, roundRatios: ratios)
+        var result = Result(calmAccounts: calmAccounts, runawayDevices: runawayDevices, without: without.pooled, with: with.pooled, roundRatios: ratios)
+        if !rounds.isEmpty, rounds.allSatisfy({ $0.alone.part.flushStalls != nil && $0.beside.part.flushStalls != nil }) {
+            result.stallFreeRounds = stallFreeWith.parts.count
+            let alone = stallFreeWithout.pooled.calmP99Milliseconds
+            result.stallFreeRatio = stallFreeWith.parts.isEmpty || alone <= 0 ? nil : stallFreeWith.pooled.calmP99Milliseconds / alone
+        }
+        return result
+    }
+
+    /// "; the database's disk: …" for a round's report, or nothing without a probe.
+    private static func flushes(_ alone: Part, _ beside: Part) -> String {
+        guard let aloneLongest = alone.longestFlushMilliseconds, let besideLongest = beside.longestFlushMilliseconds else { return "" }
+        return String(format: "; the database's disk: longest flush %.1f ms alone, %.1f ms beside", aloneLongest, besideLongest)
     }
 
     /// One side's rounds, and their calm pushes pooled.
-    private struct Side {
+    struct Side {
         var parts: [Part] = []
         var histogram = PushTally.newHistogram()
 
@@ -114,11 +168,14 @@ public struct RunawayBenchmark: Sendable {
         }
 
         var pooled: Part {
-            Part(calmPushes: parts.map(\.calmPushes).reduce(0, +), calmFailed: parts.map(\.calmFailed).reduce(0, +),
-                 calmP50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
-                 calmP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000,
-                 runawayEvents: parts.map(\.runawayEvents).reduce(0, +), runawayRefused: parts.map(\.runawayRefused).reduce(0, +),
-                 seconds: parts.map(\.seconds).reduce(0, +))
+            let probed = !parts.isEmpty && parts.allSatisfy { $0.flushStalls != nil }
+            return Part(calmPushes: parts.map(\.calmPushes).reduce(0, +), calmFailed: parts.map(\.calmFailed).reduce(0, +),
+                        calmP50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
+                        calmP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000,
+                        runawayEvents: parts.map(\.runawayEvents).reduce(0, +), runawayRefused: parts.map(\.runawayRefused).reduce(0, +),
+                        seconds: parts.map(\.seconds).reduce(0, +),
+                        longestFlushMilliseconds: probed ? parts.compactMap(\.longestFlushMilliseconds).max() : nil,
+                        flushStalls: probed ? parts.compactMap(\.flushStalls).reduce(0, +) : nil)
         }
     }
 
@@ -193,6 +250,15 @@ public struct RunawayBenchmark: Sendable {
     }
 }
 
+extension RunawayBenchmark.Part {
+    /// What the flush probe saw in this part's time, if there is a probe.
+    mutating func flushes(_ window: FlushProbe.Window?) {
+        guard let window else { return }
+        longestFlushMilliseconds = window.longestMilliseconds
+        flushStalls = window.stalls
+    }
+}
+
 extension RunawayBenchmark.Result {
     public var table: String {
         func milliseconds(_ part: RunawayBenchmark.Part) -> String {
@@ -210,6 +276,22 @@ extension RunawayBenchmark.Result {
             "| each round's ratio | " + roundRatios.map { String(format: "%.2f", $0) }.joined(separator: ", ") + " | — | |",
             "| the runaway account | " + String(format: "%.0f events/s taken", Double(with.runawayEvents) / max(with.seconds, 0.001))
                 + ", \(with.runawayRefused) pushes refused with 429 | — | |",
+        ].joined(separator: "\n") + flushRows
+    }
+
+    /// The flush probe's rows, when there was a probe: what the database's disk did in the
+    /// rounds, and the ratio over the rounds it did not stall in.
+    private var flushRows: String {
+        guard let stallFreeRounds, let aloneStalls = without.flushStalls, let besideStalls = with.flushStalls else { return "" }
+        let stallMilliseconds = Int(FlushProbe.stall.inSeconds * 1000)
+        let disk = String(format: "longest %.1f ms alone, %.1f ms beside; ", without.longestFlushMilliseconds ?? 0, with.longestFlushMilliseconds ?? 0)
+            + "over \(stallMilliseconds) ms: \(aloneStalls) alone, \(besideStalls) beside"
+        let ratio = stallFreeRatio.map { ratio in
+            String(format: "%.2f", ratio) + " | ≤ 1.20 | " + (ratio <= 1.2 && with.calmFailed == 0 && without.calmFailed == 0 ? "met" : "**not met**") + " |"
+        } ?? "— (every round had a stall) | ≤ 1.20 | |"
+        return "\n" + [
+            "| the database's disk: a 4 KB write flushed every \(Int(FlushProbe.period.inSeconds * 1000)) ms beside the load | \(disk) | — | |",
+            "| calm push p99 with / without, pooled over the \(stallFreeRounds) round pairs with no flush over \(stallMilliseconds) ms | \(ratio)",
         ].joined(separator: "\n")
     }
 }

@@ -9,20 +9,23 @@ extension SustainedBenchmark {
     /// Runs the benchmark on a fresh database of `server` (dropped afterwards) with the service
     /// as a child process (stopped afterwards, also when the run fails). `interruptible` runs
     /// the measuring itself, so that the caller can cut it short (at a signal) and the cleanup
-    /// still runs; `report` is told what the run is doing. Throws when a view lacks an
-    /// acknowledged event, after reporting the figures.
+    /// still runs; `report` is told what the run is doing. With `flushProbeDirectory` (on the
+    /// database's disk), a `FlushProbe` there says what the disk did during phase 2. Throws when
+    /// a view lacks an acknowledged event, after reporting the figures.
     public static func run(
-        server: DatabaseURL, load: Load, logger: Logger,
+        server: DatabaseURL, load: Load, flushProbeDirectory: URL? = nil, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Result) async throws -> Result
     ) async throws -> Result {
         try await withFreshDatabase(on: server, logger: logger) { url in
-            try await run(on: url, load: load, logger: logger, report: report, interruptible: interruptible)
+            try await FlushProbe.with(directory: flushProbeDirectory) { probe in
+                try await run(on: url, load: load, probe: probe, logger: logger, report: report, interruptible: interruptible)
+            }
         }
     }
 
     private static func run(
-        on url: DatabaseURL, load: Load, logger: Logger,
+        on url: DatabaseURL, load: Load, probe: FlushProbe?, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Result) async throws -> Result
     ) async throws -> Result {
@@ -36,13 +39,13 @@ extension SustainedBenchmark {
             let measure = benchmark
             // Every device holds a connection: the readers' streams, the pushers' pushes, and the setup's.
             return try await withBenchHTTPClient(connections: 2 * (load.accounts + load.sampleAccounts) + 64) { http in
-                try await interruptible { try await measure.measure(registrar: registrar, http: http) }
+                try await interruptible { try await measure.measure(registrar: registrar, probe: probe, http: http) }
             }
         }
     }
 
     /// Sets the accounts up, opens every reader's stream, runs both phases and checks the views.
-    func measure(registrar: PushBenchmark, http: HTTPClient) async throws -> Result {
+    func measure(registrar: PushBenchmark, probe: FlushProbe?, http: HTTPClient) async throws -> Result {
         // `register` deals devices to accounts round robin: device a and a + accounts share account a.
         let loadDevices = try await registrar.register(devices: 2 * load.accounts, accounts: load.accounts, http: http)
         var accounts = (0..<load.accounts).map { LoadAccount(pusher: loadDevices[$0].token, reader: loadDevices[$0 + load.accounts].token) }
@@ -86,11 +89,13 @@ extension SustainedBenchmark {
             // What the load generator (this process) and the service spend during phase 2.
             let cpuBefore = (ProcessCPU.of(getpid()), registrar.servicePID.flatMap(ProcessCPU.of))
             let freshnessBefore = await ServiceFreshness.read(registrar.operators, http: http)
+            _ = probe?.take()
             let phaseStarted = ContinuousClock.now
             async let latency = sampleLatency(sampling, http: http, board: board)
             let loaded = try await pushOnSchedule(&accounts, eventsPerSecond: offered, http: http)
             let measured = try await latency
             let phaseSeconds = (ContinuousClock.now - phaseStarted).inSeconds
+            let flushes = probe?.take()
             let cpuAfter = (ProcessCPU.of(getpid()), registrar.servicePID.flatMap(ProcessCPU.of))
             let freshnessAfter = await ServiceFreshness.read(registrar.operators, http: http)
             func cores(_ before: Double?, _ after: Double?) -> Double? {
@@ -100,7 +105,9 @@ extension SustainedBenchmark {
             report("\(Int((load.share * 100).rounded())) %: offered \(Int(loaded.eventsPerSecond)) of \(Int(offered)) events/s, "
                 + String(format: "push p99 %.1f ms; push → pull p50 %.1f ms, p99 %.1f ms, max %.1f ms, ",
                          loaded.pushP99Milliseconds, measured.p50Milliseconds, measured.p99Milliseconds, measured.maxMilliseconds)
-                + "\(measured.samples) samples, \(measured.missed) missed")
+                + "\(measured.samples) samples, \(measured.missed) missed"
+                + (flushes.map { String(format: "; the database's disk: longest flush %.1f ms, %d over %d ms",
+                                        $0.longestMilliseconds, $0.stalls, Int(FlushProbe.stall.inSeconds * 1000)) } ?? ""))
 
             let views = try await checkViews(accounts, http: http)
             report("views: \(views.accounts) accounts, \(views.views) views pulled from scratch, \(views.lacking) lacking, \(views.surplus) with extra donations")
@@ -108,6 +115,8 @@ extension SustainedBenchmark {
                                 loaded: loaded, offeredEventsPerSecond: offered, share: load.share, latency: measured, views: views)
             result.loadGeneratorCores = cores(cpuBefore.0, cpuAfter.0)
             result.serviceCores = cores(cpuBefore.1, cpuAfter.1)
+            result.longestFlushMilliseconds = flushes?.longestMilliseconds
+            result.flushStalls = flushes?.stalls
             if let freshnessBefore, let freshnessAfter { result.serviceFreshness = ServiceFreshness(from: freshnessBefore, to: freshnessAfter) }
             if views.lacking > 0 || views.surplus > 0 {
                 report("\n" + result.table)

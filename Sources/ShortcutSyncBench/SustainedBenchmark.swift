@@ -103,6 +103,10 @@ public struct SustainedBenchmark: Sendable {
         /// What the service measured itself during phase 2: commit → poke delivered on a stream,
         /// from its histogram on `/metrics` (issue 33), beside `latency` measured from outside.
         var serviceFreshness: ServiceFreshness?
+        /// The longest flush of the database's disk during phase 2, and the flushes over 20 ms
+        /// (`FlushProbe`), when the bench had a probe on that disk.
+        public var longestFlushMilliseconds: Double?
+        public var flushStalls: Int?
     }
 
     /// Events per load push (DESIGN §8).
@@ -251,6 +255,11 @@ extension SustainedBenchmark.Result {
             lines.append("| the service's own measure at \(percent) %: commit → poke delivered on a stream (its histogram) | "
                 + String(format: "p50 %.1f ms, p99 %.1f ms", freshness.p50Milliseconds, freshness.p99Milliseconds)
                 + " (\(freshness.samples) pokes, estimated within its buckets) | — | |")
+        }
+        if let longest = longestFlushMilliseconds, let stalls = flushStalls {
+            lines.append("| the database's disk during the \(percent) % phase: a 4 KB write flushed every "
+                + "\(Int(FlushProbe.period.inSeconds * 1000)) ms | " + String(format: "longest %.1f ms", longest)
+                + ", \(stalls) over \(Int(FlushProbe.stall.inSeconds * 1000)) ms | — | |")
         }
         if let generator = loadGeneratorCores {
             lines.append("| CPU during the \(percent) % phase | "

@@ -1,4 +1,5 @@
 import EmbeddedPostgres
+import Foundation
 import ServiceLifecycle
 import ShortcutSyncStore
 
@@ -16,4 +17,7 @@ struct DatabaseLocation: Sendable {
     var services: [any Service] {
         embedded.map { [$0] } ?? []
     }
+
+    /// The embedded cluster's data directory: on the database's disk, for a bench's `FlushProbe`.
+    var embeddedDataDirectory: URL? { embedded?.dataDirectory }
 }

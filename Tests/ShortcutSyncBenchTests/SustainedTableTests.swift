@@ -38,6 +38,17 @@ import Testing
         #expect(latency.hasSuffix("| — (past capacity) | |"))
     }
 
+    @Test func theDatabasesDiskIsReportedWhenTheBenchProbedIt() throws {
+        var result = Self.result(share: 0.5, longest: 900, failures: [:])
+        #expect(Self.line(result.table, "| the database's disk") == nil, "no probe, no row")
+        result.longestFlushMilliseconds = 148.2
+        result.flushStalls = 2
+        let disk = try #require(Self.line(result.table, "| the database's disk during the 50 % phase"))
+        #expect(disk.contains("| longest 148.2 ms, 2 over 20 ms | — | |"))
+        // The disk is reported, not judged: the latency's verdict is the same either way.
+        #expect(try #require(Self.line(result.table, "| push → another device's pull")).hasSuffix("| met |"))
+    }
+
     @Test func belowCapacityThePushToPullTargetIsJudgedAndNoAnswerBound() throws {
         let table = Self.result(share: 0.8, longest: 5_000, failures: [:], p99: 150).table
         #expect(Self.line(table, "| every answer at") == nil)

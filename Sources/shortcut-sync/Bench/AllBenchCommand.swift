@@ -24,6 +24,8 @@ struct AllBenchCommand: AsyncParsableCommand {
     @Option(help: "Also write the results as JSON to this file.")
     var json: String?
 
+    @OptionGroup var flushProbe: FlushProbeOptions
+
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
@@ -38,8 +40,10 @@ struct AllBenchCommand: AsyncParsableCommand {
                                                    workerProcess: false, logger: logger, report: { print($0) },
                                                    interruptible: cancellingOnSignal)
             let sustained = try await SustainedBenchmark.run(server: location.url, load: smoke ? .smoke : SustainedBenchmark.Load(),
+                                                             flushProbeDirectory: flushProbe.directory(location),
                                                              logger: logger, report: { print($0) }, interruptible: cancellingOnSignal)
             let runaway = try await RunawayBenchmark.run(server: location.url, load: smoke ? .smoke : RunawayBenchmark.Load(),
+                                                         flushProbeDirectory: flushProbe.directory(location),
                                                          logger: logger, report: { print($0) }, interruptible: cancellingOnSignal)
             let wake = try await cancellingOnSignal {
                 try await WakeBenchmark.run(server: location.url, load: smoke ? .smoke : WakeBenchmark.Load(), logger: logger) { print($0) }

@@ -28,6 +28,8 @@ struct RunawayBenchCommand: AsyncParsableCommand {
     @Option(help: "Also write the results as JSON to this file.")
     var json: String?
 
+    @OptionGroup var flushProbe: FlushProbeOptions
+
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
@@ -44,7 +46,8 @@ struct RunawayBenchCommand: AsyncParsableCommand {
         let load = smoke ? RunawayBenchmark.Load.smoke
             : RunawayBenchmark.Load(calmAccounts: calmAccounts, runawayDevices: runawayDevices, duration: .seconds(seconds), rounds: rounds)
         let result = try await database.withDatabase(logger: logger) { location in
-            try await RunawayBenchmark.run(server: location.url, load: load, logger: logger, report: { print($0) },
+            try await RunawayBenchmark.run(server: location.url, load: load, flushProbeDirectory: flushProbe.directory(location),
+                                           logger: logger, report: { print($0) },
                                            interruptible: cancellingOnSignal)
         }
         try BenchOutput.print(result.table, result, json: json)

@@ -37,6 +37,8 @@ struct SustainedBenchCommand: AsyncParsableCommand {
     @Option(help: "Also write the results as JSON to this file.")
     var json: String?
 
+    @OptionGroup var flushProbe: FlushProbeOptions
+
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
@@ -51,7 +53,8 @@ struct SustainedBenchCommand: AsyncParsableCommand {
         let load = smoke ? SustainedBenchmark.Load.smoke
             : SustainedBenchmark.Load(accounts: accounts, sampleAccounts: sampleAccounts, duration: .seconds(seconds), share: share)
         let results = try await database.withDatabase(logger: logger) { location in
-            try await SustainedBenchmark.run(server: location.url, load: load, logger: logger, report: { print($0) },
+            try await SustainedBenchmark.run(server: location.url, load: load, flushProbeDirectory: flushProbe.directory(location),
+                                             logger: logger, report: { print($0) },
                                              interruptible: cancellingOnSignal)
         }
         try BenchOutput.print(results.table, results, json: json)
