@@ -88,7 +88,7 @@ extension SustainedBenchmark {
             let sampling = samplers
             // What the load generator (this process) and the service spend during phase 2.
             let cpuBefore = (ProcessCPU.of(getpid()), registrar.servicePID.flatMap(ProcessCPU.of))
-            let freshnessBefore = await ServiceFreshness.read(registrar.operators, http: http)
+            let metricsBefore = await ServiceHistogram.scrape(registrar.operators, http: http)
             _ = probe?.take()
             let phaseStarted = ContinuousClock.now
             async let latency = sampleLatency(sampling, http: http, board: board)
@@ -97,7 +97,7 @@ extension SustainedBenchmark {
             let phaseSeconds = (ContinuousClock.now - phaseStarted).inSeconds
             let flushes = probe?.take()
             let cpuAfter = (ProcessCPU.of(getpid()), registrar.servicePID.flatMap(ProcessCPU.of))
-            let freshnessAfter = await ServiceFreshness.read(registrar.operators, http: http)
+            let metricsAfter = await ServiceHistogram.scrape(registrar.operators, http: http)
             func cores(_ before: Double?, _ after: Double?) -> Double? {
                 guard let before, let after, phaseSeconds > 0 else { return nil }
                 return (after - before) / phaseSeconds
@@ -117,7 +117,8 @@ extension SustainedBenchmark {
             result.serviceCores = cores(cpuBefore.1, cpuAfter.1)
             result.longestFlushMilliseconds = flushes?.longestMilliseconds
             result.flushStalls = flushes?.stalls
-            if let freshnessBefore, let freshnessAfter { result.serviceFreshness = ServiceFreshness(from: freshnessBefore, to: freshnessAfter) }
+            result.serviceFreshness = ServiceHistogram(ServiceHistogram.freshness, from: metricsBefore, to: metricsAfter)
+            result.servicePushes = ServiceHistogram(ServiceHistogram.pushesAnswered, from: metricsBefore, to: metricsAfter)
             if views.lacking > 0 || views.surplus > 0 {
                 report("\n" + result.table)
                 throw BenchError("\(views.lacking) of \(views.accounts) accounts' views lacked an acknowledged event and "

@@ -102,7 +102,11 @@ public struct SustainedBenchmark: Sendable {
         public var serviceCores: Double?
         /// What the service measured itself during phase 2: commit → poke delivered on a stream,
         /// from its histogram on `/metrics` (issue 33), beside `latency` measured from outside.
-        var serviceFreshness: ServiceFreshness?
+        var serviceFreshness: ServiceHistogram?
+        /// What the service measured itself of the pushes it answered 200 during phase 2, from
+        /// its head to its answer (its request histogram on `/metrics`), beside `loaded`'s push
+        /// times measured from outside: tells a delay in the service from one before or after it.
+        var servicePushes: ServiceHistogram?
         /// The longest flush of the database's disk during phase 2, and the flushes over 20 ms
         /// (`FlushProbe`), when the bench had a probe on that disk.
         public var longestFlushMilliseconds: Double?
@@ -255,6 +259,11 @@ extension SustainedBenchmark.Result {
             lines.append("| the service's own measure at \(percent) %: commit → poke delivered on a stream (its histogram) | "
                 + String(format: "p50 %.1f ms, p99 %.1f ms", freshness.p50Milliseconds, freshness.p99Milliseconds)
                 + " (\(freshness.samples) pokes, estimated within its buckets) | — | |")
+        }
+        if let pushes = servicePushes {
+            lines.append("| the service's own measure at \(percent) %: a push answered 200, from its head to its answer (its histogram) | "
+                + String(format: "p50 %.1f ms, p99 %.1f ms", pushes.p50Milliseconds, pushes.p99Milliseconds)
+                + " (\(pushes.samples) pushes, estimated within its buckets) | — | |")
         }
         if let longest = longestFlushMilliseconds, let stalls = flushStalls {
             lines.append("| the database's disk during the \(percent) % phase: a 4 KB write flushed every "
