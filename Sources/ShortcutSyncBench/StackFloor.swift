@@ -36,7 +36,7 @@ public enum StackFloor {
     public static func drop(_ database: DatabaseURL, logger: Logger) async throws {
         let client = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
         try await client.withRunning {
-            try await client.query("DROP TABLE IF EXISTS bench_floor_events, bench_floor_heads", logger: logger)
+            _ = try await client.query("DROP TABLE IF EXISTS bench_floor_events, bench_floor_heads", logger: logger)
         }
     }
 
