@@ -84,7 +84,8 @@ final class FlushProbe: Sendable {
     /// Why the probe stopped before it was asked to, if it did.
     var failure: String? { state.withLock { $0.failure } }
 
-    /// Ends the probe's thread, waits for it (at most one flush and one period), and removes its file.
+    /// Ends the probe's thread, waits for it (at most one flush and one period), and removes its
+    /// file. Called once (`with` does): the thread's end is signalled once.
     func stop() async {
         state.withLock { $0.stopping = true }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
