@@ -33,6 +33,10 @@ final class FlushProbe: Sendable {
     /// over 20 ms; the probe adds 20 small flushes a second to the hundreds the database makes.
     static let period: Duration = .milliseconds(50)
 
+    /// `stall` and `period` in whole milliseconds, as the benches' tables print them.
+    static var stallMilliseconds: Int { Int(stall.inSeconds * 1000) }
+    static var periodMilliseconds: Int { Int(period.inSeconds * 1000) }
+
     private struct State {
         var window = Window(longestMilliseconds: 0, stalls: 0, flushes: 0)
         var stopping = false

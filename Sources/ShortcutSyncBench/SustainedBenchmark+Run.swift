@@ -107,7 +107,8 @@ extension SustainedBenchmark {
                          loaded.pushP99Milliseconds, measured.p50Milliseconds, measured.p99Milliseconds, measured.maxMilliseconds)
                 + "\(measured.samples) samples, \(measured.missed) missed"
                 + (flushes.map { String(format: "; the database's disk: longest flush %.1f ms, %d over %d ms",
-                                        $0.longestMilliseconds, $0.stalls, Int(FlushProbe.stall.inSeconds * 1000)) } ?? ""))
+                                        $0.longestMilliseconds, $0.stalls, FlushProbe.stallMilliseconds) } ?? ""))
+            if let failure = probe?.failure { report("\(failure); the disk's figures are of the flushes before it") }
 
             let views = try await checkViews(accounts, http: http)
             report("views: \(views.accounts) accounts, \(views.views) views pulled from scratch, \(views.lacking) lacking, \(views.surplus) with extra donations")

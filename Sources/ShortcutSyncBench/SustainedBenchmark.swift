@@ -267,8 +267,8 @@ extension SustainedBenchmark.Result {
         }
         if let longest = longestFlushMilliseconds, let stalls = flushStalls {
             lines.append("| the database's disk during the \(percent) % phase: a 4 KB write flushed every "
-                + "\(Int(FlushProbe.period.inSeconds * 1000)) ms | " + String(format: "longest %.1f ms", longest)
-                + ", \(stalls) over \(Int(FlushProbe.stall.inSeconds * 1000)) ms | — | |")
+                + "\(FlushProbe.periodMilliseconds) ms | " + String(format: "longest %.1f ms", longest)
+                + ", \(stalls) over \(FlushProbe.stallMilliseconds) ms | — | |")
         }
         if let generator = loadGeneratorCores {
             lines.append("| CPU during the \(percent) % phase | "
