@@ -33,9 +33,15 @@ final class FlushProbe: Sendable {
     /// over 20 ms; the probe adds 20 small flushes a second to the hundreds the database makes.
     static let period: Duration = .milliseconds(50)
 
+    /// The bytes written before each flush.
+    static let pageBytes = 4096
+
     /// `stall` and `period` in whole milliseconds, as the benches' tables print them.
     static var stallMilliseconds: Int { Int(stall.inSeconds * 1000) }
     static var periodMilliseconds: Int { Int(period.inSeconds * 1000) }
+
+    /// What the probe does, as the benches' tables say it.
+    static var what: String { "a \(pageBytes / 1024) KB write flushed every \(periodMilliseconds) ms" }
 
     private struct State {
         var window = Window(longestMilliseconds: 0, stalls: 0, flushes: 0)
@@ -54,7 +60,7 @@ final class FlushProbe: Sendable {
         guard descriptor >= 0 else { throw BenchError("cannot write the flush probe's file \(file.path): errno \(errno)") }
         let thread = Thread { [self] in
             defer { close(descriptor); self.finished.signal() }
-            let page = [UInt8](repeating: 0x5A, count: 4096)
+            let page = [UInt8](repeating: 0x5A, count: Self.pageBytes)
             let clock = ContinuousClock()
             while !self.state.withLock({ $0.stopping }) {
                 let started = clock.now

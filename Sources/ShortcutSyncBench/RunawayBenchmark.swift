@@ -110,14 +110,14 @@ public struct RunawayBenchmark: Sendable {
         for round in 1...rounds {
             _ = probe?.take()
             var alone = try await part(calm: calm, seqs: &seqs, runaway: [], runawaySeqs: &runawaySeqs, http: http, duration: roundLength)
-            alone.part.flushes(probe?.take())
+            alone.part.record(probe?.take())
             var beside = try await part(calm: calm, seqs: &seqs, runaway: runaway, runawaySeqs: &runawaySeqs, http: http, duration: roundLength)
-            beside.part.flushes(probe?.take())
+            beside.part.record(probe?.take())
             measured.append(Round(alone: alone, beside: beside))
             report("  round \(round) of \(rounds): calm push p99 alone \(String(format: "%.1f", alone.part.calmP99Milliseconds)) ms, "
                 + "beside the runaway \(String(format: "%.1f", beside.part.calmP99Milliseconds)) ms; "
                 + "the runaway got \(beside.part.runawayEvents) events in, \(beside.part.runawayRefused) pushes refused"
-                + Self.flushes(alone.part, beside.part))
+                + Self.flushReport(alone.part, beside.part))
         }
         if let failure = probe?.failure { report("  \(failure); the rounds after it timed no flush") }
         return Self.result(calmAccounts: calm.count, runawayDevices: runaway.count, rounds: measured)
@@ -143,7 +143,8 @@ public struct RunawayBenchmark: Sendable {
         }
         let ratios = zip(without.parts, with.parts).map { $0.calmP99Milliseconds > 0 ? $1.calmP99Milliseconds / $0.calmP99Milliseconds : 0 }
         var result = Result(calmAccounts: calmAccounts, runawayDevices: runawayDevices, without: without.pooled, with: with.pooled, roundRatios: ratios)
-        if !rounds.isEmpty, rounds.allSatisfy({ $0.alone.part.flushStalls != nil && $0.beside.part.flushStalls != nil }) {
+        // Pooled, a side has flush figures only when every one of its rounds was probed.
+        if result.without.flushStalls != nil, result.with.flushStalls != nil {
             result.stallFreeRounds = stallFreeWith.parts.count
             let alone = stallFreeWithout.pooled.calmP99Milliseconds
             result.stallFreeRatio = stallFreeWith.parts.isEmpty || alone <= 0 ? nil : stallFreeWith.pooled.calmP99Milliseconds / alone
@@ -152,7 +153,7 @@ public struct RunawayBenchmark: Sendable {
     }
 
     /// "; the database's disk: …" for a round's report, or nothing without a probe.
-    private static func flushes(_ alone: Part, _ beside: Part) -> String {
+    private static func flushReport(_ alone: Part, _ beside: Part) -> String {
         guard let aloneLongest = alone.longestFlushMilliseconds, let besideLongest = beside.longestFlushMilliseconds else { return "" }
         return String(format: "; the database's disk: longest flush %.1f ms alone, %.1f ms beside", aloneLongest, besideLongest)
     }
@@ -252,7 +253,7 @@ public struct RunawayBenchmark: Sendable {
 
 extension RunawayBenchmark.Part {
     /// What the flush probe saw in this part's time, if there is a probe.
-    mutating func flushes(_ window: FlushProbe.Window?) {
+    mutating func record(_ window: FlushProbe.Window?) {
         guard let window else { return }
         longestFlushMilliseconds = window.longestMilliseconds
         flushStalls = window.stalls
@@ -295,7 +296,7 @@ extension RunawayBenchmark.Result {
             String(format: "%.2f", ratio) + " | ≤ 1.20 | " + (meets(ratio) ? "met" : "**not met**") + " |"
         } ?? "— (every round had a stall) | ≤ 1.20 | |"
         return "\n" + [
-            "| the database's disk: a 4 KB write flushed every \(FlushProbe.periodMilliseconds) ms beside the load | \(disk) | — | |",
+            "| the database's disk: \(FlushProbe.what) beside the load | \(disk) | — | |",
             "| calm push p99 with / without, pooled over the \(stallFreeRounds) round pairs with no flush over \(stallMilliseconds) ms | \(ratio)",
         ].joined(separator: "\n")
     }

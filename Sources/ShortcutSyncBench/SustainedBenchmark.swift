@@ -266,8 +266,7 @@ extension SustainedBenchmark.Result {
                 + " (\(pushes.samples) pushes, estimated within its buckets) | — | |")
         }
         if let longest = longestFlushMilliseconds, let stalls = flushStalls {
-            lines.append("| the database's disk during the \(percent) % phase: a 4 KB write flushed every "
-                + "\(FlushProbe.periodMilliseconds) ms | " + String(format: "longest %.1f ms", longest)
+            lines.append("| the database's disk during the \(percent) % phase: \(FlushProbe.what) | " + String(format: "longest %.1f ms", longest)
                 + ", \(stalls) over \(FlushProbe.stallMilliseconds) ms | — | |")
         }
         if let generator = loadGeneratorCores {

@@ -12,7 +12,7 @@ import Testing
         for _ in 0..<pushes { histogram.record(milliseconds * 1000) }
         var part = RunawayBenchmark.Part(calmPushes: pushes, calmFailed: 0, calmP50Milliseconds: Double(milliseconds),
                                          calmP99Milliseconds: Double(milliseconds), runawayEvents: 800, runawayRefused: 29, seconds: 4)
-        if let stalls { part.flushes(FlushProbe.Window(longestMilliseconds: stalls > 0 ? 150 : 2, stalls: stalls, flushes: 200)) }
+        if let stalls { part.record(FlushProbe.Window(longestMilliseconds: stalls > 0 ? 150 : 2, stalls: stalls, flushes: 200)) }
         return (part, histogram)
     }
 
