@@ -104,4 +104,36 @@ import ShortcutSyncTestSupport
         #expect(ranked.allSatisfy { !$0.reason.isEmpty && abs($0.score - $0.parts.score) < 1e-12 })
         #expect(SuggestionScorer().rank(habits, at: SuggestionMoment(deviceId: Self.phone, atMillis: Self.start), limit: 0).isEmpty)
     }
+
+    /// Equal sums score equal bit for bit, however their hours are laid out in memory. A
+    /// dictionary's iteration order follows its capacity and history, and floating-point sums
+    /// follow their order: one large hour among twenty small ones near the hour asked about
+    /// loses the small ones added after it, and keeps them added before it.
+    @Test func equalSumsScoreEqualBitForBitWhateverTheirHoursHistory() {
+        let wednesdayTen = 2 * 24 + 10
+        // The hours the parts look at for Wednesday 10:00: around it, and around 10:00 on the
+        // other weekdays. One holds 2^60 (its ulp is 256), the others 100 each.
+        let near = [0, 1, 3, 4].flatMap { day in (8...12).map { day * 24 + $0 } } + (8...12).map { 2 * 24 + $0 }
+        var hours: [Int: WeightSum] = [:]
+        for (index, hour) in near.enumerated() { hours[hour] = index == 0 ? WeightSum(1, shiftedLeftBy: 60) : WeightSum(100, shiftedLeftBy: 0) }
+        var total = WeightSum()
+        for sum in hours.values { total.add(sum) }
+        let compact = HabitSums(count: near.count, total: total, hours: hours)
+        let scorer = SuggestionScorer()
+        for spread in [40, 80, 160] {
+            // The same sums, in a dictionary grown through `spread` far hours taken back again.
+            let far = (0..<HabitClock.hoursPerWeek).filter { hour in !near.contains(hour) }.prefix(spread)
+            let padding = HabitSums(count: far.count, total: WeightSum(UInt64(far.count), shiftedLeftBy: 0),
+                                    hours: Dictionary(uniqueKeysWithValues: far.map { ($0, WeightSum(1, shiftedLeftBy: 0)) }))
+            var grown = HabitSums()
+            grown.add(padding)
+            grown.add(compact)
+            grown.add(padding, subtracting: true)
+            #expect(grown == compact)
+            let one = scorer.parts(of: compact, hour: wednesdayTen, scale: (exponent: 0, divisor: 1))
+            let other = scorer.parts(of: grown, hour: wednesdayTen, scale: (exponent: 0, divisor: 1))
+            #expect(one.thisHour.bitPattern == other.thisHour.bitPattern)
+            #expect(one.sameHourOtherDays.bitPattern == other.sameHourOtherDays.bitPattern)
+        }
+    }
 }

@@ -82,7 +82,10 @@ public struct SuggestionScorer: Sendable {
         let day = hour / 24, hourOfDay = hour % 24
         let weekend = day >= 5
         var thisHour = 0.0, sameHour = 0.0
-        for (other, sum) in sums.hours {
+        // In the hours' order, as the shortcuts' and the devices' above: a dictionary's order
+        // follows its capacity and history, and the floating-point sums below their order.
+        let hours = sums.hours.count == 1 ? Array(sums.hours) : sums.hours.sorted { $0.key < $1.key }
+        for (other, sum) in hours {
             // Distance to the hour asked about, around the week.
             let apart = min((other - hour + 168) % 168, (hour - other + 168) % 168)
             // The slot `other` is near on its own day: other day's hourOfDay, within two hours.
