@@ -26,21 +26,25 @@ public struct AccountStore: Sendable {
 
     /// Signs a device in, unless the account already has `maximumDevices` signed-in devices
     /// (DESIGN §5): then `PersonLimit.devicesPerAccount` is thrown and nothing is stored. The
-    /// account's row is locked first, so concurrent sign-ins count one another.
+    /// account's row is locked first, so concurrent sign-ins count one another, and a rotation of
+    /// the account's token (which updates that row) comes wholly before or after: the device
+    /// keeps the generation of the account token it was signed in under (`signed_in_with`, 0021),
+    /// so that the devices of a leaked token can be found and signed out.
     public func createDevice(
         id: UUID = UUID(), account: UUID, name: String, platform: String, tokenHash: [UInt8],
         maximumDevices: Int = Limits.maxDevicesPerAccount
     ) async throws -> UUID {
         try await client.withConnection { connection in
             try await connection.inTransaction(logger: logger) { connection in
-                let signedIn = try await connection.guardedQuery("""
-                    SELECT (SELECT count(*) FROM devices d WHERE d.account_id = a.account_id AND d.token_hash IS NOT NULL)
+                let locked = try await connection.guardedQuery("""
+                    SELECT (SELECT count(*) FROM devices d WHERE d.account_id = a.account_id AND d.token_hash IS NOT NULL), a.token_generation
                     FROM accounts a WHERE a.account_id = \(account) FOR UPDATE OF a
-                    """, logger: logger).decode(Int64.self).collectAll().first ?? 0
+                    """, logger: logger).decode((Int64, Int32).self).collectAll().first
+                let signedIn = locked?.0 ?? 0, generation = locked?.1
                 guard signedIn < maximumDevices else { throw PersonLimit.devicesPerAccount(max: maximumDevices) }
                 try await connection.guardedQuery("""
-                    INSERT INTO devices (device_id, account_id, name, platform, token_hash)
-                    VALUES (\(id), \(account), \(name), \(platform), \(ByteBuffer(bytes: tokenHash)))
+                    INSERT INTO devices (device_id, account_id, name, platform, token_hash, signed_in_with)
+                    VALUES (\(id), \(account), \(name), \(platform), \(ByteBuffer(bytes: tokenHash)), \(generation))
                     """, logger: logger)
                 return id
             }
@@ -106,18 +110,29 @@ public struct AccountStore: Sendable {
         return try await !rows.decode((UUID, String).self).collectAll().isEmpty
     }
 
-    /// Gives the account a new token (stored as its hash): the old one stops working, and an
-    /// `AccountTokenRotated` notification (sent when the statement commits) makes every server
-    /// forget it at once. False if there is no such account.
-    public func rotateToken(account: UUID, tokenHash: [UInt8]) async throws -> Bool {
-        let rows = try await client.query("""
+    /// Gives the account a new token (stored as its hash) of the next generation (0021): the old
+    /// one stops working, and an `AccountTokenRotated` notification (sent when the statement
+    /// commits) makes every server forget it at once. The new token's generation; nil if there is
+    /// no such account.
+    public func rotateToken(account: UUID, tokenHash: [UInt8]) async throws -> Int? {
+        let logger = logger
+        return try await client.withConnection { connection in
+            try await Self.rotateToken(account: account, tokenHash: tokenHash, on: connection, logger: logger)
+        }
+    }
+
+    /// `rotateToken` on `connection`, in its transaction if it is in one: the notification is sent
+    /// when that commits.
+    static func rotateToken(account: UUID, tokenHash: [UInt8], on connection: PostgresConnection, logger: Logger) async throws -> Int? {
+        let rows = try await connection.guardedQuery("""
             WITH rotated AS (
-                UPDATE accounts SET token_hash = \(ByteBuffer(bytes: tokenHash)) WHERE account_id = \(account) RETURNING account_id
+                UPDATE accounts SET token_hash = \(ByteBuffer(bytes: tokenHash)), token_generation = token_generation + 1
+                WHERE account_id = \(account) RETURNING account_id, token_generation
             )
-            SELECT account_id, pg_notify(\(AccountTokenRotated.channel), json_build_object('accountId', account_id)::text)::text
+            SELECT token_generation, pg_notify(\(AccountTokenRotated.channel), json_build_object('accountId', account_id)::text)::text
             FROM rotated
             """, logger: logger)
-        return try await !rows.decode((UUID, String).self).collectAll().isEmpty
+        return try await rows.decode((Int32, String).self).collectAll().first.map { Int($0.0) }
     }
 
     /// The account whose token has this hash.

@@ -18,4 +18,7 @@ public struct DeviceSummary: Sendable, Hashable {
     /// Its latest background wake, and how many APNs accepted.
     public var lastWakeAt: Date? = nil
     public var wakeCount: Int64 = 0
+    /// The generation of the account token that signed it in (0021); nil for a device signed in
+    /// before that migration, whose token is not known.
+    public var signedInWith: Int? = nil
 }

@@ -48,6 +48,13 @@ public struct OperatorStore: Sendable {
             .decode(Int64.self).collectAll().first == 1
     }
 
+    /// The generation of the account's token (0021: 1 for the first, one more at each rotation),
+    /// nil if there is no such account.
+    public func tokenGeneration(account: UUID) async throws -> Int? {
+        try await client.query("SELECT token_generation FROM accounts WHERE account_id = \(account)", logger: logger)
+            .decode(Int32.self).collectAll().first.map(Int.init)
+    }
+
     /// The account a device belongs to, nil if there is no such device.
     public func account(ofDevice device: UUID) async throws -> UUID? {
         // Cross-account: the account is what is looked up, by the device's (unique) id.
@@ -62,7 +69,7 @@ public struct OperatorStore: Sendable {
         let rows = try await client.query("""
             SELECT d.device_id, d.account_id, d.name, d.platform, d.created_at, d.revoked_at,
                    coalesce(e.events, 0), coalesce(e.last_seq, 0), e.last_at, p.installed,
-                   left(t.token, 8), t.environment, t.last_wake_at, coalesce(t.wake_count, 0)
+                   left(t.token, 8), t.environment, t.last_wake_at, coalesce(t.wake_count, 0), d.signed_in_with
             FROM devices d
             LEFT JOIN (
                 SELECT device_id, count(*) AS events, max(seq) AS last_seq, max(recorded_at) AS last_at
@@ -74,12 +81,13 @@ public struct OperatorStore: Sendable {
             ORDER BY d.created_at, d.device_id
             """, logger: logger)
         var devices: [DeviceSummary] = []
-        for try await (id, account, name, platform, created, revoked, events, lastSeq, lastAt, installed, token, environment, lastWake, wakes)
-            in rows.decode((UUID, UUID, String, String, Date, Date?, Int64, Int64, Date?, [String]?, String?, String?, Date?, Int64).self) {
+        for try await (id, account, name, platform, created, revoked, events, lastSeq, lastAt, installed, token, environment, lastWake, wakes, signedInWith)
+            in rows.decode((UUID, UUID, String, String, Date, Date?, Int64, Int64, Date?, [String]?, String?, String?, Date?, Int64, Int32?).self) {
             devices.append(DeviceSummary(
                 device: DeviceRecord(deviceId: id, accountId: account, name: name, platform: platform, createdAt: created, revokedAt: revoked),
                 events: events, lastAcceptedSeq: lastSeq, lastEventAt: lastAt, installedApps: installed,
-                pushToken: token.map { $0 + "…" }, pushEnvironment: environment, lastWakeAt: lastWake, wakeCount: wakes))
+                pushToken: token.map { $0 + "…" }, pushEnvironment: environment, lastWakeAt: lastWake, wakeCount: wakes,
+                signedInWith: signedInWith.map(Int.init)))
         }
         return devices
     }

@@ -276,53 +276,61 @@ public struct PostgresEventStore: Sendable {
         _ batch: ArraySlice<Event>, account: UUID, device: UUID, fold: Bool, after: Int64? = nil, on connection: PostgresConnection
     ) async throws -> AppendOutcome {
         try await connection.inTransaction(logger: logger) { connection in
-            let statement = AppendStatement(account: account, device: device, batch: batch, fold: fold, after: after)
-            guard let head = try await connection.execute(statement, logger: logger).collectAll().first else { return .noHead }
-            guard head.inserted > 0 else { return .nothingInserted(head) }
-            let version = head.version + Int64(head.inserted)
-            let current = head.foldedVersion == head.version
-            if current && fold {
-                let events = batch.enumerated().map { offset, event in
-                    FoldEvent(AcceptedEvent(deviceId: device, event: event), version: head.version + Int64(offset) + 1)
-                }
-                let rows = ProjectionRowStore(tables: .live, logger: logger)
-                let result: AccountBatchResult
-                do {
-                    result = try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version), on: connection)
-                } catch where !(error is CancellationError) && !Task.isCancelled && !DatabaseAvailability.isUnavailable(error) {
-                    // Not the database being away or busy: something in these events or rows.
-                    throw FoldFailure(error: error)
-                }
-                // The bound, exactly: the view now holds the batch (its count kept by the fold);
-                // throwing rolls the whole push back.
-                try requireRoom(for: batch, gaining: result.groupsGained)
-                if let scope = result.learningChangesBeyondLimit {
-                    let index = batch.firstIndex { if case .learningPaused(let paused) = $0.body { paused.scope == scope } else { false } }
-                    throw PersonLimit.learningChangesPerScope(max: Limits.maxLearningChangesPerScope,
-                                                              index: (index ?? batch.startIndex) - batch.startIndex)
-                }
-                try requireRoom(for: batch, adding: result.addedShortcuts, held: result.shortcutCount)
-            } else {
-                // Not folded (the account is behind): the bound against the view as folded so far.
-                let rows = ProjectionRowStore(tables: .live, logger: logger)
-                let donated = Set(batch.compactMap { event -> ShortcutID? in
-                    guard case .donation(let donation) = event.body else { return nil }
-                    return ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier)
-                })
-                if !donated.isEmpty {
-                    let headroom = try await rows.shortcutHeadroom(account: account, keys: Array(donated), on: connection)
-                    try requireRoom(for: batch, adding: headroom.new, held: headroom.existing + headroom.new.count)
-                    // Groups against those folded so far, each donated group counted (a deletion
-                    // of the batch that would leave fewer is not folded yet).
-                    let held = try await rows.donationGroups(account: account, of: Array(donated), on: connection)
-                    try requireRoom(for: batch, gaining: PersonLimit.groupsGained(by: batch, holding: held))
-                }
-                if current {
-                    try await rows.park(account, version: head.version + 1, error: "a push's fold failed", on: connection)
-                }
-            }
-            return .appended(AppendResult(lastAcceptedSeq: batch.last!.seq, version: version, appended: head.inserted, folded: current && fold))
+            try await appendAndFold(batch, account: account, device: device, fold: fold, after: after, inTransactionOn: connection)
         }
+    }
+
+    /// `appendAndFold` in the caller's transaction on `connection`, which commits or rolls back
+    /// with whatever else it holds (a rotation's sign-outs, `signOutDevices`).
+    func appendAndFold(
+        _ batch: ArraySlice<Event>, account: UUID, device: UUID, fold: Bool, after: Int64?, inTransactionOn connection: PostgresConnection
+    ) async throws -> AppendOutcome {
+        let statement = AppendStatement(account: account, device: device, batch: batch, fold: fold, after: after)
+        guard let head = try await connection.execute(statement, logger: logger).collectAll().first else { return .noHead }
+        guard head.inserted > 0 else { return .nothingInserted(head) }
+        let version = head.version + Int64(head.inserted)
+        let current = head.foldedVersion == head.version
+        if current && fold {
+            let events = batch.enumerated().map { offset, event in
+                FoldEvent(AcceptedEvent(deviceId: device, event: event), version: head.version + Int64(offset) + 1)
+            }
+            let rows = ProjectionRowStore(tables: .live, logger: logger)
+            let result: AccountBatchResult
+            do {
+                result = try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: head.version), on: connection)
+            } catch where !(error is CancellationError) && !Task.isCancelled && !DatabaseAvailability.isUnavailable(error) {
+                // Not the database being away or busy: something in these events or rows.
+                throw FoldFailure(error: error)
+            }
+            // The bound, exactly: the view now holds the batch (its count kept by the fold);
+            // throwing rolls the whole push back.
+            try requireRoom(for: batch, gaining: result.groupsGained)
+            if let scope = result.learningChangesBeyondLimit {
+                let index = batch.firstIndex { if case .learningPaused(let paused) = $0.body { paused.scope == scope } else { false } }
+                throw PersonLimit.learningChangesPerScope(max: Limits.maxLearningChangesPerScope,
+                                                          index: (index ?? batch.startIndex) - batch.startIndex)
+            }
+            try requireRoom(for: batch, adding: result.addedShortcuts, held: result.shortcutCount)
+        } else {
+            // Not folded (the account is behind): the bound against the view as folded so far.
+            let rows = ProjectionRowStore(tables: .live, logger: logger)
+            let donated = Set(batch.compactMap { event -> ShortcutID? in
+                guard case .donation(let donation) = event.body else { return nil }
+                return ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier)
+            })
+            if !donated.isEmpty {
+                let headroom = try await rows.shortcutHeadroom(account: account, keys: Array(donated), on: connection)
+                try requireRoom(for: batch, adding: headroom.new, held: headroom.existing + headroom.new.count)
+                // Groups against those folded so far, each donated group counted (a deletion
+                // of the batch that would leave fewer is not folded yet).
+                let held = try await rows.donationGroups(account: account, of: Array(donated), on: connection)
+                try requireRoom(for: batch, gaining: PersonLimit.groupsGained(by: batch, holding: held))
+            }
+            if current {
+                try await rows.park(account, version: head.version + 1, error: "a push's fold failed", on: connection)
+            }
+        }
+        return .appended(AppendResult(lastAcceptedSeq: batch.last!.seq, version: version, appended: head.inserted, folded: current && fold))
     }
 
     /// The append as a prepared statement: every push runs it, and PostgreSQL then parses and

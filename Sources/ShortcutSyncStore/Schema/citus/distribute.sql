@@ -26,9 +26,11 @@
 --                    REFERENCE tables: every node has a copy, so the token lookup of every request
 --                    is answered locally, and the constraints keep their meaning. A write goes to
 --                    every node (two-phase commit: max_prepared_transactions > 0 on every node);
---                    these tables are written when an account is made, a device registered,
---                    signed out or imported: rarely, never per push or pull. Per-device state that
---                    changes often (push_tokens, 0012) lives in distributed tables instead.
+--                    these tables are written when an account is made or its token rotated
+--                    (with its generation, 0021), a device registered (with the generation that
+--                    signed it in), signed out or imported: rarely, never per push or pull.
+--                    Per-device state that changes often (push_tokens, 0012) lives in
+--                    distributed tables instead.
 --     The rebuild schema's tables are made with LIKE … INCLUDING ALL from the live ones; they are
 --     distributed and colocated too, so that the rebuild's copy runs shard by shard.
 --   * Identity columns: events.position is `bigint GENERATED ALWAYS AS IDENTITY`. Citus supports
