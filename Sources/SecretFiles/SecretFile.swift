@@ -66,6 +66,18 @@ public struct SecretFile: Sendable {
         throw Failure("cannot store a secret at \(path)", code: failure)
     }
 
+    /// Stores `secret` in place of whatever the file held: written into a fresh owner-only file
+    /// beside it, which then takes the name (rename(2)): a reader sees the old secret or the new
+    /// one, never half of one, and a link planted at the name is replaced, never followed.
+    public func replace(with secret: String) throws {
+        let temporary = try Self.createOwnerOnly(nextTo: url, contents: secret + "\n")
+        guard rename(temporary, path) == 0 else {
+            let failure = errno
+            unlink(temporary)
+            throw Failure("cannot store a secret at \(path)", code: failure)
+        }
+    }
+
     /// Creates a file at `path` that must not exist yet, mode 0600 from the start, owned by
     /// `owner` when given (so that another user, PostgreSQL's, may read it and nobody else), and
     /// writes `contents` into it.

@@ -23,12 +23,12 @@ public struct Operator: Sendable {
     }
 
     public func devices(account: UUID) async throws -> DevicesReport {
-        try await requireAccount(account)
-        return DevicesReport(accountId: account, devices: try await store.devices(account: account).map {
+        guard let generation = try await store.tokenGeneration(account: account) else { throw noAccount(account) }
+        return DevicesReport(accountId: account, accountTokenGeneration: generation, devices: try await store.devices(account: account).map {
             .init(deviceId: $0.device.deviceId, name: $0.device.name, platform: $0.device.platform, createdAt: $0.device.createdAt,
                   revokedAt: $0.device.revokedAt, events: $0.events, lastAcceptedSeq: $0.lastAcceptedSeq, lastEventAt: $0.lastEventAt,
                   installedApps: $0.installedApps?.sorted(), pushToken: $0.pushToken, pushEnvironment: $0.pushEnvironment,
-                  lastWakeAt: $0.lastWakeAt, wakeCount: $0.wakeCount)
+                  lastWakeAt: $0.lastWakeAt, wakeCount: $0.wakeCount, signedInWith: $0.signedInWith)
         })
     }
 
@@ -232,12 +232,43 @@ public struct Operator: Sendable {
     }
 
     /// Stores `tokenHash` as the account's token (the caller made the token and shows it once):
-    /// the old one stops working on every server at once.
-    public func rotateAccountToken(account: UUID, tokenHash: [UInt8]) async throws {
-        guard try await AccountStore(client: client, logger: logger).rotateToken(account: account, tokenHash: tokenHash) else {
+    /// the old one stops working on every server at once. With `signingOutDevices`, every
+    /// signed-in device of the account is signed out in the same transaction (`signOut(account:…)`
+    /// says what that does): a leaked token's devices go with it. The new token's generation and
+    /// the devices signed out.
+    public func rotateAccountToken(account: UUID, tokenHash: [UInt8], signingOutDevices: Bool = false) async throws -> SignedOutDevices {
+        let rotated: SignedOutDevices?
+        if signingOutDevices {
+            rotated = try await PostgresEventStore(client: client, logger: logger)
+                .signOutDevices(account: account, rotatingTo: tokenHash, wallMillis: Self.nowMillis)
+        } else {
+            rotated = try await AccountStore(client: client, logger: logger).rotateToken(account: account, tokenHash: tokenHash)
+                .map { SignedOutDevices(tokenGeneration: $0, devices: []) }
+        }
+        guard let rotated else { throw noAccount(account) }
+        return rotated
+    }
+
+    /// Signs out, in one transaction, every device of the account still signed in that the
+    /// account token of `generation` signed in (`admin devices` shows it): each as `signOut(device:)`
+    /// does, its token refused on every server at once, its streams ended, its push token gone,
+    /// its `deviceSignedOut` event in the log. The devices signed out (none: nothing to do).
+    public func signOut(account: UUID, signedInWith generation: Int) async throws -> SignedOutDevices {
+        guard let signedOut = try await PostgresEventStore(client: client, logger: logger)
+            .signOutDevices(account: account, signedInWith: generation, wallMillis: Self.nowMillis) else {
             throw noAccount(account)
         }
+        return signedOut
     }
+
+    /// Tells every server of the database that the admin token's file holds a new token: each
+    /// reads its file again at once (`admin rotate-admin-token`, after writing it).
+    public func announceAdminTokenRotated() async throws {
+        try await store.announceAdminTokenRotated()
+    }
+
+    /// Now, as the sign-outs' events are stamped.
+    private static var nowMillis: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// Signs the device out, as `DELETE /v1/devices/{id}` does: its token stops working on every
     /// server at once, its open streams end, its push token goes, what it taught the suggestions

@@ -39,7 +39,7 @@ public func buildApplication(
     let pushTokens = PushTokenStore(client: client, logger: logger)
     let waker = Waker(store: pushTokens, apns: apns, notifications: notifications, configuration: configuration.wake, logger: logger)
     let wakeStatus = waker.status
-    let parts = ServerParts(
+    var parts = ServerParts(
         accounts: AccountStore(client: client, logger: logger),
         events: {
             var events = PostgresEventStore(client: client, logger: logger)
@@ -58,6 +58,9 @@ public func buildApplication(
             return WakeReadiness(word: state.word, keyRefusal: reason)
         },
         accountBehind: { worker?.nudge() })
+    // Replaced while the service runs: on SIGHUP and when a rotation is announced.
+    let adminToken = AdminToken(configuration.server.adminToken)
+    parts.adminToken = adminToken
 
     // Each waits on a stream of its own: an AsyncStream hands each element to one reader only.
     let (workerMigrated, workerMigrationsApplied) = AsyncStream<Void>.makeStream()
@@ -65,6 +68,8 @@ public func buildApplication(
     var services: [any Service] = [client]
     if let worker { services.append(AfterMigrations(service: worker, migrated: workerMigrated)) }
     services.append(AfterMigrations(service: waker, migrated: wakerMigrated))
+    services.append(AdminTokenReloader(file: configuration.adminTokenFile.map(AdminTokenFile.init), adminToken: adminToken,
+                                       notifications: notifications, onHangUp: configuration.readsAdminTokenOnHangUp, logger: logger))
     var server = configuration.server
     server.acceptedTopics = configuration.acceptedTopics
     return try buildHTTPApplication(

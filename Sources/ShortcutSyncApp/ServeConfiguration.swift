@@ -1,3 +1,4 @@
+import Foundation
 import ShortcutSyncServer
 import ShortcutSyncStore
 import ShortcutSyncWake
@@ -25,6 +26,13 @@ public struct ServeConfiguration: Sendable {
     public var wake = WakeConfiguration()
     /// Whether this process runs a waker (every server may; tests of two servers turn it off in one).
     public var runsWaker = true
+    /// The file the admin token (`server.adminToken`) was read from, read again when
+    /// `admin rotate-admin-token` announces a new token (`AdminTokenReloader`); nil: the token
+    /// was given in the environment and stays as it is.
+    public var adminTokenFile: URL?
+    /// Whether `SIGHUP` makes the process read `adminTokenFile` again (`serve` does; a test
+    /// process that runs servers of its own does not trap its signals).
+    public var readsAdminTokenOnHangUp = false
 
     public init(server: ServerConfiguration, database: DatabaseURL, runsWorker: Bool = true) {
         self.server = server

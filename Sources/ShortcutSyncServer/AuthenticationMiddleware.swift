@@ -15,7 +15,8 @@ struct AuthenticationMiddleware: RouterMiddleware {
     let accounts: AccountStore
     /// Tokens looked up lately (`TokenCache`): a device's next request is not another query.
     let tokens: TokenCache
-    let adminTokenHash: [UInt8]
+    /// The admin token now: a server re-reads it on SIGHUP and when a new one is announced.
+    let adminToken: AdminToken
     /// Maps a failed lookup to its answer as every operation does (503 when the database is away).
     let problems: ProblemMiddleware
 
@@ -50,7 +51,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         switch kind {
         case .admin:
             // The operator's own (any text of 32 characters or more).
-            return Tokens.matches(token, hash: adminTokenHash) ? .admin : nil
+            return adminToken.matches(token) ? .admin : nil
         case .account, .device:
             // Made here: anything not of their exact shape is no token of ours.
             guard Tokens.hasShape(token, of: kind) else { return nil }

@@ -28,6 +28,9 @@ public struct ServerParts: Sendable {
     /// Called when a push could not fold its account (it is behind): the maintenance tasks of
     /// this process, if it runs them, look at once rather than at their next poll.
     public var accountBehind: @Sendable () -> Void
+    /// The admin token, when the process replaces it while it runs (`AdminToken`); nil: the
+    /// configuration's, for as long as the service runs.
+    public var adminToken: AdminToken?
 
     public init(accounts: AccountStore, events: any EventStore, projections: ProjectionStore, pushTokens: PushTokenStore,
                 deviceSync: DeviceSyncStore, migrator: Migrator, notifications: SharedNotifications,
@@ -98,7 +101,7 @@ public func buildHTTPApplication(
     router.middlewares.add(UnmatchedRouteMiddleware(table: routes))
     let problems = ProblemMiddleware(logger: logger)
     // The token before the body: a caller without one never gets a byte of its upload read.
-    router.middlewares.add(AuthenticationMiddleware(accounts: accounts, tokens: hub.tokens, adminTokenHash: Tokens.hash(configuration.adminToken), problems: problems))
+    router.middlewares.add(AuthenticationMiddleware(accounts: accounts, tokens: hub.tokens, adminToken: parts.adminToken ?? AdminToken(configuration.adminToken), problems: problems))
     // A push over its account's limits is refused before its body is read.
     let budget = Budget(configuration.pushBudget, now: monotonic)
     router.middlewares.add(PushAdmissionMiddleware(budget: budget, inFlight: api.pushesInFlight))

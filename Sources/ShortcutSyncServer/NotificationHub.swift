@@ -213,6 +213,8 @@ public final class NotificationHub: Service, Sendable {
         case .accountTokenRotated(let rotated):
             // Its old token works no more: every cached token of the account is looked up again.
             tokens.forget(account: rotated.accountId)
+        case .adminTokenRotated:
+            break  // The process's AdminTokenReloader reads the admin token's file again.
         }
     }
 

@@ -79,7 +79,7 @@ public final class Waker: Service, Sendable {
                         }
                     case .listening:
                         await attempt("look for devices behind") { try await self.store.sweep(delay: self.configuration.delay) }
-                    case .connected, .unreachable, .deviceSignedOut, .accountErased, .accountTokenRotated:
+                    case .connected, .unreachable, .deviceSignedOut, .accountErased, .accountTokenRotated, .adminTokenRotated:
                         break
                     }
                 }

@@ -26,7 +26,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port of the operators' listener (/metrics, /readyz); /healthz stays on --port.")
     var operatorPort: Int = 8081
 
-    @Option(help: "A file that holds the admin token that may create accounts (or env SHORTCUT_SYNC_ADMIN_TOKEN; never an argument, which any user can list). At least 32 characters. In embedded mode without one, serve makes one, keeps it in <data-dir>/admin-token (owner-only) and prints that file's path.")
+    @Option(help: "A file that holds the admin token that may create accounts (or env SHORTCUT_SYNC_ADMIN_TOKEN; never an argument, which any user can list). At least 32 characters. In embedded mode without one, serve makes one, keeps it in <data-dir>/admin-token (owner-only) and prints that file's path. The file is read again on SIGHUP and when `admin rotate-admin-token` writes a new token.")
     var adminTokenFile: String?
 
     @Flag(help: "Do not run the maintenance tasks in this process (run `shortcut-sync worker` elsewhere).")
@@ -125,6 +125,9 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.apns = try apns.configuration()
         configuration.apnsTopics = try apns.topics()
         configuration.wake = apns.wake
+        // Read again on SIGHUP and when `admin rotate-admin-token` announces a new token.
+        configuration.adminTokenFile = adminTokenFile.map { URL(fileURLWithPath: $0) } ?? tokenFile?.url
+        configuration.readsAdminTokenOnHangUp = true
         let traces = try tracing.bootstrap(serviceName: "shortcut-sync")
         configuration.server.traced = traces != nil
         let app = try await buildApplication(configuration, logger: logger)

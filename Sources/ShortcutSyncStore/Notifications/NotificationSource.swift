@@ -4,7 +4,8 @@ import PostgresNIO
 import Synchronization
 
 /// What the database announces with `NOTIFY` — servers' `ProjectionNotification`s,
-/// `DeviceSignedOut`, `AccountErased`, `AccountTokenRotated` — as one sequence of events that outlives connections.
+/// `DeviceSignedOut`, `AccountErased`, `AccountTokenRotated`, `AdminTokenRotated` — as one sequence of events that
+/// outlives connections.
 ///
 /// `LISTEN` holds a session: the source listens on one connection, and when it cannot be made,
 /// fails or is ended by the server, makes another (100 ms more of a pause after each failure, 2 s
@@ -25,11 +26,12 @@ public struct NotificationSource: Sendable {
         case deviceSignedOut(DeviceSignedOut)
         case accountErased(AccountErased)
         case accountTokenRotated(AccountTokenRotated)
+        case adminTokenRotated(AdminTokenRotated)
     }
 
     /// A channel to listen on, and the notification each of its payloads is.
     public enum Channel: Sendable, Hashable, CaseIterable {
-        case projection, deviceSignedOut, accountErased, accountTokenRotated
+        case projection, deviceSignedOut, accountErased, accountTokenRotated, adminTokenRotated
 
         var name: String {
             switch self {
@@ -37,6 +39,7 @@ public struct NotificationSource: Sendable {
             case .deviceSignedOut: DeviceSignedOut.channel
             case .accountErased: AccountErased.channel
             case .accountTokenRotated: AccountTokenRotated.channel
+            case .adminTokenRotated: AdminTokenRotated.channel
             }
         }
 
@@ -48,6 +51,7 @@ public struct NotificationSource: Sendable {
             case .deviceSignedOut: (try? decoder.decode(DeviceSignedOut.self, from: data)).map(Event.deviceSignedOut)
             case .accountErased: (try? decoder.decode(AccountErased.self, from: data)).map(Event.accountErased)
             case .accountTokenRotated: (try? decoder.decode(AccountTokenRotated.self, from: data)).map(Event.accountTokenRotated)
+            case .adminTokenRotated: (try? decoder.decode(AdminTokenRotated.self, from: data)).map(Event.adminTokenRotated)
             }
         }
     }

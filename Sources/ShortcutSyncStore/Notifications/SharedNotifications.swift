@@ -64,7 +64,7 @@ public final class SharedNotifications: NotificationEvents {
             case .connected: state.standing = [.connected]
             case .unreachable: state.standing = [.unreachable]
             case .listening: state.standing = [.connected, .listening(resumed: false)]
-            case .projection, .deviceSignedOut, .accountErased, .accountTokenRotated: break
+            case .projection, .deviceSignedOut, .accountErased, .accountTokenRotated, .adminTokenRotated: break
             }
             return Array(state.listeners.values)
         }
