@@ -19,7 +19,8 @@ struct BenchService {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         // The benchmarks push as fast as they can per account, far past the budget a person gets.
         let unbudgeted = budgeted ? [] : ["--push-events-per-second", "1000000000", "--push-burst", "1000000000",
-                                          "--device-reads-per-second", "1000000000", "--device-read-burst", "1000000000"]
+                                          "--device-reads-per-second", "1000000000", "--device-read-burst", "1000000000",
+                                          "--device-sign-ins-per-hour", "1000000000", "--device-sign-in-burst", "1000000000"]
         // Every simulated device and stream comes from loopback: one address, as many connections as the service takes.
         let oneAddress = ["--max-connections-per-address", "16384"]
         serve = try await ServeProcess(executable: executable, database: .url(database.urlString), port: try EmbeddedPostgres.freeLoopbackPort(),

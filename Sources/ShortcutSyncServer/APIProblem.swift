@@ -83,6 +83,13 @@ public struct APIProblem: HTTPResponseError, Sendable, Hashable, CustomStringCon
                             + "(\(budget.burst) at once): ask again in \(retryAfter) s", retryAfter: retryAfter)
     }
 
+    /// The account signed devices in (or out: `what`) more than its budget allows: nothing was
+    /// stored, nothing announced.
+    static func deviceChangesOverBudget(_ what: String, retryAfter: Int, _ budget: Budget) -> APIProblem {
+        tooManyRequests("this account \(what) more than \(Int((budget.perSecond * 3_600).rounded())) devices an hour "
+                            + "(\(budget.burst) at once); nothing was stored: try again in \(retryAfter) s", retryAfter: retryAfter)
+    }
+
     /// The account already has its limit of pushes under way (`PushesInFlight`).
     static func tooManyPushesAtOnce(_ limit: Int) -> APIProblem {
         tooManyRequests("this account already has \(limit) push\(limit == 1 ? "" : "es") under way; nothing of this push was stored: "

@@ -85,6 +85,8 @@ public func buildHTTPApplication(
         maximumDevices: configuration.maximumDevicesPerAccount,
         acceptedTopics: configuration.acceptedTopics,
         reads: Budget(perSecond: configuration.deviceReadsPerSecond, burst: configuration.deviceReadBurst, now: monotonic),
+        signIns: Budget(perSecond: configuration.deviceSignInsPerHour / 3_600, burst: configuration.deviceSignInBurst, now: monotonic),
+        signOuts: Budget(perSecond: configuration.deviceSignInsPerHour / 3_600, burst: configuration.deviceSignInBurst, now: monotonic),
         pushesInFlight: PushesInFlight(limit: configuration.maximumPushesInFlightPerAccount),
         logger: logger,
         now: clock)

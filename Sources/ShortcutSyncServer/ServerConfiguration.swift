@@ -34,6 +34,14 @@ public struct ServerConfiguration: Sendable {
     /// defaults let it, and bound one that loops.
     public var deviceReadsPerSecond: Double = 10
     public var deviceReadBurst = 60
+    /// Each account's budget of device sign-ins (`POST /v1/devices`), and apart from it of
+    /// sign-outs (`DELETE /v1/devices/{id}`) (issue 56): at most `deviceSignInBurst` of each at
+    /// once, then `deviceSignInsPerHour`; beyond, `429` with `Retry-After` and nothing stored. A
+    /// sign-out is announced to every server and leaves its device's row and its event behind, so
+    /// a loop of them costs everyone: a family setting up its devices, or an app signed in again
+    /// after a reinstall, stays far within the defaults.
+    public var deviceSignInsPerHour: Double = 30
+    public var deviceSignInBurst = 30
     /// The most pushes of one account answered at once; past them, `429` before the body is read.
     public var maximumPushesInFlightPerAccount = 4
     /// The most pushes run against the database at once (the rest of the pool stays for pulls,

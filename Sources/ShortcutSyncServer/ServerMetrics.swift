@@ -32,7 +32,7 @@ public enum ServerMetrics {
     /// the bootstrap would count into nothing, for good.
     public static func register() {
         _ = registry
-        let all: [Any] = [pushes, rejectedPushes, pushesOverBudget, pushesHeld, readsOverBudget, pushesShed, pushesOverKeptRows, eventsAppended, openStreams, waitingPulls,
+        let all: [Any] = [pushes, rejectedPushes, pushesOverBudget, pushesHeld, readsOverBudget, deviceChangesOverBudget, pushesShed, pushesOverKeptRows, eventsAppended, openStreams, waitingPulls,
                           pushesUnderWay, pulls, suggestions, databaseReachable, accountsBehind, eventsBehind, parkedAccounts]
         _ = all
     }
@@ -44,6 +44,8 @@ public enum ServerMetrics {
     static let pushesHeld = Counter(label: "shortcut_sync_pushes_held_total")
     /// Pulls and suggestion requests answered 429: their device was over its budget of reads.
     static let readsOverBudget = Counter(label: "shortcut_sync_reads_over_budget_total")
+    /// Sign-ins and sign-outs answered 429: their account was over its budget of them (issue 56).
+    static let deviceChangesOverBudget = Counter(label: "shortcut_sync_device_changes_over_budget_total")
     /// Pushes answered 503 because none of the server's places for pushes came free in time (`PushGate`).
     static let pushesShed = Counter(label: "shortcut_sync_pushes_shed_total")
     static let eventsAppended = Counter(label: "shortcut_sync_events_appended_total")

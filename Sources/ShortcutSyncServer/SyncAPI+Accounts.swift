@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import ShortcutSyncAPI
@@ -25,6 +26,7 @@ extension SyncAPI {
             throw APIProblem.invalid([FieldError(pointer: "/name", detail: "must be 1 to 200 characters, not blank, without U+0000")])
         }
         let name = String(scalars[first...last])
+        try chargeDeviceChange(account, signIns, "signs in")
         let token = Tokens.make(.device)
         let device: UUID
         do {
@@ -39,6 +41,7 @@ extension SyncAPI {
 
     func deleteDevice(_ input: Operations.DeleteDevice.Input) async throws -> Operations.DeleteDevice.Output {
         let account = try requireAccount()
+        try chargeDeviceChange(account, signOuts, "signs out")
         // Another account's device, or no device at all, is not found: ids of others are not confirmed.
         guard let device = UUID(canonical: input.path.deviceId),
               try await events.signOut(device: device, account: account, wallMillis: now()) else {
@@ -48,6 +51,14 @@ extension SyncAPI {
         hub.endSessions(device: device, account: account)
         logger.info("device signed out", metadata: ["account": "\(account)", "device": "\(device)"])
         return .noContent(.init())
+    }
+
+    /// Takes one sign-in or sign-out from the account's budget (issue 56), before anything is
+    /// stored or announced: past it, `429` with `Retry-After`. A refused request costs nothing.
+    private func chargeDeviceChange(_ account: UUID, _ budget: Budget, _ what: String) throws {
+        guard let wait = budget.charge(account, 1) else { return }
+        ServerMetrics.deviceChangesOverBudget.increment()
+        throw APIProblem.deviceChangesOverBudget(what, retryAfter: wait, budget)
     }
 }
 

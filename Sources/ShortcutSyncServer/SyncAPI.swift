@@ -36,6 +36,9 @@ struct SyncAPI: APIProtocol {
     let acceptedTopics: Set<String>
     /// Each device's budget of pulls and suggestion requests (`ServerConfiguration.deviceReadsPerSecond`).
     let reads: Budget
+    /// Each account's budgets of sign-ins and of sign-outs (`ServerConfiguration.deviceSignInsPerHour`).
+    let signIns: Budget
+    let signOuts: Budget
     /// Each account's pushes under way (admitted by `PushAdmissionMiddleware`, counted on `/metrics`).
     let pushesInFlight: PushesInFlight
     /// Signs and checks pull cursors with the database's key, read on first use.

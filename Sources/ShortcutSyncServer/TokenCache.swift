@@ -18,23 +18,41 @@ public final class TokenCache: Sendable {
 
     private struct State {
         var entries: [[UInt8]: Entry] = [:]
+        /// The hashes kept of each device's token, and of each account's tokens (its own and its
+        /// devices'): forgetting one device or account touches its entries alone (issue 56: a
+        /// sign-out used to rebuild the whole table under the lock every request takes).
+        var byDevice: [UUID: Set<[UInt8]>] = [:]
+        var byAccount: [UUID: Set<[UInt8]>] = [:]
         /// Hashes of tokens the database did not know, and when it said so: a token is made here
         /// and shown once its row is committed, so one unknown stays unknown. Bounded like `entries`.
         var unknown: [[UInt8]: ContinuousClock.Instant] = [:]
         /// Lookups of the database under way (`beginLookup`).
         var lookups = 0
-        /// Moves with every forgetting: a lookup that began before one is not kept, since the
-        /// database may have answered it before the sign-out.
+        /// Moves with every forgetting; a lookup takes it as it begins (`generation`).
         var generation: UInt64 = 0
+        /// The devices and accounts forgotten lately, with the generation each was forgotten at
+        /// (the latest), so that a lookup that began before a forgetting is not kept if it is of
+        /// what was forgotten — and is kept if it is of anything else. The same, in the order
+        /// they were forgotten (`forgets[forgetsStart...]`), so that the oldest go first.
+        var forgottenAt: [UUID: UInt64] = [:]
+        var forgets: [(generation: UInt64, id: UUID)] = []
+        var forgetsStart = 0
+        /// Lookups that began before this generation are not kept: what was forgotten before it
+        /// is no longer recorded (the record holds the last `forgetsKept`), or all was forgotten.
+        var floor: UInt64 = 0
     }
-
     private let state = Mutex(State())
     let lifetime: Duration
     let capacity: Int
 
-    init(lifetime: Duration = .seconds(30), capacity: Int = 100_000) {
+    /// How many forgettings are recorded for lookups under way: a lookup takes milliseconds, and
+    /// one that saw more than this many forgettings go by is looked up again next time.
+    let forgetsKept: Int
+
+    init(lifetime: Duration = .seconds(30), capacity: Int = 100_000, forgetsKept: Int = 4_096) {
         self.lifetime = lifetime
         self.capacity = capacity
+        self.forgetsKept = forgetsKept
     }
 
     /// The caller of the token with this hash, if it was looked up within `lifetime`.
@@ -42,7 +60,7 @@ public final class TokenCache: Sendable {
         state.withLock { state in
             guard let entry = state.entries[tokenHash] else { return nil }
             guard now - entry.checkedAt < lifetime else {
-                state.entries[tokenHash] = nil
+                Self.remove(tokenHash, from: &state)
                 return nil
             }
             return entry.caller
@@ -53,13 +71,92 @@ public final class TokenCache: Sendable {
     var generation: UInt64 { state.withLock { $0.generation } }
 
     /// Keeps what the database said of this token in a lookup that began at `generation`, unless
-    /// something was forgotten since. At capacity, the expired entries go first, and all of them
-    /// if none has expired (a cache, never a growing table).
+    /// its device or account was forgotten since (the database may have answered before the
+    /// sign-out committed); a forgetting of another device does not stop it being kept. At
+    /// capacity, the expired entries go first, and all of them if none has expired (a cache,
+    /// never a growing table).
     func remember(_ caller: Caller, tokenHash: [UInt8], lookedUpAt generation: UInt64, now: ContinuousClock.Instant = .now) {
         state.withLock { state in
-            guard state.generation == generation else { return }
-            makeRoom(in: &state.entries, now: now) { $0.checkedAt }
+            guard generation >= state.floor else { return }
+            for id in Self.owners(of: caller) {
+                if let forgotten = state.forgottenAt[id], forgotten > generation { return }
+            }
+            if state.entries.count >= capacity {
+                state.entries = state.entries.filter { now - $0.value.checkedAt < lifetime }
+                if state.entries.count >= capacity { state.entries.removeAll() }
+                Self.reindex(&state)
+            }
+            Self.remove(tokenHash, from: &state)
             state.entries[tokenHash] = Entry(caller: caller, checkedAt: now)
+            Self.index(tokenHash, of: caller, in: &state)
+        }
+    }
+
+    /// The device and account a caller's token answers for: what forgetting either ends.
+    private static func owners(of caller: Caller) -> [UUID] {
+        switch caller {
+        case .device(let device, let account): [device, account]
+        case .account(let account): [account]
+        case .admin: []
+        }
+    }
+
+    /// Takes one entry out of the table and its indexes.
+    private static func remove(_ tokenHash: [UInt8], from state: inout State) {
+        guard let entry = state.entries.removeValue(forKey: tokenHash) else { return }
+        switch entry.caller {
+        case .device(let device, let account):
+            unindex(tokenHash, under: device, in: &state.byDevice)
+            unindex(tokenHash, under: account, in: &state.byAccount)
+        case .account(let account):
+            unindex(tokenHash, under: account, in: &state.byAccount)
+        case .admin:
+            break
+        }
+    }
+
+    private static func unindex(_ tokenHash: [UInt8], under id: UUID, in index: inout [UUID: Set<[UInt8]>]) {
+        guard var hashes = index[id] else { return }
+        hashes.remove(tokenHash)
+        index[id] = hashes.isEmpty ? nil : hashes
+    }
+
+    /// Makes the indexes again from the entries, after the table was swept at capacity (rare).
+    private static func reindex(_ state: inout State) {
+        state.byDevice = [:]
+        state.byAccount = [:]
+        for (hash, entry) in state.entries { index(hash, of: entry.caller, in: &state) }
+    }
+
+    /// Files a kept hash under its device and its account.
+    private static func index(_ tokenHash: [UInt8], of caller: Caller, in state: inout State) {
+        switch caller {
+        case .device(let device, let account):
+            state.byDevice[device, default: []].insert(tokenHash)
+            state.byAccount[account, default: []].insert(tokenHash)
+        case .account(let account):
+            state.byAccount[account, default: []].insert(tokenHash)
+        case .admin:
+            break
+        }
+    }
+
+    /// Records that `id` (a device or an account) was forgotten at a new generation, dropping the
+    /// oldest record past `forgetsKept` (lookups older than it are then not kept at all).
+    private func recordForgetting(_ id: UUID, in state: inout State) {
+        state.generation += 1
+        state.forgottenAt[id] = state.generation
+        state.forgets.append((state.generation, id))
+        while state.forgets.count - state.forgetsStart > forgetsKept {
+            let oldest = state.forgets[state.forgetsStart]
+            state.forgetsStart += 1
+            if state.forgottenAt[oldest.id] == oldest.generation { state.forgottenAt[oldest.id] = nil }
+            state.floor = oldest.generation
+        }
+        // The array's head is given back now and then, never one element at a time.
+        if state.forgetsStart >= forgetsKept {
+            state.forgets.removeFirst(state.forgetsStart)
+            state.forgetsStart = 0
         }
     }
 
@@ -114,43 +211,43 @@ public final class TokenCache: Sendable {
         state.withLock { $0.lookups -= 1 }
     }
 
-    /// At capacity, drops the expired entries of `table`, and all of them if none has expired:
-    /// a cache, never a growing table.
+    /// At capacity, drops the expired entries of `table` (the unknown tokens'), and all of them
+    /// if none has expired: a cache, never a growing table.
     private func makeRoom<Value>(in table: inout [[UInt8]: Value], now: ContinuousClock.Instant, checkedAt: (Value) -> ContinuousClock.Instant) {
         guard table.count >= capacity else { return }
         table = table.filter { now - checkedAt($0.value) < lifetime }
         if table.count >= capacity { table.removeAll() }
     }
 
-    /// The device was signed out: its token works no more.
+    /// The device was signed out: its token works no more. Costs that device's entries, not the
+    /// table's (issue 56), and a lookup under way of another device's token is still kept.
     func forget(device: UUID) {
         state.withLock { state in
-            state.generation += 1
-            state.entries = state.entries.filter {
-                if case .device(device, _) = $0.value.caller { return false }
-                return true
-            }
+            recordForgetting(device, in: &state)
+            for hash in state.byDevice[device] ?? [] { Self.remove(hash, from: &state) }
         }
     }
 
-    /// The account was erased: none of its tokens works any more.
+    /// The account was erased, or its token rotated: none of its tokens works any more.
     func forget(account: UUID) {
         state.withLock { state in
-            state.generation += 1
-            state.entries = state.entries.filter {
-                switch $0.value.caller {
-                case .account(account), .device(_, account): false
-                default: true
-                }
-            }
+            recordForgetting(account, in: &state)
+            for hash in state.byAccount[account] ?? [] { Self.remove(hash, from: &state) }
         }
     }
 
-    /// Sign-outs may have been missed (LISTEN was down): every token is looked up again.
+    /// Sign-outs may have been missed (LISTEN was down): every token is looked up again, and no
+    /// lookup under way is kept.
     func forgetAll() {
         state.withLock { state in
             state.generation += 1
+            state.floor = state.generation
+            state.forgottenAt = [:]
+            state.forgets = []
+            state.forgetsStart = 0
             state.entries.removeAll()
+            state.byDevice = [:]
+            state.byAccount = [:]
         }
     }
 

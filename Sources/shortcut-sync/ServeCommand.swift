@@ -59,6 +59,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Pulls and suggestion requests each device may make at once before --device-reads-per-second applies.")
     var deviceReadBurst: Int = 60
 
+    @Option(help: "Devices each account may sign in per hour over time, and apart from them sign out (beyond: 429 with Retry-After, nothing stored).")
+    var deviceSignInsPerHour: Double = 30
+
+    @Option(help: "Devices each account may sign in at once, and sign out, before --device-sign-ins-per-hour applies.")
+    var deviceSignInBurst: Int = 30
+
     @Option(help: "The most open connections from one client address (beyond: closed as it opens). Behind a proxy every connection comes from its address: raise this to the service's whole cap (16384).")
     var maxConnectionsPerAddress: Int = 1_024
 
@@ -77,6 +83,8 @@ struct ServeCommand: AsyncParsableCommand {
         if !(1...1_000).contains(maxPushesRunning) { throw ValidationError("--max-pushes-running must be 1 to 1000") }
         if !deviceReadsPerSecond.isFinite || deviceReadsPerSecond <= 0 { throw ValidationError("--device-reads-per-second must be above 0") }
         if deviceReadBurst < 1 { throw ValidationError("--device-read-burst must be at least 1") }
+        if !deviceSignInsPerHour.isFinite || deviceSignInsPerHour <= 0 { throw ValidationError("--device-sign-ins-per-hour must be above 0") }
+        if deviceSignInBurst < 1 { throw ValidationError("--device-sign-in-burst must be at least 1") }
         if !(0...1_000_000).contains(pushRowsKept) { throw ValidationError("--push-rows-kept must be 0 to 1000000") }
         if let problem = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst).problem {
             throw ValidationError(problem)
@@ -118,6 +126,8 @@ struct ServeCommand: AsyncParsableCommand {
         server.maximumPushesRunning = maxPushesRunning
         server.deviceReadsPerSecond = deviceReadsPerSecond
         server.deviceReadBurst = deviceReadBurst
+        server.deviceSignInsPerHour = deviceSignInsPerHour
+        server.deviceSignInBurst = deviceSignInBurst
         server.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
         var configuration = ServeConfiguration(server: server, database: location.url, runsWorker: !noWorker)
         configuration.workerTasks = workerTasks

@@ -67,6 +67,9 @@ struct TestServer {
         // Tests poll and page as fast as they like; the read budget's own test sets one.
         server.deviceReadsPerSecond = 1_000_000
         server.deviceReadBurst = 1_000_000
+        // Tests sign devices in and out by the hundred; the sign-ins' budget's own tests set one.
+        server.deviceSignInsPerHour = 1_000_000_000
+        server.deviceSignInBurst = 1_000_000
         var configuration = ServeConfiguration(server: server, database: url, runsWorker: runsWorker)
         configure(&configuration)
         try await withRunningService(configuration, logger: TestDatabase.shared.logger, clock: clock, monotonic: monotonic) { running in

@@ -43,6 +43,74 @@ import Testing
         #expect(cache.caller(tokenHash: phoneHash) == nil)
     }
 
+    /// Issue 56: a sign-out (one a second, from any account, on every server) used to stop every
+    /// lookup under way from being kept, so that a churn of sign-outs made every request of every
+    /// device ask the database. A lookup of another device's token, or another account's, is
+    /// kept; the signed-out device's and its account's erasure are not.
+    @Test func forgettingOneDeviceKeepsLookupsOfOthersUnderWay() {
+        let cache = TokenCache()
+        let began = cache.generation
+        cache.forget(device: phone)
+        cache.remember(.device(device: tablet, account: account), tokenHash: tabletHash, lookedUpAt: began)
+        cache.remember(.account(other), tokenHash: otherHash, lookedUpAt: began)
+        cache.remember(.device(device: phone, account: account), tokenHash: phoneHash, lookedUpAt: began)
+        #expect(cache.caller(tokenHash: tabletHash) == .device(device: tablet, account: account), "another device's lookup is kept")
+        #expect(cache.caller(tokenHash: otherHash) == .account(other))
+        #expect(cache.caller(tokenHash: phoneHash) == nil, "the signed-out device's is not")
+
+        let beforeErasure = cache.generation
+        cache.forget(account: account)
+        cache.remember(.account(account), tokenHash: accountHash, lookedUpAt: beforeErasure)
+        cache.remember(.device(device: tablet, account: account), tokenHash: tabletHash, lookedUpAt: beforeErasure)
+        cache.remember(.account(other), tokenHash: otherHash, lookedUpAt: beforeErasure)
+        #expect(cache.caller(tokenHash: accountHash) == nil && cache.caller(tokenHash: tabletHash) == nil, "nothing of the erased account")
+        #expect(cache.caller(tokenHash: otherHash) == .account(other))
+    }
+
+    /// Forgetting one device takes its entries alone: the others stay, by hash, with their own
+    /// lifetime; a device looked up again after its forgetting is kept again.
+    @Test func forgettingOneDeviceKeepsEveryOtherEntry() {
+        let cache = TokenCache()
+        let start = ContinuousClock.now
+        let devices = (0..<1_000).map { _ in UUID() }
+        for (index, device) in devices.enumerated() {
+            cache.remember(.device(device: device, account: account), tokenHash: Self.hash(index), lookedUpAt: cache.generation, now: start)
+        }
+        for device in devices.prefix(500) { cache.forget(device: device) }
+        #expect(cache.count == 500)
+        #expect((0..<500).allSatisfy { cache.caller(tokenHash: Self.hash($0), now: start) == nil })
+        #expect((500..<1_000).allSatisfy { cache.caller(tokenHash: Self.hash($0), now: start) == .device(device: devices[$0], account: account) })
+        cache.remember(.device(device: devices[0], account: account), tokenHash: Self.hash(0), lookedUpAt: cache.generation, now: start)
+        #expect(cache.caller(tokenHash: Self.hash(0), now: start) != nil, "looked up after its forgetting, it is kept")
+        cache.forget(account: account)
+        #expect(cache.count == 0)
+    }
+
+    /// The forgettings a lookup is checked against are bounded: one that began before more of them
+    /// than are kept is not kept (it is looked up again next time), nor is one that began before
+    /// everything was forgotten.
+    @Test func aLookupOlderThanTheForgettingsKeptIsNotKept() {
+        let cache = TokenCache(forgetsKept: 8)
+        let began = cache.generation
+        for _ in 0..<9 { cache.forget(device: UUID()) }
+        cache.remember(.device(device: tablet, account: account), tokenHash: tabletHash, lookedUpAt: began)
+        #expect(cache.caller(tokenHash: tabletHash) == nil)
+        let recent = cache.generation
+        for _ in 0..<100 { cache.forget(device: UUID()) }
+        let late = cache.generation - 4
+        cache.remember(.device(device: tablet, account: account), tokenHash: tabletHash, lookedUpAt: late)
+        #expect(cache.caller(tokenHash: tabletHash) != nil, "within the forgettings kept")
+        cache.forgetAll()
+        cache.remember(.account(other), tokenHash: otherHash, lookedUpAt: recent)
+        #expect(cache.caller(tokenHash: otherHash) == nil, "everything was forgotten since it began")
+    }
+
+    private static func hash(_ index: Int) -> [UInt8] {
+        var hash = [UInt8](repeating: 0, count: 32)
+        withUnsafeBytes(of: index) { hash.replaceSubrange(0..<$0.count, with: $0) }
+        return hash
+    }
+
     @Test func itNeverHoldsMoreThanItsCapacity() {
         let cache = TokenCache(capacity: 100)
         for index in 0..<1_000 {
