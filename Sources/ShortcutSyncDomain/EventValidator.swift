@@ -72,7 +72,7 @@ public struct EventValidator: Sendable {
                 check.text(shortcut.identifier, Limits.identifierLength, at: "/identifier")
             }
         case .learningPaused:
-            break  // its scope is the account or a device, whose id is any uuid
+            break  // its scope is the account or a device, which the store checks is one of the account's
         }
         return check.errors
     }

@@ -32,6 +32,9 @@ extension SyncAPI {
                 throw APIProblem.conflict(error)
             } catch let limit as PersonLimit {
                 throw APIProblem.limitReached(limit)
+            } catch let invalid as ValidationError {
+                // What only the database can tell (a learning scope's device is not the account's).
+                throw APIProblem.invalid(invalid.errors)
             }
             ServerMetrics.pushes.increment()
             ServerMetrics.eventsAppended.increment(by: result.appended)

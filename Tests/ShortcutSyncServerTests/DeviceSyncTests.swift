@@ -81,6 +81,9 @@ import Testing
                 try await client.query("SELECT synced_version, synced_at FROM device_sync WHERE account_id = \(account) AND device_id = \(device)")
                     .decode((Int64, Date).self).collectAll()
             }
+            try await store.recordPull(device: device, account: account, version: 3, complete: true)
+            #expect(try await row().isEmpty, "an account with no head (never made, or erased): nothing")
+            try await client.query("INSERT INTO account_heads (account_id) VALUES (\(account))")
             try await store.recordPull(device: device, account: account, version: 3, complete: false)
             #expect(try await row().isEmpty, "a page that is not the last")
             try await store.recordPull(device: device, account: account, version: 3, complete: true)

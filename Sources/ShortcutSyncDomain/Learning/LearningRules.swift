@@ -53,18 +53,28 @@ public struct LearningRules: Sendable, Hashable {
 
     // MARK: Folding learning events in
 
-    /// A forget of `scope` at `key`. Returns whether the rules changed.
+    /// Whether `scope` is the scope of a device signed out: what it holds can no longer change
+    /// whether anything teaches (nothing the device donated does), so it is not kept.
+    private func isOfSignedOutDevice(_ scope: LearningScope) -> Bool {
+        if case .device(let device) = scope { signedOut.contains(device) } else { false }
+    }
+
+    /// A forget of `scope` at `key`. Returns whether the rules changed: not for a signed-out
+    /// device's scope, which is not kept.
     @discardableResult
     public mutating func forget(_ scope: LearningScope, at key: EventKey) -> Bool {
+        guard !isOfSignedOutDevice(scope) else { return false }
         if case .shortcut = scope { forgetsShortcuts = true }
         if let known = forgotten[scope], known >= key { return false }
         forgotten[scope] = key
         return true
     }
 
-    /// A pause (`paused`) or resume of `scope` at `key`. Returns whether the rules changed.
+    /// A pause (`paused`) or resume of `scope` at `key`. Returns whether the rules changed: not
+    /// for a signed-out device's scope, which is not kept.
     @discardableResult
     public mutating func pause(_ scope: LearningScope, _ paused: Bool, at key: EventKey) -> Bool {
+        guard !isOfSignedOutDevice(scope) else { return false }
         let change = Stamped(key: key, value: paused)
         var changes = pauses[scope] ?? []
         let index = changes.insertionIndex(of: key)
@@ -74,10 +84,16 @@ public struct LearningRules: Sendable, Hashable {
         return true
     }
 
-    /// `device` was signed out. Returns whether the rules changed.
+    /// `device` was signed out. Returns whether the rules changed. Its forget and its pauses go:
+    /// nothing it donated teaches any more whatever they say, so the rules hold a scope for a
+    /// signed-in device at most, and their size is bounded by the account's device limit
+    /// (DESIGN §5) — the same whichever came first, the sign-out or the events of its scope.
     @discardableResult
     public mutating func signOut(_ device: UUID) -> Bool {
-        signedOut.insert(device).inserted
+        guard signedOut.insert(device).inserted else { return false }
+        forgotten[.device(device)] = nil
+        pauses[.device(device)] = nil
+        return true
     }
 
     /// The rules of the account and of its devices: without shortcuts' forgets, which are kept
@@ -200,6 +216,11 @@ extension LearningRules {
         }
         guard let flag = reader.byte(), flag <= 1, reader.atEnd else { return nil }
         forgetsShortcuts = flag == 1
+        // Rules stored before signed-out devices' scopes were dropped may still hold some.
+        for device in signedOut {
+            forgotten[.device(device)] = nil
+            pauses[.device(device)] = nil
+        }
     }
 }
 

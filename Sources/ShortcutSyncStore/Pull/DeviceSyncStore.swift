@@ -22,6 +22,13 @@ public struct DeviceSyncStore: Sendable {
     /// when the version moves on, or when the row is a minute old, so a device pulling in a loop
     /// writes little. (The times are the service's, as values: Citus takes no function but an
     /// immutable one in an ON CONFLICT's condition.)
+    ///
+    /// A pull may have checked its token before an erasure of its account committed (issue 56):
+    /// the row is written only while the account's head exists, under a key-share lock of it,
+    /// which `OperatorStore.erase` takes for update first. Either the erasure waits for this
+    /// statement and removes its row, or this statement waits for the erasure and finds no head.
+    /// The lock is taken only when there is something to write, so a device pulling in a loop
+    /// takes none.
     public func recordPull(device: UUID, account: UUID, version: Int64, complete: Bool, at: Date = Date()) async throws {
         try await withStatementSpan("pull: record what the device has", .update, "device_sync") {
             // Prepared: it follows every pull, and planned once per connection it costs
@@ -34,9 +41,15 @@ public struct DeviceSyncStore: Sendable {
     private struct RecordPullStatement: PostgresPreparedStatement {
         static let name = "DeviceSync.recordPull"
         static let sql = """
-            WITH synced AS (
+            WITH head AS (
+                SELECT h.account_id FROM account_heads h
+                WHERE h.account_id = $1 AND $5
+                  AND NOT EXISTS (SELECT 1 FROM device_sync s WHERE s.account_id = $1 AND s.device_id = $2
+                                                                 AND s.synced_version >= $3 AND s.synced_at >= $6)
+                FOR KEY SHARE OF h
+            ), synced AS (
                 INSERT INTO device_sync AS s (account_id, device_id, synced_version, synced_at)
-                SELECT $1, $2, $3, $4 WHERE $5
+                SELECT $1, $2, $3, $4 FROM head
                 ON CONFLICT (account_id, device_id) DO UPDATE SET synced_version = greatest(s.synced_version, excluded.synced_version), synced_at = excluded.synced_at
                 WHERE s.synced_version < excluded.synced_version OR s.synced_at < $6
             )
@@ -67,11 +80,13 @@ public struct DeviceSyncStore: Sendable {
 
     /// The account's signed-in devices, in the order they were made, each with the version its
     /// latest complete pull brought it to (0: none yet), when, and whether its learning is
-    /// paused; and the account's version now, and whether its learning is paused.
+    /// paused; and the account's version now, and whether its learning is paused. The account's
+    /// rules come on the first row alone and are decoded once, however many devices it has.
     public func devices(account: UUID) async throws -> (version: Int64, learningPaused: Bool, devices: [SyncedDevice]) {
         let rows = try await client.query("""
             SELECT coalesce((SELECT a.version FROM projection_accounts a WHERE a.account_id = \(account)), 0),
-                   (SELECT a.learning FROM projection_accounts a WHERE a.account_id = \(account)),
+                   CASE WHEN row_number() OVER (ORDER BY d.created_at, d.device_id) = 1
+                        THEN (SELECT a.learning FROM projection_accounts a WHERE a.account_id = \(account)) END,
                    d.device_id, d.name, d.platform, coalesce(s.synced_version, 0), s.synced_at
             FROM devices d
             LEFT JOIN device_sync s ON s.account_id = d.account_id AND s.device_id = d.device_id

@@ -54,6 +54,8 @@ public struct PostgresEventStore: Sendable {
             throw AppendError.seqNotContiguous(index: gap, expectedSeq: events[gap - 1].seq + 1, lastAcceptedSeq: last)
         }
 
+        try await requireDevicesOfAccount(in: events, account: account)
+
         var pending = events[...]
         var fold = true
         for attempt in 0..<maxAttempts {

@@ -33,11 +33,15 @@ public struct PushTokenStore: Sendable {
         return true
     }
 
+    /// The token's row, written only while the account's head exists, under a key-share lock of
+    /// it: a registration that checked its token before an erasure committed either commits
+    /// before the erasure removes the account's rows or finds no head (as `DeviceSyncStore` does).
     private func insert(_ registration: PushTokenRegistration, device: UUID, account: UUID) async throws -> Bool {
         let rows = try await client.query("""
+            WITH head AS (SELECT h.account_id FROM account_heads h WHERE h.account_id = \(account) FOR KEY SHARE OF h)
             INSERT INTO push_tokens (account_id, device_id, token, topic, environment, registered_at)
             SELECT \(account), \(device), \(registration.token), \(registration.topic), \(registration.environment), clock_timestamp()
-            FROM devices d WHERE d.account_id = \(account) AND d.device_id = \(device) AND d.token_hash IS NOT NULL
+            FROM head, devices d WHERE d.account_id = \(account) AND d.device_id = \(device) AND d.token_hash IS NOT NULL
             ON CONFLICT (account_id, device_id) DO UPDATE SET
                 token = excluded.token, topic = excluded.topic, environment = excluded.environment,
                 registered_at = excluded.registered_at, failures = 0
