@@ -32,7 +32,8 @@ struct WakeBenchClient {
         guard response.status.code == 200 else { throw BenchError("a push answered \(response.status.code)") }
     }
 
-    private func send(_ method: HTTPMethod, _ path: String, token: String, body: String?) async throws -> (Int, Data) {
+    /// Any request: its status and body (`bench churn` sends its own through it too).
+    func send(_ method: HTTPMethod, _ path: String, token: String, body: String?) async throws -> (Int, Data) {
         var request = HTTPClientRequest(url: service.absoluteString + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
