@@ -22,8 +22,9 @@ import Testing
                                                        environment: ["DATABASE_URL": server.database.urlString])
             defer { rotated.forceStop() }
             #expect(rotated.exitStatus == 0, "\(rotated.errorOutput)")
-            let answer = try #require(try JSONSerialization.jsonObject(with: Data(rotated.output.utf8)) as? [String: String])
-            let token = try #require(answer["accountToken"])
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(rotated.output.utf8)) as? [String: Any])
+            let token = try #require(answer["accountToken"] as? String)
+            #expect(answer["tokenGeneration"] as? Int == 2, "the account's second token")
             #expect(token.hasPrefix("ssa_") && token != account.token)
 
             try await eventually("the old token is refused", timeout: .seconds(5)) {
