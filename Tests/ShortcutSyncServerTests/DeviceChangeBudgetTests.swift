@@ -63,6 +63,7 @@ import Testing
             #expect(refused.headers.first(name: "Retry-After") == "10", "\(refused.headers)")
             #expect((refused.json["detail"] as? String)?.contains("signs out") == true, "\(refused.json)")
             #expect(try await server.raw(.GET, "/v1/sync/pull", token: last.token).status == 200, "still signed in")
+            #expect(try await Self.syncRows(of: last.id, server.sql) == 1, "its pull recorded what it has")
             #expect(try await Self.signedOutEvents(of: account.id, server.sql) == 3, "no sign-out event for the refused one")
             #expect(try await server.raw(.DELETE, "/v1/devices/\(UUID().uuidString)", token: account.token).status == 429,
                     "refused before the device is looked for")
@@ -70,12 +71,18 @@ import Testing
             elapsed.withLock { $0 = .seconds(20) }
             #expect(try await server.raw(.DELETE, "/v1/devices/\(last.id.uuidString)", token: account.token).status == 204, "refilled")
             #expect(try await server.raw(.GET, "/v1/sync/pull", token: last.token).status == 401)
+            #expect(try await Self.syncRows(of: last.id, server.sql) == 0, "what it last pulled goes with it")
             #expect(try await Self.signedOutEvents(of: account.id, server.sql) == 4)
         }
     }
 
     static func devices(of account: UUID, _ sql: PostgresClient) async throws -> Int {
         try await sql.query("SELECT count(*)::int8 FROM devices WHERE account_id = \(account)")
+            .decode(Int64.self).collectAll().first.map(Int.init) ?? -1
+    }
+
+    static func syncRows(of device: UUID, _ sql: PostgresClient) async throws -> Int {
+        try await sql.query("SELECT count(*)::int8 FROM device_sync WHERE device_id = \(device)")
             .decode(Int64.self).collectAll().first.map(Int.init) ?? -1
     }
 

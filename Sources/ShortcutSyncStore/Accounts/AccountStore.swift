@@ -85,7 +85,9 @@ public struct AccountStore: Sendable {
             """, logger: logger).decode(Bool.self).collectAll().first ?? false
     }
 
-    /// Signs a device out: its token stops working, its push token is dropped (no more wakes), its events stay, and a `DeviceSignedOut`
+    /// Signs a device out: its token stops working, its push token and what it last pulled
+    /// (`device_sync`, issue 56: nothing of it grows with sign-outs but what the log needs) are
+    /// dropped, its events stay, and a `DeviceSignedOut`
     /// notification (sent when the statement commits) ends its open streams on every server.
     /// False if the account has no such device.
     ///
@@ -102,6 +104,8 @@ public struct AccountStore: Sendable {
                 RETURNING device_id, account_id
             ), unregistered AS (
                 DELETE FROM push_tokens WHERE account_id = \(account) AND device_id = \(device)
+            ), unsynced AS (
+                DELETE FROM device_sync WHERE account_id = \(account) AND device_id = \(device)
             )
             SELECT device_id, pg_notify(\(DeviceSignedOut.channel),
                 json_build_object('accountId', account_id, 'deviceId', device_id)::text)::text
