@@ -93,7 +93,8 @@ public func buildHTTPApplication(
 
     let router = Router(context: SyncRequestContext.self)
     // OpenTelemetry's HTTP conventions; a pull's cursor says what the device has, so it is not recorded.
-    if configuration.traced { router.middlewares.add(TracingMiddleware(redactingQueryParameters: ["cursor"])) }
+    // It is shown only `traceparent` and `tracestate`: no header that holds a secret reaches a log or a span.
+    if configuration.traced { router.middlewares.add(TraceHeadersMiddleware(redactingQueryParameters: ["cursor"])) }
     // Hummingbird's metrics, counted without taking an answer off its one-write path.
     router.middlewares.add(RequestMetricsMiddleware())
     // A request refused before its body was read is answered, then its connection closed.
