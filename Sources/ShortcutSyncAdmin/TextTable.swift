@@ -1,4 +1,5 @@
 import Foundation
+import ShortcutSyncDomain
 
 /// An aligned text table for people: a header, a rule, the rows; values wider than a column's
 /// limit are shortened with "…", numbers are right-aligned.
@@ -43,9 +44,11 @@ public struct TextTable: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// `value` cut to `width` characters, ending in "…" when cut; line breaks shown as spaces.
+    /// `value` cut to `width` characters, ending in "…" when cut; line breaks shown as spaces, and
+    /// every other control character escaped (`\u{1B}`): what a client wrote may not drive the
+    /// operator's terminal, and the widths count what is shown.
     static func shorten(_ value: String, to width: Int) -> String {
-        let flat = value.replacingOccurrences(of: "\n", with: " ")
+        let flat = ControlCharacters.escaped(value.replacingOccurrences(of: "\n", with: " "))
         guard flat.count > width, width > 1 else { return flat }
         return String(flat.prefix(width - 1)) + "…"
     }

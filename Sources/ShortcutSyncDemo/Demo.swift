@@ -22,11 +22,13 @@ public struct Demo: Sendable {
     public let storage: URL
     let write: @Sendable (String) -> Void
 
+    /// `write` is given what the demo prints with its control characters escaped but its line
+    /// breaks: the views it prints are the service's, which a terminal must not take for commands.
     public init(database: DatabaseURL, storage: URL, logger: Logger, write: @escaping @Sendable (String) -> Void) {
         self.database = database
         self.storage = storage
         self.logger = logger
-        self.write = write
+        self.write = { write(ControlCharacters.escaped($0, keepingLineBreaks: true)) }
     }
 
     struct Device {

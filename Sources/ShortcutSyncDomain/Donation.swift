@@ -64,8 +64,9 @@ public struct Donation: Sendable, Hashable, Codable {
                              length: Limits.identifierLength, requiredFor: .userActivity)
         visitor.optionalText("intentType", Access(\.intentType, { $0.intentType = $1 }),
                              length: Limits.identifierLength, requiredFor: .intent)
-        visitor.text("title", Access(\.title, { $0.title = $1 }), length: Limits.titleLength)
-        visitor.optionalText("subtitle", Access(\.subtitle, { $0.subtitle = $1 }), length: Limits.titleLength, requiredFor: nil)
+        visitor.text(Label("title", inView: true, readByPeople: true), Access(\.title, { $0.title = $1 }), length: Limits.titleLength)
+        visitor.optionalText(Label("subtitle", inView: true, readByPeople: true), Access(\.subtitle, { $0.subtitle = $1 }),
+                             length: Limits.titleLength, requiredFor: nil)
         visitor.optionalText("groupIdentifier", Access(\.groupIdentifier, { $0.groupIdentifier = $1 }),
                              length: Limits.identifierLength, requiredFor: nil)
         visitor.phrase("suggestedInvocationPhrase", Access(\.suggestedInvocationPhrase, { $0.suggestedInvocationPhrase = $1 }))
@@ -99,3 +100,5 @@ public struct Donation: Sendable, Hashable, Codable {
 
 /// How `visitFields` names each field's place in a `Donation`.
 private typealias Access<Value> = DonationField.Access<Value>
+/// How `visitFields` names a field that is not just its name.
+private typealias Label = DonationField.Label

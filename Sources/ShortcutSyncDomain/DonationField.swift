@@ -65,11 +65,15 @@ public struct DonationField: Sendable {
     /// Whether `ShortcutView` shows it (and `ShortcutHistory` reports its changes). A field that
     /// only says when the person donated, as `utcOffsetMinutes`, is the suggestions' and not the view's.
     public let inView: Bool
+    /// Whether it is a text a person reads as it is (a title), which holds no control character
+    /// (`ControlCharacters`); an identifier is the app's key, held to the text rules alone.
+    public let readByPeople: Bool
 
-    public init(_ name: String, _ shape: Shape, inView: Bool = true) {
+    public init(_ name: String, _ shape: Shape, inView: Bool = true, readByPeople: Bool = false) {
         self.name = name
         self.shape = shape
         self.inView = inView
+        self.readByPeople = readByPeople
     }
 
     /// Follows from the shape: only an optional text may be required, and of one kind only.
@@ -157,10 +161,13 @@ extension DonationField {
     public struct Label: Sendable, ExpressibleByStringLiteral {
         public let name: String
         public let inView: Bool
+        /// A text a person reads as it is: no control character in it (`DonationField.readByPeople`).
+        public let readByPeople: Bool
 
-        public init(_ name: String, inView: Bool) {
+        public init(_ name: String, inView: Bool, readByPeople: Bool = false) {
             self.name = name
             self.inView = inView
+            self.readByPeople = readByPeople
         }
 
         public init(stringLiteral name: String) {
@@ -195,7 +202,7 @@ struct DonationFieldList: DonationFieldVisitor {
     var fields: [DonationField] = []
 
     private mutating func add(_ label: DonationField.Label, _ shape: DonationField.Shape) {
-        fields.append(DonationField(label.name, shape, inView: label.inView))
+        fields.append(DonationField(label.name, shape, inView: label.inView, readByPeople: label.readByPeople))
     }
 
     mutating func bundleId(_ label: DonationField.Label, _ access: DonationField.Access<String>) {

@@ -52,7 +52,7 @@ public struct EventValidator: Sendable {
             check.phrase(added.phrase, at: "/phrase")
             check.bundleId(added.bundleId)
             check.text(added.identifier, Limits.identifierLength, at: "/identifier")
-            check.text(added.title, Limits.titleLength, at: "/title")
+            check.text(added.title, Limits.titleLength, at: "/title", readByPeople: true)
         case .voiceShortcutUpdated(let updated):
             check.phrase(updated.phrase, at: "/phrase")
         case .voiceShortcutDeleted:
@@ -150,8 +150,9 @@ private struct Checker {
         errors.append(FieldError(pointer: pointer(), detail: detail))
     }
 
-    /// A text field: within `range` code points, not blank, no U+0000; one error for it at most.
-    mutating func text(_ value: String, _ range: ClosedRange<Int>, at pointer: @autoclosure () -> String) {
+    /// A text field: within `range` code points, not blank, no U+0000, and no control character
+    /// at all when a person reads it (`readByPeople`: a title, a phrase); one error for it at most.
+    mutating func text(_ value: String, _ range: ClosedRange<Int>, at pointer: @autoclosure () -> String, readByPeople: Bool = false) {
         let (count, hasNull) = BlankText.codePointsAndNull(value)
         if count < range.lowerBound {
             fail(pointer(), "must not be empty")
@@ -159,21 +160,24 @@ private struct Checker {
             fail(pointer(), "must not be blank")
         } else if hasNull {
             fail(pointer(), "must not contain U+0000")
+        } else if readByPeople, let control = ControlCharacters.first(in: value) {
+            fail(pointer(), "must not contain a control character (\(ControlCharacters.escaped(String(control))))")
         } else if count > range.upperBound {
             fail(pointer(), "is \(count) code points long; at most \(range.upperBound) are allowed")
         }
     }
 
-    mutating func optional(_ value: String?, _ range: ClosedRange<Int>, at pointer: @autoclosure () -> String) {
-        if let value { text(value, range, at: pointer()) }
+    mutating func optional(_ value: String?, _ range: ClosedRange<Int>, at pointer: @autoclosure () -> String, readByPeople: Bool = false) {
+        if let value { text(value, range, at: pointer(), readByPeople: readByPeople) }
     }
 
-    mutating func required(_ value: String?, _ range: ClosedRange<Int>, at pointer: @autoclosure () -> String, because reason: String) {
+    mutating func required(_ value: String?, _ range: ClosedRange<Int>, at pointer: @autoclosure () -> String, because reason: String,
+                           readByPeople: Bool = false) {
         guard let value else {
             fail(pointer(), "is required for \(reason)")
             return
         }
-        text(value, range, at: pointer())
+        text(value, range, at: pointer(), readByPeople: readByPeople)
     }
 
     mutating func bundleId(_ value: String, at pointer: @autoclosure () -> String = "/bundleId") {
@@ -191,7 +195,7 @@ private struct Checker {
             || PhraseNormalizer.normalize(value).isEmpty {
             fail(pointer(), "must not be blank")
         } else {
-            text(value, Limits.phraseLength, at: pointer())
+            text(value, Limits.phraseLength, at: pointer(), readByPeople: true)
         }
     }
 }
@@ -209,7 +213,7 @@ private struct DonationCheck: DonationFieldVisitor {
 
     @inline(__always)
     mutating func text(_ label: DonationField.Label, _ access: DonationField.Access<String>, length: ClosedRange<Int>) {
-        check.text(access.get(donation), length, at: "/" + label.name)
+        check.text(access.get(donation), length, at: "/" + label.name, readByPeople: label.readByPeople)
     }
 
     /// A field required of one kind is not looked at in a donation of another (DESIGN §2 names
@@ -219,10 +223,10 @@ private struct DonationCheck: DonationFieldVisitor {
                                requiredFor: DonationKind?) {
         if let kind = requiredFor {
             if donation.kind == kind {
-                check.required(access.get(donation), length, at: "/" + label.name, because: "kind \(kind.rawValue)")
+                check.required(access.get(donation), length, at: "/" + label.name, because: "kind \(kind.rawValue)", readByPeople: label.readByPeople)
             }
         } else {
-            check.optional(access.get(donation), length, at: "/" + label.name)
+            check.optional(access.get(donation), length, at: "/" + label.name, readByPeople: label.readByPeople)
         }
     }
 

@@ -17,13 +17,16 @@ extension SyncAPI {
     func createDevice(_ input: Operations.CreateDevice.Input) async throws -> Operations.CreateDevice.Output {
         let account = try requireAccount()
         guard case .json(let body) = input.body else { throw APIProblem.malformed("expected a JSON body") }
-        // As openapi.yaml says: 1 to 200 code points as sent, not blank, no U+0000; kept without
-        // the blanks around it.
+        // As openapi.yaml says: 1 to 200 code points as sent, not blank, no control character (an
+        // operator's terminal shows the name); kept without the blanks around it.
         let scalars = body.name.unicodeScalars
-        guard (1...200).contains(scalars.count), !BlankText.containsNull(body.name),
+        if let control = ControlCharacters.first(in: body.name) {
+            throw APIProblem.invalid([FieldError(pointer: "/name", detail: "must not contain a control character (\(ControlCharacters.escaped(String(control))))")])
+        }
+        guard (1...200).contains(scalars.count),
               let first = scalars.firstIndex(where: { !BlankText.isBlank($0) }),
               let last = scalars.lastIndex(where: { !BlankText.isBlank($0) }) else {
-            throw APIProblem.invalid([FieldError(pointer: "/name", detail: "must be 1 to 200 characters, not blank, without U+0000")])
+            throw APIProblem.invalid([FieldError(pointer: "/name", detail: "must be 1 to 200 characters, not blank, without control characters")])
         }
         let name = String(scalars[first...last])
         try chargeDeviceChange(account, signIns, "signs in")

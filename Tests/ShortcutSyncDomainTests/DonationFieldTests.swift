@@ -72,7 +72,7 @@ import Yams
                 Self.expectText(schema, Limits.bundleIdLength, pattern: nil, name)
                 #expect(schema["pattern"] as? String == #"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$"#, "\(name): pattern")
             case .text(_, let length), .optionalText(_, let length, _):
-                Self.expectText(schema, length, name)
+                Self.expectText(schema, length, pattern: field.readByPeople ? ControlCharacters.textPattern : BlankText.pattern, name)
             case .phrase:
                 Self.expectText(schema, Limits.phraseLength, pattern: nil, name)
             case .kind:

@@ -94,7 +94,7 @@ import Testing
             let long = try await server.raw(.POST, "/v1/devices", token: account.token,
                                             body: Array(#"{"name":"\#(String(repeating: "e\\u0301", count: 101))","platform":"iOS"}"#.utf8))
             #expect(long.status == 422, "202 code points, though 101 characters")
-            let padded = try await server.raw(.POST, "/v1/devices", token: account.token, body: Array(#"{"name":"\u3000 Kitchen iPad\t","platform":"iPadOS"}"#.utf8))
+            let padded = try await server.raw(.POST, "/v1/devices", token: account.token, body: Array(#"{"name":"\u3000 Kitchen iPad\u2003","platform":"iPadOS"}"#.utf8))
             #expect(padded.status == 201)
             let names = try await server.sql.query("SELECT name FROM devices").decode(String.self).collectAll()
             #expect(names == ["Kitchen iPad"])

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ShortcutSyncAdmin
 import ShortcutSyncApp
+import ShortcutSyncDomain
 import ShortcutSyncStore
 
 /// What every `admin` command takes: where the database is, and `--json`.
@@ -30,9 +31,11 @@ struct AdminOptions: ParsableArguments {
         }
     }
 
-    /// Prints a report as a table or as JSON.
+    /// Prints a report as a table or as JSON. The text is shown with its control characters
+    /// escaped, headings too (a table's cells already are); JSON escapes them itself, exactly.
     func print(_ report: some AdminReport) throws {
-        FileHandle.standardOutput.write(Data((json ? try ScriptJSON.encode(report) : report.text).utf8))
+        let text = json ? try ScriptJSON.encode(report) : ControlCharacters.escaped(report.text, keepingLineBreaks: true)
+        FileHandle.standardOutput.write(Data(text.utf8))
     }
 
     /// Runs `body` with the database, once one connection to it was made: a server that cannot
