@@ -19,6 +19,7 @@ private let logger = TestDatabase.shared.logger
             var scenario = Scenario(seed: seed, accounts: 1, devicesPerAccount: 3)
             let account = scenario.devices[0].account
             try await openAccount(account, client: client)
+            try await openDevices(scenario.devices.map(\.deviceId), of: account, client: client)
             let store = PostgresEventStore(client: client, logger: logger)
             for _ in 0..<60 {
                 let (device, events) = scenario.push()

@@ -46,6 +46,7 @@ private let logger = TestDatabase.shared.logger
                     }
                     if donations.count == events.count { recent = Array((recent + [donations]).suffix(6)) }
                 }
+                try await openDevices(devicesNamed(by: pushed.events), of: account, client: client)
                 try await store.append(pushed.events.map(\.event), account: account, device: pushed.device)
 
                 guard let kept = cache.entry(of: account) else { continue }

@@ -93,6 +93,7 @@ private let logger = TestDatabase.shared.logger
             }
 
             try await openAccount(account, client: client)
+            try await openDevices(scenario.devices.map(\.deviceId), of: account, client: client)
             let store = PostgresEventStore(client: client, logger: logger)
             let projections = ProjectionStore(client: client, logger: logger)
             var acknowledged: [AcceptedEvent] = []

@@ -10,6 +10,8 @@ public struct PushLog {
     public private(set) var accepted: [UUID: [AcceptedEvent]] = [:]
     /// Accounts made (or found) by this log: a push to any other makes it first.
     private var opened: Set<UUID> = []
+    /// Devices made (or found) by this log: those a push names (`devicesNamed(by:)`).
+    private var openedDevices: Set<UUID> = []
 
     public init(client: PostgresClient) {
         store = PostgresEventStore(client: client, logger: TestDatabase.shared.logger)
@@ -18,6 +20,8 @@ public struct PushLog {
     @discardableResult
     public mutating func push(_ device: DeviceScript, _ events: [AcceptedEvent]) async throws -> AppendResult {
         if opened.insert(device.account).inserted { try await openAccount(device.account, client: store.client) }
+        try await openDevices(devicesNamed(by: events).subtracting(openedDevices), of: device.account, client: store.client)
+        openedDevices.formUnion(devicesNamed(by: events))
         let result = try await store.append(events.map(\.event), account: device.account, device: device.deviceId)
         accepted[device.account, default: []] += events
         return result

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import ShortcutSyncDomain
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
 
@@ -29,4 +30,28 @@ public func openAccount(_ account: UUID, client: PostgresClient) async throws {
             INSERT INTO accounts (account_id, token_hash) VALUES (\(account), \(ByteBuffer(bytes: randomHash()))) ON CONFLICT DO NOTHING)
         INSERT INTO account_heads (account_id) VALUES (\(account)) ON CONFLICT DO NOTHING
         """, logger: TestDatabase.shared.logger)
+}
+
+/// Makes each of `devices` a device of `account` (a row as `POST /v1/devices` leaves, with no
+/// token) unless it exists: a learning event's scope may name only a device of its account.
+public func openDevices(_ devices: some Sequence<UUID>, of account: UUID, client: PostgresClient) async throws {
+    for device in Set(devices) {
+        try await client.query("""
+            INSERT INTO devices (device_id, account_id, name, platform) VALUES (\(device), \(account), 'Device', 'iOS')
+            ON CONFLICT DO NOTHING
+            """, logger: TestDatabase.shared.logger)
+    }
+}
+
+/// The devices `events` name: their own, and those of their learning events' scopes.
+public func devicesNamed(by events: [AcceptedEvent]) -> Set<UUID> {
+    var devices = Set(events.map(\.deviceId))
+    for accepted in events {
+        switch accepted.event.body {
+        case .learningForgotten(let forgotten): if case .device(let device) = forgotten.scope { devices.insert(device) }
+        case .learningPaused(let paused): if case .device(let device) = paused.scope { devices.insert(device) }
+        default: break
+        }
+    }
+    return devices
 }
