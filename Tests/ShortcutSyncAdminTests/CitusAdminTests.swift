@@ -5,7 +5,7 @@ import Testing
 /// The operators' commands on a real Citus cluster (`CitusCluster`): the suites of one
 /// PostgreSQL, run unchanged on a database of the cluster. Skipped, with one line, where Citus is
 /// not installed.
-@Suite(.serialized, .enabled(if: CitusCluster.isInstalled, CitusCluster.notInstalled), .citusCluster)
+@Suite(.serialized, .enabled(if: CitusCluster.suitesRun, CitusCluster.notInstalled), .citusCluster)
 struct CitusAdminTests {
     @Test func accountsAndDevicesAreListed() async throws {
         try await AdminQueryTests().accountsAndDevicesAreListedWithWhatTheyPushedAndReported()

@@ -7,7 +7,7 @@ import Testing
 /// The maintenance tasks, the rebuild and `migrate` on a real Citus cluster (`CitusCluster`):
 /// the suites of one PostgreSQL, run unchanged on a database of the cluster, and what `migrate`
 /// distributes. Skipped, with one line, where Citus is not installed.
-@Suite(.serialized, .enabled(if: CitusCluster.isInstalled, CitusCluster.notInstalled), .citusCluster)
+@Suite(.serialized, .enabled(if: CitusCluster.suitesRun, CitusCluster.notInstalled), .citusCluster)
 struct CitusWorkerTests {
     @Test func threeTasksFoldABacklog() async throws {
         try await SyncWorkerTests().threeTasksFoldABacklogOfManyAccountsIntoTheViewsTheDomainGives()

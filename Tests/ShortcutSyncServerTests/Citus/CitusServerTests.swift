@@ -14,7 +14,7 @@ import Testing
 /// the suites of one PostgreSQL, run unchanged on a database of the cluster (`TestDatabase` gives
 /// the cluster's while `CitusCluster.current` is set), and the proof that the hot paths run on
 /// one shard. Skipped, with one line, where Citus is not installed.
-@Suite(.serialized, .enabled(if: CitusCluster.isInstalled, CitusCluster.notInstalled), .citusCluster)
+@Suite(.serialized, .enabled(if: CitusCluster.suitesRun, CitusCluster.notInstalled), .citusCluster)
 struct CitusServerTests {
     // MARK: Pushes and pulls
 

@@ -8,7 +8,7 @@ import Testing
 /// their exact counts of pushes folded over kept rows and over read ones: a statement the cluster
 /// refused would send the push the locking way and break them. Skipped, with one line, where
 /// Citus is not installed.
-@Suite(.serialized, .enabled(if: CitusCluster.isInstalled, CitusCluster.notInstalled), .citusCluster)
+@Suite(.serialized, .enabled(if: CitusCluster.suitesRun, CitusCluster.notInstalled), .citusCluster)
 struct CitusStoreTests {
     @Test func aPushAfterAnyOtherWriteFoldsOverTheStoredRows() async throws {
         try await FoldReadCacheTests().aPushAfterAnyOtherWriteOfTheAccountFoldsOverTheStoredRows()
