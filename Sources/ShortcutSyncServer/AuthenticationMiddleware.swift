@@ -34,8 +34,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
         } catch {
             throw problems.problem(for: error, operationID: "authenticate")
         }
+        let accountTokenHash = kind == .account ? token.map(Tokens.hash) : nil
         return try await Caller.$current.withValue(caller) {
-            try await next(request, context)
+            try await Caller.$accountTokenHash.withValue(accountTokenHash) {
+                try await next(request, context)
+            }
         }
     }
 

@@ -9,6 +9,11 @@ enum Caller: Sendable, Hashable {
     /// The caller of the request being handled; nil on routes that need no token.
     @TaskLocal static var current: Caller?
 
+    /// The hash of the account token the request carried (nil for any other kind): a sign-in
+    /// records a device under that token only while it is still the account's (issue 56), even
+    /// if it was rotated between this server's check and the sign-in.
+    @TaskLocal static var accountTokenHash: [UInt8]?
+
     /// The kind of token a route needs, by method and path (DESIGN §5's table); nil when it needs
     /// none. The path is read as the router reads it (`routePath`): `//v1/sync/push/` reaches the
     /// push, so it needs the push's token, checked before its body as any push's. A route that

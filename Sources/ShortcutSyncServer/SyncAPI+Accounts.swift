@@ -34,9 +34,12 @@ extension SyncAPI {
         let device: UUID
         do {
             device = try await accounts.createDevice(account: account, name: name, platform: body.platform.rawValue, tokenHash: Tokens.hash(token),
-                                                  maximumDevices: maximumDevices)
+                                                  maximumDevices: maximumDevices, signedInWith: Caller.accountTokenHash)
         } catch let limit as PersonLimit {
             throw APIProblem.limitReached(limit)
+        } catch is AccountTokenReplaced {
+            // Rotated (or the account erased) since this server checked the token: it no longer holds.
+            throw APIProblem.unauthorized
         }
         logger.info("device signed in", metadata: ["account": "\(account)", "device": "\(device)"])
         return .created(.init(body: .json(.init(deviceId: device.uuidString, deviceToken: token))))

@@ -100,4 +100,27 @@ import Testing
             #expect(try await Self.eventTypes(of: phone.id, server.sql) == [])
         }
     }
+
+    /// A sign-in whose token was rotated after the server checked it (a few milliseconds, before
+    /// the rotation's notification reaches the server) stores no device: the sign-in is checked
+    /// against the account's token under the lock the rotation also takes.
+    @Test func aSignInCheckedBeforeARotationAndStoredAfterItStoresNothing() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let accounts = AccountStore(client: client, logger: TestDatabase.shared.logger)
+            let leaked = (0..<32).map { _ in UInt8.random(in: 0...255) }
+            let account = try await accounts.createAccount(tokenHash: leaked)
+            _ = try await accounts.createDevice(account: account, name: "iPhone", platform: "iOS", tokenHash: (0..<32).map { _ in UInt8.random(in: 0...255) },
+                                                signedInWith: leaked)
+            let fresh = (0..<32).map { _ in UInt8.random(in: 0...255) }
+            #expect(try await accounts.rotateToken(account: account, tokenHash: fresh) != nil)
+            await #expect(throws: AccountTokenReplaced.self) {
+                _ = try await accounts.createDevice(account: account, name: "Stranger's iPad", platform: "iPadOS",
+                                                    tokenHash: (0..<32).map { _ in UInt8.random(in: 0...255) }, signedInWith: leaked)
+            }
+            let devices = try await client.query("SELECT count(*) FROM devices WHERE account_id = \(account)").decode(Int64.self).collectAll()
+            #expect(devices == [1], "only the device signed in before the rotation")
+            _ = try await accounts.createDevice(account: account, name: "iPad", platform: "iPadOS", tokenHash: (0..<32).map { _ in UInt8.random(in: 0...255) },
+                                                signedInWith: fresh)
+        }
+    }
 }

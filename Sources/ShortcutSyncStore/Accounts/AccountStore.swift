@@ -30,16 +30,24 @@ public struct AccountStore: Sendable {
     /// the account's token (which updates that row) comes wholly before or after: the device
     /// keeps the generation of the account token it was signed in under (`signed_in_with`, 0021),
     /// so that the devices of a leaked token can be found and signed out.
+    ///
+    /// `signedInWith`, the hash of the account token the request carried: the device is made only
+    /// while it is still the account's token, read under that lock, else `AccountTokenReplaced`
+    /// (a rotation that committed after the server checked the token, and before this).
     public func createDevice(
         id: UUID = UUID(), account: UUID, name: String, platform: String, tokenHash: [UInt8],
-        maximumDevices: Int = Limits.maxDevicesPerAccount
+        maximumDevices: Int = Limits.maxDevicesPerAccount, signedInWith accountTokenHash: [UInt8]? = nil
     ) async throws -> UUID {
         try await client.withConnection { connection in
             try await connection.inTransaction(logger: logger) { connection in
                 let locked = try await connection.guardedQuery("""
-                    SELECT (SELECT count(*) FROM devices d WHERE d.account_id = a.account_id AND d.token_hash IS NOT NULL), a.token_generation
+                    SELECT (SELECT count(*) FROM devices d WHERE d.account_id = a.account_id AND d.token_hash IS NOT NULL), a.token_generation,
+                           a.token_hash
                     FROM accounts a WHERE a.account_id = \(account) FOR UPDATE OF a
-                    """, logger: logger).decode((Int64, Int32).self).collectAll().first
+                    """, logger: logger).decode((Int64, Int32, ByteBuffer).self).collectAll().first
+                if let accountTokenHash, locked.map({ Array(buffer: $0.2) != accountTokenHash }) ?? true {
+                    throw AccountTokenReplaced()
+                }
                 let signedIn = locked?.0 ?? 0, generation = locked?.1
                 guard signedIn < maximumDevices else { throw PersonLimit.devicesPerAccount(max: maximumDevices) }
                 try await connection.guardedQuery("""
