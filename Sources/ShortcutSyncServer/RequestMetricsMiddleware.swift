@@ -78,6 +78,11 @@ final class RequestMetrics: Sendable {
 
     init(factory: any MetricsFactory) {
         self.factory = factory
+        // The series the dashboard and the alerts read, at 0 before the first request (issue 59):
+        // an absent series is no zero to Prometheus, and `rate()` and the alerts would see nothing.
+        for (route, method) in [(PushRoute.path, HTTPRequest.Method.post), ("/v1/sync/pull", .get)] {
+            for status in [200, 429, 500, 503] { _ = made(Answer(route: route, method: method, status: status)) }
+        }
     }
 
     /// The requests of `method` under way.

@@ -46,13 +46,15 @@ public final class Waker: Service, Sendable {
     }
 
     public func run() async throws {
+        // There at 0 with a key or without one: the dashboard and the alert rules read them, and
+        // an absent series is no zero to Prometheus (`rate()` and alerts see nothing).
+        WakeMetrics.register()
         guard let settings = apns else {
             try? await gracefulShutdown()
             return
         }
         // Made here, so that it is shut down whatever happens (a client left running traps at deinit).
         let apns = try await APNsClient(configuration: settings)
-        WakeMetrics.register()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.scheduleLoop() }

@@ -73,6 +73,47 @@ import Testing
         } }
     }
 
+    /// Issue 59: an absent series is no zero to Prometheus (`rate()` and the alerts see nothing),
+    /// so every family the dashboard and the rules read is on `/metrics` from the start, before
+    /// any request, with no APNs key. In a `serve` of its own: the metrics registry is the
+    /// process's, where the other tests' servers have made families already.
+    @Test func everyMetricTheDashboardAndTheRulesNameIsThereFromTheStartWithoutAKey() async throws {
+        let named = Self.metricNames(in: try Self.read("prometheus/alerts.yml"))
+            .union(Self.metricNames(in: try Self.read("grafana/dashboards/shortcut-sync.json")))
+        #expect(named.contains("shortcut_sync_wakes_sent_total") && named.contains("shortcut_sync_wakes_refused_total"))
+        let serve = try await ServeProcess(dataDirectory: ShutdownTests.dataDirectory(), arguments: ["--no-worker"])
+        defer { serve.forceStop() }
+        try await ShutdownTests.waitUntilReady(serve)
+        let exported = try await ShutdownTests.metrics(serve.operatorURL)
+        for name in named.sorted() {
+            #expect(exported.contains("# TYPE \(name) "), "\(name) is named by deploy/ and must be on /metrics from the start")
+        }
+    }
+
+    /// Issue 59: the contract says which listener answers what. The paths the spec (as served)
+    /// puts on the operators' listener are `/readyz` and `/metrics`, each answered there and 404 on
+    /// the API's; nothing else names that server.
+    @Test func theSpecPutsTheOperatorsPathsOnTheirListener() async throws {
+        try await TestServer.with { server in
+            let spec = try await HTTPClient.shared.execute(HTTPClientRequest(url: server.baseURL.absoluteString + "/openapi.yaml"), timeout: .seconds(10))
+            #expect(spec.status == .ok)
+            let text = String(buffer: try await spec.body.collect(upTo: 1 << 20))
+            // Each path item of the spec: its name, and whether it names the operators' listener.
+            var onOperators: [String] = []
+            var path: String?
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                if line.hasPrefix("  /"), line.hasSuffix(":") { path = String(line.dropFirst(2).dropLast()) }
+                if !line.hasPrefix(" ") { path = nil }
+                if let current = path, line.contains("{operatorPort}"), onOperators.last != current { onOperators.append(current) }
+            }
+            #expect(onOperators == ["/readyz", "/metrics"])
+            for path in onOperators {
+                #expect(try await server.operators(path).status == 200, "\(path) on the operators' listener")
+                #expect(try await server.raw(.GET, path, token: nil).status == 404, "\(path) on the API's listener")
+            }
+        }
+    }
+
     @Test func theRulesPassPromtoolAndAParkedAccountFiresItsAlertInARealPrometheus() async throws {
         guard let promtool = Self.tool("promtool"), let prometheus = Self.tool("prometheus") else {
             print("ObservabilityTests: Prometheus is not installed (Debian's prometheus package): the rules are not run")
