@@ -13,6 +13,21 @@ import Testing
 
 /// The edges every client meets sooner or later (DESIGN §5): honest status codes, all as problem+json.
 @Suite struct HTTPEdgeTests {
+    /// Issue 59: the generated server's `push` is a stub that answers 500, which the protocol
+    /// requires and no route reaches (`PushRoute` answers the path; `GeneratedRoutes` leaves the
+    /// generated one out). Were it installed, every push would be that 500, whatever its body.
+    @Test func theGeneratedPushStubIsNeverInstalled() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let device = try await server.createDevice(accountToken: account.token)
+            let malformed = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: Array("{".utf8))
+            #expect(malformed.status == 400, "\(malformed.json)")
+            let pushed = try await server.raw(.POST, "/v1/sync/push", token: device.token,
+                                              body: InputLimitTests.push([HostileClientTests.donation(seq: 1, identifier: "tomato")]))
+            #expect(pushed.status == 200, "\(pushed.json)")
+        }
+    }
+
     @Test func aBodyThatIsNotJSONIs415AndStoresNothing() async throws {
         try await TestServer.with { server in
             let account = try await server.createAccount()
