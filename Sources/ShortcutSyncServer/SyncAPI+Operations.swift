@@ -24,16 +24,23 @@ extension SyncAPI {
             return .serviceUnavailable(.init(body: .json(readiness)))
         }
         do {
-            let (upToDate, status) = try await readinessReading()
+            let (upToDate, status, nodesAway) = try await readinessReading()
             readiness.migrations = upToDate
             readiness.database = true
+            if !nodesAway.isEmpty {
+                // Still ready: every account whose shards are elsewhere is served.
+                readiness.nodesAway = nodesAway
+                readiness.degraded = true
+            }
             if let status {
                 readiness.accountsBehind = status.accountsBehind
                 readiness.eventsBehind = status.eventsBehind
                 readiness.parkedAccounts = status.parkedAccounts
-                readiness.degraded = status.eventsBehind > degradedLag || status.parkedAccounts > 0
+                readiness.degraded = status.eventsBehind > degradedLag || status.parkedAccounts > 0 || !nodesAway.isEmpty
                 if status.parkedAccounts > 0 {
                     readiness.detail = "\(status.parkedAccounts) account(s) could not be folded and are parked; the maintenance tasks retry them (see the log)"
+                } else if !nodesAway.isEmpty {
+                    readiness.detail = "the cluster's node(s) \(nodesAway.joined(separator: ", ")) do not answer: the accounts whose shards they hold are answered 503 until they are back, the others are served"
                 } else if status.eventsBehind > degradedLag {
                     readiness.detail = "\(status.accountsBehind) account(s) are \(status.eventsBehind) events behind their versions, waiting for the maintenance tasks (degraded above \(degradedLag))"
                 }
@@ -64,12 +71,13 @@ extension SyncAPI {
     /// database answers, the accounts behind and parked.
     /// Whether the schema is up to date and, if it is, the maintenance status: asked of the
     /// database at most once a second, however often anyone asks (`RecentValue`).
-    private func readinessReading() async throws -> (upToDate: Bool, status: MaintenanceStatus?) {
+    private func readinessReading() async throws -> (upToDate: Bool, status: MaintenanceStatus?, nodesAway: [String]) {
         let (migrator, projections, reach) = (migrator, projections, hub.reach)
         return try await readiness.value {
             try await reach.whileReachable {
                 let upToDate = try await migrator.isUpToDate()
-                return (upToDate, upToDate ? try await projections.status() : nil)
+                // On Citus, the nodes that do not answer (`ProjectionStore.nodesAway`); none on one PostgreSQL.
+                return (upToDate, upToDate ? try await projections.status() : nil, try await projections.nodesAway())
             }
         }
     }
@@ -77,7 +85,7 @@ extension SyncAPI {
     func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output {
         let reachable = hub.reach.isReachable
         ServerMetrics.databaseReachable.record(reachable ? 1 : 0)
-        if reachable, let (_, status) = try? await readinessReading(), let status {
+        if reachable, let (_, status, _) = try? await readinessReading(), let status {
             ServerMetrics.accountsBehind.record(status.accountsBehind)
             ServerMetrics.eventsBehind.record(status.eventsBehind)
             ServerMetrics.parkedAccounts.record(status.parkedAccounts)

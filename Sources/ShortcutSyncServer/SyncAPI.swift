@@ -44,7 +44,7 @@ struct SyncAPI: APIProtocol {
     /// Signs and checks pull cursors with the database's key, read on first use.
     let cursors = CursorCodecCache()
     /// What `/readyz` learns from the database, at most once a second whoever asks.
-    let readiness = RecentValue<(upToDate: Bool, status: MaintenanceStatus?)>(interval: .seconds(1))
+    let readiness = RecentValue<(upToDate: Bool, status: MaintenanceStatus?, nodesAway: [String])>(interval: .seconds(1))
     let logger: Logger
     /// Epoch milliseconds now; the clock that `hlc.wallMillis` may not run ahead of.
     let now: @Sendable () -> Int64
