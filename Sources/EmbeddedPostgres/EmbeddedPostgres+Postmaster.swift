@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,5 +47,22 @@ extension EmbeddedPostgres {
         try? FileManager.default.removeItem(at: ownerFile)
         // Empty once the server is gone; rmdir leaves anything else alone.
         if let socketDirectory { rmdir(socketDirectory) }
+    }
+
+    /// The postmaster serving the cluster, from its `postmaster.pid`, while one runs.
+    public var postmaster: pid_t? {
+        guard let lines = Self.postmasterFile(clusterDirectory), let pid = lines.first.flatMap({ pid_t($0) }), pid > 0,
+              Self.isRunning(pid), Self.isPostgres(pid) else { return nil }
+        return pid
+    }
+
+    /// Stops a server still running on the cluster after `stop()`: one whose `pg_ctl start` was
+    /// cut short (its task cancelled by a signal) came up without this object knowing it
+    /// started it, and `stop()` leaves it alone.
+    func stopLeftover() {
+        guard postmaster != nil else { return }
+        let home = clusterHome(asRoot: getuid() == 0)
+        logger.notice("stopping a server left running on the cluster", metadata: ["cluster": "\(clusterDirectory.path)"])
+        Self.stopAtExit(cluster: clusterDirectory, ownerFile: home.appendingPathComponent("owner.pid"), socketDirectory: nil)
     }
 }

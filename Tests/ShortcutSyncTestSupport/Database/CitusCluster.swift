@@ -1,23 +1,21 @@
 import EmbeddedPostgres
 import Foundation
 import Logging
-import PostgresNIO
-import SecretFiles
 import ShortcutSyncStore
 import Synchronization
 import Testing
 
 /// A Citus cluster on loopback for the tests: a coordinator and two workers, each an embedded
-/// PostgreSQL of its own (`EmbeddedPostgres`, three data directories) that loads Citus, started
+/// PostgreSQL of its own that loads Citus (`CitusNodes`, which `bench citus` starts too), started
 /// by `with` and stopped when its body ends, also when it throws (and at exit, should the
 /// process end first).
 ///
 /// Each test gets a fresh database, made on every node with `CREATE EXTENSION citus`, the workers
-/// added on the coordinator, then migrated with the service's own `Migrator`, which distributes
+/// added on the coordinator (`CitusDatabase`), then migrated with the service's own `Migrator`, which distributes
 /// the tables when it finds Citus: what an operator does with `shortcut-sync migrate`.
 public final class CitusCluster: Sendable {
     /// Whether Citus is installed for the PostgreSQL the embedded clusters run.
-    public static var isInstalled: Bool { EmbeddedPostgres.extensionLibrary("citus") != nil }
+    public static var isInstalled: Bool { CitusNodes.isInstalled }
 
     /// Whether the suites on a Citus cluster run: where Citus is installed, and always in CI
     /// (`CI=true`), where a suite that finds no Citus fails instead of being skipped (`.ci/run`
@@ -45,48 +43,15 @@ public final class CitusCluster: Sendable {
         self.logger = logger
     }
 
-    /// Starts the three nodes under a new temporary directory, runs `body`, then stops every node
-    /// (whatever `body` did) and removes the directory.
+    /// Starts the three nodes (`CitusNodes`, under a new temporary directory), runs `body`, then
+    /// stops every node (whatever `body` did) and removes the directory.
     public static func with<Result: Sendable>(
         isolation: isolated (any Actor)? = #isolation,
         _ body: (CitusCluster) async throws -> Result
     ) async throws -> Result {
         let logger = TestDatabase.shared.logger
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("shortcut-sync-citus-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        // One password for the three nodes: Citus's connections between them authenticate with it
-        // (pg_dist_authinfo in each database).
-        let password = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-        let settings: [(name: String, value: String)] = [
-            ("shared_preload_libraries", "citus"),
-            // Writes to reference tables commit on every node with two-phase commit.
-            ("max_prepared_transactions", "100"),
-            ("citus.shard_count", "\(shardCount)"),
-            // citus_stat_counters: how many statements ran on one shard and on several.
-            ("citus.enable_stat_counters", "on"),
-        ]
-        let nodes = try ["coordinator", "worker1", "worker2"].map { name in
-            let node = directory.appendingPathComponent(name)
-            try FileManager.default.createDirectory(at: node, withIntermediateDirectories: true)
-            let postgres = EmbeddedPostgres(dataDirectory: node, logger: logger, settings: settings)
-            try SecretFile.create(at: postgres.passwordFile.path, contents: password + "\n")
-            return postgres
-        }
-        func stopAll() async {
-            for node in nodes { await node.stop() }
-            try? FileManager.default.removeItem(at: directory)
-        }
-        do {
-            var started: [EmbeddedPostgres.Connection] = []
-            for node in nodes { started.append(try await node.start()) }
-            let cluster = CitusCluster(coordinator: started[0], workers: Array(started.dropFirst()), logger: logger)
-            let result = try await body(cluster)
-            await stopAll()
-            return result
-        } catch {
-            await stopAll()
-            throw error
+        return try await CitusNodes.with(shardCount: shardCount, logger: logger) { nodes in
+            try await body(CitusCluster(coordinator: nodes.coordinator, workers: nodes.workers, logger: logger))
         }
     }
 
@@ -125,27 +90,9 @@ public final class CitusCluster: Sendable {
     }
 
     private func makeDatabase(_ name: String) async throws -> DatabaseURL {
-        for node in [coordinator] + workers {
-            let server = try DatabaseURL(node.url(database: "postgres"))
-            try await server.withSingleConnection(logger: logger) { connection in
-                try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
-            }
-            try await server.with(database: name).withSingleConnection(logger: logger) { connection in
-                try await connection.query("CREATE EXTENSION citus", logger: logger)
-                // nodeid 0: for the connections to every node.
-                try await connection.query("""
-                    INSERT INTO pg_dist_authinfo (nodeid, rolename, authinfo) VALUES (0, 'postgres', \("password=\(node.password)"))
-                    """, logger: logger)
-            }
-        }
-        let url = try DatabaseURL(coordinator.url(database: name))
-        try await url.withSingleConnection(logger: logger) { connection in
-            try await connection.query("SELECT citus_set_coordinator_host('127.0.0.1', \(coordinator.port)::int4)", logger: logger)
-            for worker in workers {
-                try await connection.query("SELECT citus_add_node('127.0.0.1', \(worker.port)::int4)", logger: logger)
-            }
-        }
-        return url
+        try await CitusDatabase.create(name, coordinator: try DatabaseURL(coordinator.url(database: "postgres")),
+                                       workers: workers.map { try DatabaseURL($0.url(database: "postgres")) },
+                                       password: coordinator.password, logger: logger)
     }
 }
 
