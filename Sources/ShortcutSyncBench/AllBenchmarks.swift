@@ -12,10 +12,12 @@ public enum AllBenchmarks {
         public var runaway: RunawayBenchmark.Result
         public var wake: WakeBenchmark.Result
         public var suggestions: SuggestionBenchmark.Result
+        /// One PostgreSQL beside a Citus cluster (`bench citus`); nil where Citus is not installed.
+        public var citus: CitusBenchmark.Results?
 
         public init(machine: BenchMachine, rebuild: [RebuildBenchmark.Result], push: PushBenchmark.Results,
                     sustained: SustainedBenchmark.Result, runaway: RunawayBenchmark.Result, wake: WakeBenchmark.Result,
-                    suggestions: SuggestionBenchmark.Result) {
+                    suggestions: SuggestionBenchmark.Result, citus: CitusBenchmark.Results? = nil) {
             self.machine = machine
             self.rebuild = rebuild
             self.push = push
@@ -23,6 +25,7 @@ public enum AllBenchmarks {
             self.runaway = runaway
             self.wake = wake
             self.suggestions = suggestions
+            self.citus = citus
         }
     }
 
@@ -69,6 +72,6 @@ extension AllBenchmarks.Results {
         }
         lines += push.latency.rows(verdict: verdict)
         return lines.joined(separator: "\n") + "\n\n" + sustained.table + "\n\n" + runaway.table + "\n\n" + wake.table
-            + "\n\n" + suggestions.table
+            + "\n\n" + suggestions.table + (citus.map { "\n\n" + $0.table } ?? "")
     }
 }

@@ -36,25 +36,27 @@ extension PushBenchmark {
     ///
     /// With `inPlace`, in the database of `server` itself, migrated and kept: for a Citus
     /// coordinator's database, which a fresh database beside it would not be on the workers
-    /// (it needs the extension and the workers added in it on every node).
+    /// (it needs the extension and the workers added in it on every node). `nodes`: the
+    /// database's servers on this machine, whose CPU each scenario reads (`Throughput.nodesCPU`).
     public static func run(
-        server: DatabaseURL, inPlace: Bool = false, scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
+        server: DatabaseURL, inPlace: Bool = false, nodes: [(name: String, postmaster: Int32)] = [], scenarios: [Scenario], load: Load,
+        workerProcess: Bool, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
         guard !inPlace else {
             try await Migrator.migrate(server, logger: logger)
-            return try await run(on: server, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
+            return try await run(on: server, nodes: nodes, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
                                  report: report, interruptible: interruptible)
         }
         return try await withFreshDatabase(on: server, logger: logger) { url in
-            try await run(on: url, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
+            try await run(on: url, nodes: nodes, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
                           report: report, interruptible: interruptible)
         }
     }
 
     private static func run(
-        on url: DatabaseURL, scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
+        on url: DatabaseURL, nodes: [(name: String, postmaster: Int32)], scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
@@ -66,6 +68,7 @@ extension PushBenchmark {
                                           servicePID: service.servicePID, workerPID: service.workerPID,
                                           duration: load.duration, logger: logger)
             benchmark.report = { report("  \($0)") }
+            benchmark.nodes = nodes
             let measure = benchmark
             return try await withBenchHTTPClient(connections: load.streams + 1024) { http in
                 try await interruptible {

@@ -80,6 +80,8 @@ public struct PushBenchmark: Sendable {
         /// For 1-event pushes: the service and the floor pushed at the same time, each by as many
         /// devices as the scenario's, over the same seconds.
         public var sideBySide: SideBySide?
+        /// Each PostgreSQL node's CPU per push over the pushes, where `nodes` names them (`bench citus`).
+        public var nodesCPU: [NodeCPU]?
 
         /// The service's CPU per event over the floor's per push (1-event pushes).
         public var serviceCPUOverFloor: Double? {
@@ -156,6 +158,9 @@ public struct PushBenchmark: Sendable {
     public let duration: Duration
     public let logger: Logger
     public var report: @Sendable (String) -> Void = { _ in }
+    /// The database's servers on this machine, by name and postmaster (a Citus cluster's every
+    /// node): each one's CPU over the pushes (`Throughput.nodesCPU`).
+    public var nodes: [(name: String, postmaster: Int32)] = []
 
     public init(service: URL, operators: URL, adminToken: String, database: DatabaseURL, servicePID: Int32?, workerPID: Int32? = nil,
                 duration: Duration, logger: Logger) {
@@ -176,8 +181,10 @@ public struct PushBenchmark: Sendable {
         return try await DatabaseMeter.with(database, logger: logger) { meter in
             let databaseBefore = try await meter.start()
             let cpuBefore = (servicePID.flatMap(ProcessCPU.of), workerPID.flatMap(ProcessCPU.of))
+            let nodesBefore = nodes.map { ProcessCPU.ofServer($0.postmaster) }
             let (events, histogram, failures) = try await pushAsFastAsPossible(devices, batch: scenario.batch, newShortcuts: scenario.newShortcuts,
                                                                               http: http)
+            let nodesAfter = nodes.map { ProcessCPU.ofServer($0.postmaster) }
             let cpuAfter = (servicePID.flatMap(ProcessCPU.of), workerPID.flatMap(ProcessCPU.of))
             let databaseCost = try await meter.finish(cpuBefore: databaseBefore)
             let ours = Double(events) / duration.inSeconds
@@ -190,6 +197,12 @@ public struct PushBenchmark: Sendable {
                                     serviceCPUMicrosecondsPerEvent: ProcessCPU.microseconds(from: cpuBefore.0, to: cpuAfter.0, per: events),
                                     workerCPUMicrosecondsPerEvent: ProcessCPU.microseconds(from: cpuBefore.1, to: cpuAfter.1, per: events))
             figure.database = DatabaseCostPerEvent(ours: databaseCost, events: events, raw: rawCost.cost, rawRows: rawCost.rows)
+            if !nodes.isEmpty {
+                figure.nodesCPU = nodes.indices.map { index in
+                    NodeCPU(name: nodes[index].name, microsecondsPerPush: ProcessCPU.microseconds(from: nodesBefore[index], to: nodesAfter[index],
+                                                                                                 per: events / max(scenario.batch, 1)))
+                }
+            }
             if !databaseCost.statements.isEmpty {
                 report("\(scenario.name): PostgreSQL's statements over the pushes (\(events / max(scenario.batch, 1)) pushes)\n"
                     + databaseCost.statementTable)

@@ -13,7 +13,9 @@ struct AllBenchCommand: AsyncParsableCommand {
         discussion: """
             The rebuild part (`bench rebuild`) fills and folds 1,000 accounts × 1,000 events and 10 accounts × 100,000, \
             and the same shapes at 100,000 events for the memory growth from 100k to 1M events. \
-            Then `bench push`, `bench sustained`, `bench runaway`, `bench wake` and `bench suggestions` with their defaults. A full run takes about 15 minutes on 2 cores.
+            Then `bench push`, `bench sustained`, `bench runaway`, `bench wake` and `bench suggestions` with their defaults, \
+            and `bench citus` with its defaults where Citus is installed (it says so and goes on where it is not). \
+            A full run takes about 15 minutes on 2 cores.
             """)
 
     @OptionGroup var load: PushLoadOptions
@@ -51,8 +53,18 @@ struct AllBenchCommand: AsyncParsableCommand {
             let suggestions = try await cancellingOnSignal {
                 try await SuggestionBenchmark.run(server: location.url, load: smoke ? .smoke : SuggestionBenchmark.Load(), logger: logger) { print($0) }
             }
+            var citus: CitusBenchmark.Results?
+            if CitusNodes.isInstalled {
+                // The starting and stopping of the nodes under the signal too (`CitusBenchCommand`).
+                citus = try await cancellingOnSignal {
+                    try await CitusBenchmark.run(onePostgreSQL: location.url, load: smoke ? .smoke : CitusBenchmark.load, logger: logger,
+                                                 report: { print($0) }, interruptible: { try await $0() })
+                }
+            } else {
+                print("bench citus: skipped, Citus is not installed for this machine's PostgreSQL (../shared/citus/build.sh installs it)")
+            }
             return AllBenchmarks.Results(machine: machine, rebuild: rebuild, push: push, sustained: sustained, runaway: runaway,
-                                         wake: wake, suggestions: suggestions)
+                                         wake: wake, suggestions: suggestions, citus: citus)
         }
         try BenchOutput.print(results.table, results, json: json)
     }

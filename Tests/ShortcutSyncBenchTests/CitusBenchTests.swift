@@ -1,0 +1,96 @@
+import EmbeddedPostgres
+import Foundation
+import ShortcutSyncChildProcess
+import ShortcutSyncDatabaseTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `bench citus` as a person runs it: the real executable starts one PostgreSQL and a Citus
+/// cluster, prints them side by side, and leaves no server of its own running, whether it ends
+/// or is interrupted.
+@Suite(.serialized, .enabled(if: CitusCluster.suitesRun, CitusCluster.notInstalled))
+struct CitusBenchTests {
+    @Test(.timeLimit(.minutes(5)))
+    func smokeRunPrintsBothColumnsWithTheirRatioAndStopsEveryServer() async throws {
+        let dataDirectory = try Self.dataDirectory()
+        defer { try? FileManager.default.removeItem(at: dataDirectory) }
+        let command = try await CommandProcess(["bench", "citus", "--smoke", "--data-dir", dataDirectory.path])
+        defer { command.forceStop() }
+        guard try await command.waitForExit(timeout: .seconds(240)) else {
+            Issue.record("bench citus --smoke did not end within 240 s")
+            return
+        }
+        #expect(command.exitStatus == 0, "\(command.errorOutput)")
+        let lines = command.output.split(separator: "\n").map(String.init)
+        #expect(lines.contains("| | one PostgreSQL | Citus, a coordinator and 2 workers | Citus / one |"), "\(command.output)")
+        for scenario in ["100-event pushes, 4 devices of 4 accounts", "1-event pushes, 32 devices"] {
+            let row = try #require(lines.first { $0.hasPrefix("| \(scenario) |") }, "no row for \(scenario)")
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(cells.count == 4 && cells[1].hasSuffix("ms") && cells[2].hasSuffix("ms"), "\(row)")
+            #expect(cells.count == 4 && Double(cells[3]).map { $0 > 0 } == true, "no ratio in \(row)")
+        }
+        let cpu = lines.filter { $0.hasPrefix("| PostgreSQL CPU per push, every node |") }
+        #expect(cpu.count == 2 && cpu.allSatisfy { $0.contains("coordinator") && $0.contains("worker2") && $0.hasSuffix("× |") }, "\(cpu)")
+        try await Self.expectNothingLeft(of: command.processIdentifier, dataDirectory: dataDirectory)
+    }
+
+    @Test(.timeLimit(.minutes(5)))
+    func aSignalWhileTheClusterStartsStopsEveryServer() async throws {
+        let dataDirectory = try Self.dataDirectory()
+        defer { try? FileManager.default.removeItem(at: dataDirectory) }
+        let command = try await CommandProcess(["bench", "citus", "--smoke", "--data-dir", dataDirectory.path])
+        defer { command.forceStop() }
+        // The first Citus node up: the run on one PostgreSQL is over and the cluster is starting.
+        let deadline = ContinuousClock.now + .seconds(180)
+        while Self.servers(of: command.processIdentifier, dataDirectory: dataDirectory).citus.isEmpty && command.isRunning {
+            guard ContinuousClock.now < deadline else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try #require(command.isRunning, "bench citus ended before its cluster started: \(command.errorOutput)")
+        command.send(SIGINT)
+        #expect(try await command.waitForExit(timeout: .seconds(120)), "bench citus did not end within 120 s of SIGINT")
+        #expect(command.exitStatus != 0)
+        try await Self.expectNothingLeft(of: command.processIdentifier, dataDirectory: dataDirectory)
+    }
+
+    /// A data directory of the test's own for the embedded PostgreSQL of one run.
+    static func dataDirectory() throws -> URL {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("citus-bench-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// No postmaster of the run left (waiting a moment for one that is ending), and the
+    /// cluster's directory removed.
+    static func expectNothingLeft(of pid: pid_t, dataDirectory: URL) async throws {
+        for _ in 0..<100 {
+            let left = servers(of: pid, dataDirectory: dataDirectory)
+            if left.embedded.isEmpty && left.citus.isEmpty { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let left = servers(of: pid, dataDirectory: dataDirectory)
+        #expect(left.embedded.isEmpty && left.citus.isEmpty, "postgres processes left: \(left)")
+        let temporary = (try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []
+        #expect(!temporary.contains { $0.hasPrefix(citusPrefix(pid)) }, "the cluster's directory was not removed")
+    }
+
+    /// The running postgres processes whose command line names the run's embedded data directory
+    /// or its Citus cluster's directory (`CitusNodes`: `shortcut-sync-citus-<pid>-…`).
+    static func servers(of pid: pid_t, dataDirectory: URL) -> (embedded: [pid_t], citus: [pid_t]) {
+        var embedded: [pid_t] = [], citus: [pid_t] = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let process = pid_t(entry), EmbeddedPostgres.isRunning(process),
+                  let bytes = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(entry)/cmdline")) else { continue }
+            let arguments = bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            guard arguments.first?.hasSuffix("postgres") == true else { continue }
+            let line = arguments.joined(separator: " ")
+            if line.contains(dataDirectory.path) { embedded.append(process) }
+            if line.contains(citusPrefix(pid)) { citus.append(process) }
+        }
+        return (embedded, citus)
+    }
+
+    static func citusPrefix(_ pid: pid_t) -> String { "shortcut-sync-citus-\(pid)-" }
+}
