@@ -38,25 +38,27 @@ extension PushBenchmark {
     /// coordinator's database, which a fresh database beside it would not be on the workers
     /// (it needs the extension and the workers added in it on every node). `nodes`: the
     /// database's servers on this machine, whose CPU each scenario reads (`Throughput.nodesCPU`).
+    /// `stackFloor`: `measuresStackFloor`.
     public static func run(
-        server: DatabaseURL, inPlace: Bool = false, nodes: [(name: String, postmaster: Int32)] = [], scenarios: [Scenario], load: Load,
-        workerProcess: Bool, logger: Logger,
+        server: DatabaseURL, inPlace: Bool = false, nodes: [(name: String, postmaster: Int32)] = [], stackFloor: Bool = true,
+        scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
         guard !inPlace else {
             try await Migrator.migrate(server, logger: logger)
-            return try await run(on: server, nodes: nodes, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
-                                 report: report, interruptible: interruptible)
+            return try await run(on: server, nodes: nodes, stackFloor: stackFloor, scenarios: scenarios, load: load,
+                                 workerProcess: workerProcess, logger: logger, report: report, interruptible: interruptible)
         }
         return try await withFreshDatabase(on: server, logger: logger) { url in
-            try await run(on: url, nodes: nodes, scenarios: scenarios, load: load, workerProcess: workerProcess, logger: logger,
-                          report: report, interruptible: interruptible)
+            try await run(on: url, nodes: nodes, stackFloor: stackFloor, scenarios: scenarios, load: load,
+                          workerProcess: workerProcess, logger: logger, report: report, interruptible: interruptible)
         }
     }
 
     private static func run(
-        on url: DatabaseURL, nodes: [(name: String, postmaster: Int32)], scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
+        on url: DatabaseURL, nodes: [(name: String, postmaster: Int32)], stackFloor: Bool, scenarios: [Scenario], load: Load,
+        workerProcess: Bool, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
@@ -69,6 +71,7 @@ extension PushBenchmark {
                                           duration: load.duration, logger: logger)
             benchmark.report = { report("  \($0)") }
             benchmark.nodes = nodes
+            benchmark.measuresStackFloor = stackFloor
             let measure = benchmark
             return try await withBenchHTTPClient(connections: load.streams + 1024) { http in
                 try await interruptible {

@@ -161,6 +161,10 @@ public struct PushBenchmark: Sendable {
     /// The database's servers on this machine, by name and postmaster (a Citus cluster's every
     /// node): each one's CPU over the pushes (`Throughput.nodesCPU`).
     public var nodes: [(name: String, postmaster: Int32)] = []
+    /// Whether 1-event pushes are also measured against the stack's floor (`StackFloor`), twice
+    /// the scenario's time again: `bench citus`, which compares engines, not the service with its
+    /// stack, leaves it out.
+    public var measuresStackFloor = true
 
     public init(service: URL, operators: URL, adminToken: String, database: DatabaseURL, servicePID: Int32?, workerPID: Int32? = nil,
                 duration: Duration, logger: Logger) {
@@ -211,7 +215,7 @@ public struct PushBenchmark: Sendable {
                     + alone.cost.statementTable)
                 figure.databaseOneAtATime = alone.perEvent
             }
-            if scenario.batch == 1 && !scenario.newShortcuts {
+            if measuresStackFloor && scenario.batch == 1 && !scenario.newShortcuts {
                 let floor = try await stackFloor(devices: scenario.devices, http: http)
                 figure.floorCPUMicrosecondsPerPush = floor.cpuMicrosecondsPerPush
                 figure.floorPushesPerSecond = floor.pushesPerSecond
