@@ -27,6 +27,9 @@ public struct PostgresEventStore: Sendable {
     /// The rows of this process's last pushes, folded over again by an account's next push of
     /// shortcuts among them without reading them (`FoldReadCache`); nil: every push reads its rows.
     public var readCache: FoldReadCache? = FoldReadCache()
+    /// How the optimistic push's write is sent: one statement, or router statements on Citus
+    /// (`PushWriteRoute`); by default the database is asked at the first push.
+    public var writeRoute = PushWriteRoute()
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -149,7 +152,8 @@ public struct PostgresEventStore: Sendable {
 
     /// The common push in three round trips and no transaction (DESIGN §6): read the rows the
     /// batch needs with the head, fold, then append and write the fold in one statement that
-    /// writes only if the head has not been written since the read (`AppendFoldedStatement`). In
+    /// writes only if the head has not been written since the read (`AppendFoldedStatement`; on
+    /// Citus, a transaction of router statements that does the same, `PushWriteRoute`). In
     /// two, when this process wrote the account last and kept the rows the batch needs: the fold
     /// is then over the rows that write left (`FoldReadCache`), and the same statement checks
     /// that nothing wrote the account since (else the rows are read after all). Nil when
@@ -236,15 +240,16 @@ public struct PostgresEventStore: Sendable {
         // The bound, exactly: what the view will hold once these rows are written (the fold
         // keeps the count on the account's row; nothing is counted).
         try requireRoom(for: batch, adding: result.addedShortcuts, held: result.shortcutCount)
+        let routed = try await writeRoute.form(on: connection, logger: logger) == .routerStatements
         // Only the arms this fold writes: a push of donations alone runs the smaller statement.
         let written = if DonationFoldArms.holds(result) {
             try await appendFolded(AppendFoldedStatement<DonationFoldArms>(
                 account: account, device: device, batch: batch, expectedVersion: head.version, expectedMark: head.mark, result: result),
-                on: connection)
+                routed: routed, on: connection)
         } else {
             try await appendFolded(AppendFoldedStatement<EveryFoldArm>(
                 account: account, device: device, batch: batch, expectedVersion: head.version, expectedMark: head.mark, result: result),
-                on: connection)
+                routed: routed, on: connection)
         }
         guard let written, let last = batch.last else { return nil }
         let version = head.version + Int64(written.appended)
@@ -262,11 +267,17 @@ public struct PostgresEventStore: Sendable {
         return AppendResult(lastAcceptedSeq: last.seq, version: version, appended: written.appended, folded: true, overKeptRows: kept)
     }
 
-    /// How many events `statement` appended and the head's new mark: nil when its head check failed.
+    /// How many events `statement` appended and the head's new mark: nil when its head check
+    /// failed. `routed`: as router statements in a transaction, on Citus (`PushWriteRoute`).
     private func appendFolded<Arms>(
-        _ statement: AppendFoldedStatement<Arms>, on connection: PostgresConnection
+        _ statement: AppendFoldedStatement<Arms>, routed: Bool, on connection: PostgresConnection
     ) async throws -> (appended: Int, mark: String)? {
-        try await withStatementSpan("push: append and write the fold", .insert, "events") {
+        if routed {
+            return try await withStatementSpan("push: append and write the fold as router statements", .insert, "events") {
+                try await statement.runAsRouterStatements(on: connection, logger: logger)
+            }
+        }
+        return try await withStatementSpan("push: append and write the fold", .insert, "events") {
             try await connection.guardedExecute(statement, logger: logger).first ?? nil
         }
     }
