@@ -17,7 +17,7 @@ struct CitusBenchCommand: AsyncParsableCommand {
             coordinator and two workers that it starts on this machine (Citus must be installed for the embedded PostgreSQL: \
             ../shared/citus/build.sh) and stops afterwards, also on an error or a signal. Prints both with the ratio \
             Citus / one and each node's PostgreSQL CPU per push (from /proc). The three nodes share this machine's cores with \
-            the service and the load. `bench all` runs it too where Citus is installed (--smoke: about 40 s in a debug build).
+            the service and the load. `bench all` runs it too where Citus is installed (--smoke: about 30 s in a debug build).
             """)
 
     @Option(help: "Seconds each push scenario and each raw insert run lasts.")
