@@ -26,10 +26,25 @@ public final class CitusNodes: Sendable {
     /// The password every node shares (the nodes' `authinfo`).
     public var password: String { coordinator.password }
 
-    private init(coordinator: EmbeddedPostgres.Connection, workers: [EmbeddedPostgres.Connection], postmasters: [pid_t?]) {
+    /// The nodes themselves, the coordinator's first: a fault test stops and starts a worker.
+    private let nodes: [EmbeddedPostgres]
+
+    private init(coordinator: EmbeddedPostgres.Connection, workers: [EmbeddedPostgres.Connection], postmasters: [pid_t?],
+                 nodes: [EmbeddedPostgres]) {
         self.coordinator = coordinator
         self.workers = workers
         self.postmasters = postmasters
+        self.nodes = nodes
+    }
+
+    /// Stops worker `index` as a lost machine stops (`pg_ctl stop -m immediate`), for fault tests.
+    public func stopWorkerImmediately(_ index: Int) async throws {
+        try await nodes[index + 1].stopImmediately()
+    }
+
+    /// Starts worker `index` again on its port, after `stopWorkerImmediately`.
+    public func startWorker(_ index: Int) async throws {
+        _ = try await nodes[index + 1].start(preferredPort: workers[index].port)
     }
 
     /// Starts a coordinator and `workerCount` workers under a new temporary directory, runs
@@ -80,7 +95,8 @@ public final class CitusNodes: Sendable {
                 try Task.checkCancellation()
                 started.append(try await node.start())
             }
-            let cluster = CitusNodes(coordinator: started[0], workers: Array(started.dropFirst()), postmasters: nodes.map(\.postmaster))
+            let cluster = CitusNodes(coordinator: started[0], workers: Array(started.dropFirst()), postmasters: nodes.map(\.postmaster),
+                                     nodes: nodes)
             let result = try await body(cluster)
             await stopAll()
             return result

@@ -122,6 +122,18 @@ public final class EmbeddedPostgres: Service, Sendable {
                                        "-m", "fast", "-w", "-t", "120", "restart"])
     }
 
+    /// `pg_ctl stop -m immediate` of a cluster this process started: no checkpoint, every session
+    /// cut, as a lost machine leaves it (its next start recovers from the WAL). For fault tests:
+    /// `start(preferredPort:)` brings it back, where its clients expect it with the old port.
+    public func stopImmediately() async throws {
+        guard let connection = state.withLock({ $0.startedHere ? $0.connection : nil }) else { return }
+        let asRoot = getuid() == 0
+        let tools = try PostgresTools.find(asPostgres: asRoot)
+        try await tools.run("pg_ctl", ["-D", clusterHome(asRoot: asRoot).appendingPathComponent("cluster").path, "-m", "immediate", "-w", "stop"])
+        state.withLock { $0.connection = nil }
+        rmdir(connection.socketDirectory)
+    }
+
     /// Stops the cluster if this process started it, and waits until it has stopped. Safe to
     /// call more than once, and at the same time: every caller waits for the one stop.
     public func stop() async {

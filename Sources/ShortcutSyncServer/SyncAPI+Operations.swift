@@ -27,6 +27,7 @@ extension SyncAPI {
             let (upToDate, status, nodesAway) = try await readinessReading()
             readiness.migrations = upToDate
             readiness.database = true
+            let awayDetail = "the cluster's node(s) \(nodesAway.joined(separator: ", ")) do not answer: the accounts whose shards they hold are answered 503 until they are back, the others are served"
             if !nodesAway.isEmpty {
                 // Still ready: every account whose shards are elsewhere is served.
                 readiness.nodesAway = nodesAway
@@ -40,12 +41,14 @@ extension SyncAPI {
                 if status.parkedAccounts > 0 {
                     readiness.detail = "\(status.parkedAccounts) account(s) could not be folded and are parked; the maintenance tasks retry them (see the log)"
                 } else if !nodesAway.isEmpty {
-                    readiness.detail = "the cluster's node(s) \(nodesAway.joined(separator: ", ")) do not answer: the accounts whose shards they hold are answered 503 until they are back, the others are served"
+                    readiness.detail = awayDetail
                 } else if status.eventsBehind > degradedLag {
                     readiness.detail = "\(status.accountsBehind) account(s) are \(status.eventsBehind) events behind their versions, waiting for the maintenance tasks (degraded above \(degradedLag))"
                 }
-            } else {
+            } else if !upToDate {
                 readiness.detail = "the schema is not up to date; run shortcut-sync migrate"
+            } else {
+                readiness.detail = awayDetail
             }
         } catch {
             readiness.detail = "the database is unreachable"
@@ -75,9 +78,14 @@ extension SyncAPI {
         let (migrator, projections, reach) = (migrator, projections, hub.reach)
         return try await readiness.value {
             try await reach.whileReachable {
+                // On Citus, the nodes that do not answer (`ProjectionStore.nodesAway`); none on one
+                // PostgreSQL. Asked first: while one is away, the counts over every shard fail,
+                // and the answer is then the nodes away without the counts.
+                let nodesAway = try await projections.nodesAway()
                 let upToDate = try await migrator.isUpToDate()
-                // On Citus, the nodes that do not answer (`ProjectionStore.nodesAway`); none on one PostgreSQL.
-                return (upToDate, upToDate ? try await projections.status() : nil, try await projections.nodesAway())
+                guard upToDate else { return (false, nil, nodesAway) }
+                guard nodesAway.isEmpty else { return (true, try? await projections.status(), nodesAway) }
+                return (true, try await projections.status(), nodesAway)
             }
         }
     }

@@ -11,9 +11,19 @@ extension PostgresConnection {
 
     /// Whether an error means the session is over (the server ended it, or the connection broke):
     /// then nothing more may be sent on the connection.
+    ///
+    /// The server says so by the error's severity, FATAL (or PANIC): an ERROR leaves the session
+    /// in its transaction, to be rolled back, whatever its SQLSTATE. A Citus coordinator answers
+    /// a lost worker with an ERROR of class 08 (connection exception) on a session that goes on;
+    /// read as an ended session, its transaction was not rolled back and the connection went
+    /// back to the pool aborted, failing every statement of every account after it (25P02).
+    /// Without a severity (never from PostgreSQL 9.6 on), classes 57 and 08 are taken as ended.
     static func endsSession(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError else { return false }
         guard error.code == .server else { return true }
+        if let severity = error.serverInfo?[.severity] {
+            return severity == "FATAL" || severity == "PANIC"
+        }
         let state = error.serverInfo?[.sqlState] ?? ""
         return state.hasPrefix("57") || state.hasPrefix("08")
     }

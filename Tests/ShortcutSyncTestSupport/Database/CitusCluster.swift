@@ -37,10 +37,24 @@ public final class CitusCluster: Sendable {
     private let logger: Logger
     private let counter = Mutex(0)
 
-    private init(coordinator: EmbeddedPostgres.Connection, workers: [EmbeddedPostgres.Connection], logger: Logger) {
-        self.coordinator = coordinator
-        self.workers = workers
+    /// The nodes, for the fault tests that stop and start a worker.
+    private let nodes: CitusNodes
+
+    private init(nodes: CitusNodes, logger: Logger) {
+        coordinator = nodes.coordinator
+        workers = nodes.workers
+        self.nodes = nodes
         self.logger = logger
+    }
+
+    /// Stops worker `index` as a lost machine stops (`pg_ctl stop -m immediate`).
+    public func stopWorkerImmediately(_ index: Int) async throws {
+        try await nodes.stopWorkerImmediately(index)
+    }
+
+    /// Starts worker `index` again on its port.
+    public func startWorker(_ index: Int) async throws {
+        try await nodes.startWorker(index)
     }
 
     /// Starts the three nodes (`CitusNodes`, under a new temporary directory), runs `body`, then
@@ -51,7 +65,7 @@ public final class CitusCluster: Sendable {
     ) async throws -> Result {
         let logger = TestDatabase.shared.logger
         return try await CitusNodes.with(shardCount: shardCount, logger: logger) { nodes in
-            try await body(CitusCluster(coordinator: nodes.coordinator, workers: nodes.workers, logger: logger))
+            try await body(CitusCluster(nodes: nodes, logger: logger))
         }
     }
 
