@@ -25,18 +25,17 @@ struct AuthenticationMiddleware: RouterMiddleware {
         guard let kind = Caller.required(method: request.method.rawValue, path: request.uri.path, token: token) else {
             return try await next(request, context)
         }
-        let caller: Caller
+        let caller: Caller, tokenHash: [UInt8]?
         do {
             guard let found = try await authenticate(token, as: kind) else {
                 throw APIProblem.unauthorized
             }
-            caller = found
+            (caller, tokenHash) = found
         } catch {
             throw problems.problem(for: error, operationID: "authenticate")
         }
-        let accountTokenHash = kind == .account ? token.map(Tokens.hash) : nil
         return try await Caller.$current.withValue(caller) {
-            try await Caller.$accountTokenHash.withValue(accountTokenHash) {
+            try await Caller.$accountTokenHash.withValue(kind == .account ? tokenHash : nil) {
                 try await next(request, context)
             }
         }
@@ -49,17 +48,18 @@ struct AuthenticationMiddleware: RouterMiddleware {
     /// token the database said it does not know costs none again for a while (`TokenCache`), and
     /// at most `TokenCache.maximumLookups` lookups run at once (beyond: a wait of up to 2 s for a
     /// place, then 503 with Retry-After: a burst of devices coming back is served, a flood is not).
-    func authenticate(_ token: String?, as kind: Tokens.Kind) async throws -> Caller? {
+    /// With the caller, the token's hash for account and device tokens (the hash the lookup used).
+    func authenticate(_ token: String?, as kind: Tokens.Kind) async throws -> (caller: Caller, tokenHash: [UInt8]?)? {
         guard let token, token.utf8.count <= 1024 else { return nil }
         switch kind {
         case .admin:
             // The operator's own (any text of 32 characters or more).
-            return adminToken.matches(token) ? .admin : nil
+            return adminToken.matches(token) ? (.admin, nil) : nil
         case .account, .device:
             // Made here: anything not of their exact shape is no token of ours.
             guard Tokens.hasShape(token, of: kind) else { return nil }
             let hash = Tokens.hash(token)
-            if let known = tokens.caller(tokenHash: hash) { return known }
+            if let known = tokens.caller(tokenHash: hash) { return (known, hash) }
             if tokens.isKnownUnknown(tokenHash: hash) { return nil }
             guard await tokens.waitForLookup() else { throw APIProblem.unavailable("too many token lookups are under way; try again shortly") }
             defer { tokens.endLookup() }
@@ -74,7 +74,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
             } else {
                 tokens.rememberUnknown(tokenHash: hash)
             }
-            return caller
+            return caller.map { ($0, hash) }
         }
     }
 

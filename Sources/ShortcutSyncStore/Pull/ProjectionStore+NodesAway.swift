@@ -12,9 +12,7 @@ extension ProjectionStore {
     /// `/readyz` at most that, and its reading is kept a second whoever asks (`RecentValue`).
     public func nodesAway() async throws -> [String] {
         try await client.withConnection { connection in
-            let citus = try await connection.query("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')", logger: logger)
-                .decode(Bool.self).collectAll().first ?? false
-            guard citus else { return [] }
+            guard try await connection.hasCitus(logger: logger) else { return [] }
             return try await connection.inTransaction(logger: logger) { connection in
                 try await connection.query("SET LOCAL citus.node_connection_timeout = 1000", logger: logger)
                 return try await connection.query("""

@@ -20,8 +20,9 @@ public struct PushLog {
     @discardableResult
     public mutating func push(_ device: DeviceScript, _ events: [AcceptedEvent]) async throws -> AppendResult {
         if opened.insert(device.account).inserted { try await openAccount(device.account, client: store.client) }
-        try await openDevices(devicesNamed(by: events).subtracting(openedDevices), of: device.account, client: store.client)
-        openedDevices.formUnion(devicesNamed(by: events))
+        let named = devicesNamed(by: events)
+        try await openDevices(named.subtracting(openedDevices), of: device.account, client: store.client)
+        openedDevices.formUnion(named)
         let result = try await store.append(events.map(\.event), account: device.account, device: device.deviceId)
         accepted[device.account, default: []] += events
         return result

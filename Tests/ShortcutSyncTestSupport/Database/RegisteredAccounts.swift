@@ -47,11 +47,7 @@ public func openDevices(_ devices: some Sequence<UUID>, of account: UUID, client
 public func devicesNamed(by events: [AcceptedEvent]) -> Set<UUID> {
     var devices = Set(events.map(\.deviceId))
     for accepted in events {
-        switch accepted.event.body {
-        case .learningForgotten(let forgotten): if case .device(let device) = forgotten.scope { devices.insert(device) }
-        case .learningPaused(let paused): if case .device(let device) = paused.scope { devices.insert(device) }
-        default: break
-        }
+        if case .device(let device)? = accepted.event.body.learningScope { devices.insert(device) }
     }
     return devices
 }
