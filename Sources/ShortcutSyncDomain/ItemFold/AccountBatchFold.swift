@@ -33,7 +33,8 @@ public struct AccountBatchFold: Sendable {
     }
 
     /// The donations the log has to count for `group`: earlier batches' donations with keys in
-    /// `from..<to` (from nil: no lower bound), all of which this batch's deletions cover.
+    /// `from..<to` (from nil: no lower bound), all of which this batch's deletions cover. Only
+    /// those the log still holds, past the account's horizon: the compacted ones are the row's.
     public struct Recount: Sendable, Hashable {
         public var group: DonationGroupID
         public var from: EventKey?
@@ -41,7 +42,8 @@ public struct AccountBatchFold: Sendable {
     }
 
     /// A donation group whose suggestion sums the log has to count again: every donation eligible
-    /// for prediction of `group` with a key at or above `from` (nil: any), folded before the batch.
+    /// for prediction of `group` with a key at or above `from` (nil: any), folded before the batch
+    /// and past the account's horizon (the compacted ones are the row's).
     public struct Resum: Sendable, Hashable {
         public var group: DonationGroupID
         public var from: EventKey?
@@ -89,6 +91,8 @@ public struct AccountBatchFold: Sendable {
 
     /// Folds one more event of the batch in.
     public mutating func apply(_ event: FoldEvent) {
+        // An event older than the horizon is folded just after it (`AccountHorizon`).
+        let event = before.horizon.effective(event)
         let key = event.key
         maxHLC = max(maxHLC, key.hlc)
         lastVersion = max(lastVersion, event.version)
@@ -242,19 +246,28 @@ public struct AccountBatchFold: Sendable {
             var count = 0
             var latest: BatchDonation?
             var habits = ShortcutHabits()
+            // The compacted part of the row (`AccountHorizon`): every event of the batch is later
+            // than all of it, so a deletion that raises the group's coverage covers all of it and
+            // a forget of its scope forgets all of it; the log is never asked about it.
+            var compactedCount = 0
+            var compactedHabits = ShortcutHabits()
             if let row, row.count > 0 {
                 let surviving: Int
                 if threshold == row.coveredBelow {
                     surviving = row.count
                     habits = row.habits
+                    compactedCount = row.compactedCount
+                    compactedHabits = row.compactedHabits
                 } else if let threshold, row.latest < threshold {
                     surviving = 0
                 } else {
-                    guard let gone = covered[id], gone >= 0, gone <= row.count else {
-                        throw FoldError.recountMissing(id, answer: covered[id], count: row.count)
+                    let logged = row.count - row.compactedCount
+                    guard let gone = covered[id], gone >= 0, gone <= logged else {
+                        throw FoldError.recountMissing(id, answer: covered[id], count: logged)
                     }
-                    surviving = row.count - gone
+                    surviving = logged - gone
                     habits = row.habits
+                    habits.add(row.compactedHabits, subtracting: true)
                     // What the covered donations added, by the rules the row's sums were made with.
                     for donation in coveredEligible[id] ?? [] where rulesBefore.teaches(donation.key, device: donation.habit.deviceId, shortcut: id.shortcut) {
                         habits.remove(donation.habit)
@@ -263,9 +276,12 @@ public struct AccountBatchFold: Sendable {
                 if surviving > 0 {
                     count = surviving
                     latest = BatchDonation(key: row.latest, version: row.latestVersion)
+                    for change in learningChanges where change.forget && change.scope.mayCover(id) {
+                        if case .device(let device) = change.scope { compactedHabits.drop(device) } else { compactedHabits = ShortcutHabits() }
+                    }
                     if learnsLate(row) {
                         guard let logged = resummed[id] else { throw FoldError.resumMissing(id) }
-                        habits = ShortcutHabits()
+                        habits = compactedHabits
                         for donation in logged where rules.teaches(donation.key, device: donation.habit.deviceId, shortcut: id.shortcut) {
                             habits.add(donation.habit)
                         }
@@ -277,6 +293,8 @@ public struct AccountBatchFold: Sendable {
                     }
                 } else {
                     habits = ShortcutHabits()
+                    compactedCount = 0
+                    compactedHabits = ShortcutHabits()
                 }
             }
             let kept = donations[id.shortcut.bundleId]?[id.shortcut.identifier]?[id.group] ?? []
@@ -285,10 +303,14 @@ public struct AccountBatchFold: Sendable {
             for donation in uncovered {
                 if let habit = donation.habit, rules.teaches(donation.key, device: habit.deviceId, shortcut: id.shortcut) { habits.add(habit) }
             }
-            for device in signedOut { habits.drop(device) }
+            for device in signedOut {
+                habits.drop(device)
+                compactedHabits.drop(device)
+            }
             if let last = uncovered.last, latest.map({ last.key > $0.key }) ?? true { latest = last }
             let new = latest.map {
-                DonationGroupRow(id: id, count: count, latest: $0.key, latestVersion: $0.version, coveredBelow: threshold, habits: habits)
+                DonationGroupRow(id: id, count: count, latest: $0.key, latestVersion: $0.version, coveredBelow: threshold, habits: habits,
+                                 compactedCount: compactedCount, compactedHabits: compactedHabits)
             }
             if let new { after[id] = new }
             if new != row, new != nil || row != nil { result.groups[id] = .some(new) }

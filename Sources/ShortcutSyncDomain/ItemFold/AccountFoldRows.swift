@@ -17,6 +17,17 @@ public struct AccountFoldRows: Sendable, Hashable {
     /// How many shortcuts the account's view holds: kept on its row by every fold (DESIGN §5's
     /// bound is checked against it, without counting the view).
     public var shortcutCount = 0
+    /// How far the account's history was compacted, if it was.
+    public var horizon: AccountHorizon?
 
     public init() {}
+
+    /// These rows as the snapshot of a compaction through `horizon`: every donation they count is
+    /// compacted (`DonationGroupRow.compacted`).
+    public func compacted(through horizon: AccountHorizon) -> AccountFoldRows {
+        var rows = self
+        rows.horizon = horizon
+        rows.groups = groups.mapValues(\.compacted)
+        return rows
+    }
 }

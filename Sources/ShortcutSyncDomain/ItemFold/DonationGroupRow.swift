@@ -17,14 +17,29 @@ public struct DonationGroupRow: Sendable, Hashable {
     /// so a row holds them whatever the group's history, and a deletion takes back exactly
     /// what the donations it covers added.
     public var habits: ShortcutHabits
+    /// Of `count`, the donations compacted away (`AccountHorizon`): the log no longer holds them,
+    /// so a deletion that lands after the horizon (every one does) covers them without asking it.
+    public var compactedCount: Int
+    /// What the compacted donations still teach, a part of `habits`, kept apart for the same reason.
+    public var compactedHabits: ShortcutHabits
 
     public init(id: DonationGroupID, count: Int, latest: EventKey, latestVersion: Int64, coveredBelow: EventKey?,
-                habits: ShortcutHabits = ShortcutHabits()) {
+                habits: ShortcutHabits = ShortcutHabits(), compactedCount: Int = 0, compactedHabits: ShortcutHabits = ShortcutHabits()) {
         self.id = id
         self.count = count
         self.latest = latest
         self.latestVersion = latestVersion
         self.coveredBelow = coveredBelow
         self.habits = habits
+        self.compactedCount = compactedCount
+        self.compactedHabits = compactedHabits
+    }
+
+    /// The row once every donation it counts is compacted away.
+    public var compacted: DonationGroupRow {
+        var row = self
+        row.compactedCount = count
+        row.compactedHabits = habits
+        return row
     }
 }

@@ -16,6 +16,8 @@ public struct FoldRowStore: Sendable {
     public private(set) var recounts = 0
     /// How many groups' sums the batches had counted again from the log (late learning events).
     public private(set) var resums = 0
+    /// The last compaction's snapshot: the rows at its horizon.
+    public private(set) var snapshot: AccountFoldRows?
 
     public init() {}
 
@@ -46,10 +48,37 @@ public struct FoldRowStore: Sendable {
         }
         let result = try fold.finish(covered: covered, coveredEligible: coveredEligible, resummed: resummed, forgottenShortcuts: forgotten)
         rows.store(result)
-        folded += batch
+        // The log holds an event older than the horizon at the clock it was folded at.
+        folded += batch.map { rows.horizon.effective($0) }
         for (id, projection) in result.shortcuts { shortcuts[id] = projection }
         for change in result.voiceShortcuts where change.viewChanged { voiceShortcuts[change.row.id] = change.row.view }
         return result
+    }
+
+    /// Compacts the account through `version` as the store does (`AccountHorizon`): the snapshot
+    /// is the fold, in one batch, of the events up to `version` over the last snapshot, with every
+    /// donation it counts compacted; the rows become the fold, in one batch, of the later events
+    /// over it; the log keeps only those. Nil (and nothing changed) when no event is that old, or
+    /// when a later one has a smaller key: the store compacts only through such a clean cut.
+    @discardableResult
+    public mutating func compact(through version: Int64) throws -> AccountHorizon? {
+        let gone = folded.filter { $0.version <= version }, kept = folded.filter { $0.version > version }
+        guard let key = gone.map(\.key).max(), kept.allSatisfy({ $0.key > key }) else { return nil }
+        let horizon = AccountHorizon(version: version, key: key)
+        var snapshot = FoldRowStore(snapshot: self.snapshot ?? AccountFoldRows())
+        try snapshot.fold(gone)
+        let compacted = snapshot.rows.compacted(through: horizon)
+        var live = FoldRowStore(snapshot: compacted)
+        if !kept.isEmpty { try live.fold(kept) }
+        self.snapshot = compacted
+        rows = live.rows
+        folded = kept
+        return horizon
+    }
+
+    /// A store that starts from a compaction's snapshot, its log empty (a rebuild starts so).
+    public init(snapshot rows: AccountFoldRows) {
+        self.rows = rows
     }
 
     /// The rows `needs` selects, as the store's queries select them.
@@ -61,6 +90,7 @@ public struct FoldRowStore: Sendable {
         selected.version = rows.version
         selected.maxHLC = rows.maxHLC
         selected.shortcutCount = rows.shortcutCount
+        selected.horizon = rows.horizon
         let inGroups = Set(rows.groups.keys.filter {
             needs.shortcutsInGroups.contains(FoldNeeds.AppGroup(bundleId: $0.shortcut.bundleId, group: $0.group))
         }.map(\.shortcut))
