@@ -219,6 +219,6 @@ private func donations(of identifier: String, account: UUID, client: PostgresCli
 }
 
 private func headMark(of account: UUID, client: PostgresClient) async throws -> String {
-    try await client.query("SELECT xmin::text FROM account_heads WHERE account_id = \(account)", logger: logger)
+    try await client.query("SELECT h.xmin::text || '/' || h.promotions FROM account_heads h WHERE h.account_id = \(account)", logger: logger)
         .decode(String.self).collectAll().first ?? ""
 }

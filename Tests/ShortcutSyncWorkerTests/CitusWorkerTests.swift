@@ -29,6 +29,10 @@ struct CitusWorkerTests {
         try await ProjectionRebuilderTests().aRebuildAndPromotionWhilePushesGoOnLoseNothing()
     }
 
+    @Test func aPromotionHoldsOnlyTheAccountItSwapsWhileTheOthersPush() async throws {
+        try await ProjectionRebuilderTests().aPromotionHoldsOnlyTheAccountItSwapsWhileTheOthersPush()
+    }
+
     @Test func aPromotionMakesTheAccountsBehindCurrent() async throws {
         try await ProjectionRebuilderTests().aPromotionMakesTheAccountsBehindCurrent()
     }

@@ -101,6 +101,89 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// A promotion holds one account at a time: while another session holds one account's head
+    /// (as a push of it in flight would), the promotion swaps every other account, their pushes
+    /// go through, and their cursors from before are answered with the whole view; the held
+    /// account is swapped once it is let go, and every view is the fold's. (With the promotion's
+    /// old `LOCK TABLE account_heads`, nothing was swapped and no push went through meanwhile.)
+    @Test func aPromotionHoldsOnlyTheAccountItSwapsWhileTheOthersPush() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var scenario = Scenario(seed: 29, accounts: 4, devicesPerAccount: 1)
+            var log = try await PushLog.registering(&scenario, pushes: 60, client: client)
+            let devices = scenario.devices
+            let held = devices[0], others = Array(devices.dropFirst())
+            var later: [(DeviceScript, [AcceptedEvent])] = []
+            while later.count < 12 {
+                let push = scenario.push()
+                if push.device.account != held.account { later.append(push) }
+            }
+            let store = ProjectionStore(client: client, logger: logger)
+            var rebuilder = store.rebuilder
+            rebuilder.partitions = devices.count
+            try await rebuilder.rebuild()
+            var cursors: [UUID: PullCursor] = [:]
+            for device in devices {
+                cursors[device.account] = try await store.pull(account: device.account, device: device.deviceId, cursor: nil).cursor
+            }
+            let epoch = try await store.status().epoch
+
+            let locked = Flag(), release = Flag(), promoted = PushCount(), finished = Flag()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let rebuilder = rebuilder
+                group.addTask {
+                    try await client.withConnection { connection in
+                        try await connection.inTransaction(logger: logger) { connection in
+                            _ = try await connection.query("SELECT 1 FROM account_heads WHERE account_id = \(held.account) FOR UPDATE",
+                                                       logger: logger).collectAll()
+                            await locked.set()
+                            try await eventually("the test lets the head go", timeout: .seconds(120)) { await release.isSet }
+                        }
+                    }
+                }
+                group.addTask {
+                    try await eventually("the head is held") { await locked.isSet }
+                    try await rebuilder.promote { _ in await promoted.add() }
+                    await finished.set()
+                }
+                // Let go whatever happens, so that the promotion ends.
+                defer { Task { await release.set() } }
+                try await eventually("the promotion swaps every account but the held one") { await promoted.count == others.count }
+                let events = PostgresEventStore(client: client, logger: logger)
+                for (device, batch) in later {
+                    let result = try await within(.seconds(20), "a push of another account during the promotion") {
+                        try await events.append(batch.map(\.event), account: device.account, device: device.deviceId)
+                    }
+                    #expect(result.folded)
+                }
+                for device in others {
+                    let pulled = try await store.pull(account: device.account, device: device.deviceId, cursor: cursors[device.account])
+                    #expect(pulled.reset, "a cursor of the rows from before the account's swap gets the whole view")
+                }
+                let heldPull = try await store.pull(account: held.account, device: held.deviceId, cursor: cursors[held.account])
+                #expect(!heldPull.reset, "the held account is not swapped yet")
+                let swapped = await promoted.count, ended = await finished.isSet
+                #expect(!ended && swapped == others.count, "the promotion waits for the held account alone")
+                await release.set()
+                try await group.waitForAll()
+            }
+            for (device, batch) in later { log.record(device, batch) }
+
+            #expect(await promoted.count == devices.count)
+            let heldPull = try await store.pull(account: held.account, device: held.deviceId, cursor: cursors[held.account])
+            #expect(heldPull.reset)
+            #expect(try await store.status().epoch == epoch + 1)
+            let promotions = try await client.query("SELECT promotions FROM account_heads ORDER BY account_id", logger: logger)
+                .decode(Int64.self).collectAll()
+            #expect(promotions == Array(repeating: 1, count: devices.count), "each account swapped once")
+            for device in devices {
+                #expect(try await store.fullView(account: device.account, device: device.deviceId)
+                    == log.expectedView(account: device.account, device: device.deviceId))
+            }
+            let verification = try await rebuilder.verify()
+            #expect(verification.differences == [] && verification.accountsCompared == devices.count)
+        }
+    }
+
     /// A promotion makes accounts that were behind (an import not folded yet) current: their
     /// rebuilt rows include their head, and no maintenance fold adds their events a second time.
     @Test func aPromotionMakesTheAccountsBehindCurrent() async throws {
@@ -128,4 +211,10 @@ actor PushCount {
     private(set) var done = false
     func add() { count += 1 }
     func finish() { done = true }
+}
+
+/// Something that happened, once, seen from other tasks.
+actor Flag {
+    private(set) var isSet = false
+    func set() { isSet = true }
 }

@@ -12,8 +12,9 @@ import ShortcutSyncDomain
 /// version they include (`rebuild.projection_accounts.version`); pushes that arrive meanwhile
 /// are caught up with afterwards, account by account, by the ordinary fold into the rebuild
 /// tables. `verify` does a last catch-up of each account in the transaction that compares it,
-/// holding that account's head against its pushes; `promote` one for every account in the
-/// transaction that swaps, holding `account_heads` against every push (they wait for it, briefly).
+/// holding that account's head against its pushes; `promote` one in the transaction that swaps
+/// the account's rows, holding its head the same way (its pushes wait for it, briefly; no other
+/// account's push waits).
 public struct ProjectionRebuilder: Sendable {
     public let client: PostgresClient
     public let logger: Logger
@@ -23,8 +24,9 @@ public struct ProjectionRebuilder: Sendable {
     public var partitions = ProcessInfo.processInfo.activeProcessorCount
     /// The most events of one account a catch-up folds in one step.
     public var catchUpBatch: Int64 = 10_000
-    /// How many times the catch-up outside the final transaction looks again for accounts that
-    /// moved meanwhile (what remains is folded under the lock).
+    /// How many times the catch-up after the rebuild's pass looks again for accounts that moved
+    /// meanwhile (what remains is folded under each account's head lock, by `verify` or
+    /// `promote`), and how many more rounds a promotion makes for accounts made meanwhile.
     public var catchUpRounds = 3
 
     public init(client: PostgresClient, logger: Logger) {
@@ -111,18 +113,20 @@ public struct ProjectionRebuilder: Sendable {
 
     /// Folds the account's events after its rebuilt version, up to the head read in `lag`, into
     /// the rebuild tables, in the caller's transaction on `connection`, `catchUpBatch` events at
-    /// a time; tells `folded` how many after each step.
-    private func catchUp(_ lag: RebuildLag, on connection: PostgresConnection, folded: (Int) async -> Void) async throws {
+    /// a time; tells `folded` how many after each step. Returns the version the rebuilt rows include then.
+    @discardableResult
+    private func catchUp(_ lag: RebuildLag, on connection: PostgresConnection, folded: (Int) async -> Void) async throws -> Int64 {
         var rebuilt = lag.rebuiltVersion
         while rebuilt < lag.version {
             let upper = min(lag.version, rebuilt + catchUpBatch)
             let entries = try await log.readFoldLog(ofAccount: lag.accountId, versions: (rebuilt + 1)...upper, on: connection)
             // Fewer than asked: the account was erased meanwhile, and its rows go at the end.
-            guard !entries.isEmpty else { return }
+            guard !entries.isEmpty else { return rebuilt }
             try await rows.fold(account: lag.accountId, batch: AccountBatch(events: entries.map(\.event), foldedVersion: rebuilt), on: connection)
             rebuilt = upper
             await folded(entries.count)
         }
+        return rebuilt
     }
 
     /// Rebuilds, then compares the rebuilt rows with the live ones account by account, each in a
@@ -158,41 +162,83 @@ public struct ProjectionRebuilder: Sendable {
         return verification
     }
 
-    /// The last catch-up, in the caller's transaction on `connection`, which holds `account_heads`
-    /// against every push: afterwards every account's rebuilt rows include its head, and those of
-    /// accounts erased meanwhile are gone.
-    private func finalCatchUp(on connection: PostgresConnection) async throws {
-        for lag in try await store.rebuildLag(on: connection) {
-            try await catchUp(lag, on: connection) { _ in }
-        }
-        try await store.dropErasedAccounts(on: connection)
-    }
-
     /// Makes the rebuilt projections the live ones and starts a new epoch: every device's next
     /// pull answers with its whole view. Every account's folded version becomes the version its
     /// rebuilt rows include (its head), so accounts behind and parked ones are current afterwards.
     ///
-    /// One transaction locks `account_heads` in exclusive mode (pushes and maintenance tasks wait
-    /// for it, and it waits for those in flight: share mode would deadlock with a maintenance task
-    /// that holds a head it is about to move), catches the rebuild up to every head and copies it over.
+    /// Account by account, as `verify` goes, in `partitions` ranges side by side: each account in
+    /// a short transaction of its own that locks its head row (`FOR UPDATE`: its pushes and its
+    /// maintenance fold wait for that one account, its pulls do not), catches its rebuilt rows up
+    /// to the head and swaps them in (`ProjectionStore.swapRebuiltRows`). No statement locks a
+    /// table, and the other accounts' pushes go on (on Citus each statement runs on the account's
+    /// shard). Accounts made meanwhile are swapped in a next round (`catchUpRounds` of them at
+    /// most: an account made after the last is folded live from its first event, as the rebuild
+    /// would); an account erased before its swap is skipped, and the rows the rebuild wrote of
+    /// accounts erased meanwhile are dropped at the end. Then the projection's epoch goes up.
     ///
-    /// Not account by account, as `verify` goes: a push's optimistic write (`AppendFoldedStatement`)
-    /// checks only the head, which an account's swap leaves as it was, and on one PostgreSQL its
-    /// one statement runs on the snapshot it took before it waited for the head, so its removals
-    /// would miss the rows the swap inserted meanwhile (seen: a donation group a deletion had
-    /// removed came back). The table lock is taken before that statement takes its snapshot. On
-    /// Citus the lock is taken on every node, and every push waits for the promotion: an account
-    /// by account promotion needs a mark on the head that the optimistic write checks
-    /// (docs/citus.md).
-    public func promote() async throws {
+    /// Each swap counts itself on the head (`account_heads.promotions`, migration 0024), which
+    /// is part of the head's mark (`AccountHead.mark`) and of the account's epoch:
+    /// - A push's optimistic write (`AppendFoldedStatement`; on Citus its router statements)
+    ///   checks the mark its read returned, in the `UPDATE` of the head. A push that read before
+    ///   the swap and writes after it finds another mark and writes nothing (then reads the
+    ///   swapped rows). On one PostgreSQL its one statement takes its snapshot before it waits for
+    ///   the head the swap holds; its fold arms' `DELETE`s, which see that snapshot, run only when
+    ///   that `UPDATE` moved the head, and PostgreSQL checks the `UPDATE`'s condition again on
+    ///   the row as the swap left it: the write over rows the snapshot does not show is refused.
+    ///   (An account-by-account swap that left the head as it was lost removals: a donation group
+    ///   a deletion had removed came back.) The locking way takes the head's lock first and reads
+    ///   its rows in later statements, each on a snapshot taken after the lock.
+    /// - A pull's cursor carries the projection's epoch plus the account's promotions
+    ///   (`ProjectionStore.pull`): a cursor of the rows from before the account's swap resets,
+    ///   whether the promotion has reached the other accounts or not. The epoch raised at the end
+    ///   resets the cursors given between an account's swap and the end once more.
+    ///
+    /// `promoted` is told how many accounts were swapped so far, after each.
+    public func promote(promoted: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let counter = PromotedCount()
+        var done = Set<UUID>()
+        for _ in 0...catchUpRounds {
+            let accounts = try await store.accountsWithHeads().filter { !done.contains($0) }
+            guard !accounts.isEmpty else { break }
+            let ranges = max(1, min(partitions, accounts.count))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for range in 0..<ranges {
+                    let share = stride(from: range, to: accounts.count, by: ranges).map { accounts[$0] }
+                    group.addTask {
+                        for account in share {
+                            try await promote(account)
+                            await promoted(await counter.add())
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            done.formUnion(accounts)
+        }
+        try await client.withConnection { try await store.dropErasedAccounts(on: $0) }
+        try await store.raiseEpoch()
+        logger.info("the rebuilt projections are live now")
+    }
+
+    /// One account's swap, in a transaction of its own that holds its head row: its rebuilt rows
+    /// caught up to the head, then put in place of its live ones. Nothing when it has no head any
+    /// more (erased).
+    private func promote(_ account: UUID) async throws {
         try await client.withConnection { connection in
             try await connection.inTransaction(logger: logger) { connection in
-                // Cross-account: a promotion holds every head still while it swaps.
-                try await connection.guardedQuery("LOCK TABLE account_heads IN EXCLUSIVE MODE", logger: logger)
-                try await finalCatchUp(on: connection)
-                try await store.copyRebuildToLive(on: connection)
+                guard let (lag, _, _) = try await store.lockHeadForRebuild(account, on: connection) else { return }
+                let rebuilt = try await catchUp(lag, on: connection) { _ in }
+                try await store.swapRebuiltRows(of: account, rebuiltVersion: rebuilt, on: connection)
             }
         }
-        logger.info("the rebuilt projections are live now")
+    }
+}
+
+/// How many accounts a promotion swapped so far.
+private actor PromotedCount {
+    private var count = 0
+    func add() -> Int {
+        count += 1
+        return count
     }
 }

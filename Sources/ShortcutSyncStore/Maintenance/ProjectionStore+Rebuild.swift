@@ -148,33 +148,36 @@ extension ProjectionStore {
         }
     }
 
-    /// Replaces the live projections with the rebuilt ones and starts a new epoch (every device's
-    /// next pull answers with its whole view), in the caller's transaction on `connection`, which
-    /// must hold `account_heads` against every writer and have brought the rebuild to every
-    /// account's head: each account's folded version becomes its rebuilt version, and the parked
-    /// accounts the rebuild folded are parked no more.
-    public func copyRebuildToLive(on connection: PostgresConnection) async throws {
+    /// Replaces the account's live rows with its rebuilt ones, in the caller's transaction on
+    /// `connection`, which holds the account's head row (`lockHeadForRebuild`) and has brought its
+    /// rebuilt rows to `rebuiltVersion`, its head: the account's folded version becomes
+    /// `rebuiltVersion`, a refold a migration asked for is done, a parked account is parked no
+    /// more, and its promotions go up by one (migration 0024). That count changes the head's mark
+    /// (`AccountHead.mark`), so that no push writes a fold of the rows from before the swap, and
+    /// the account's epoch (`pull`), so that every cursor of those rows gets the whole view. Every
+    /// statement names the account (one shard on Citus); the other accounts' pushes go on.
+    public func swapRebuiltRows(of account: UUID, rebuiltVersion: Int64, on connection: PostgresConnection) async throws {
         for table in ProjectionTables.names {
-            // Cross-account: a promotion replaces every live row with the rebuilt ones.
-            try await connection.guardedQuery("DELETE FROM \(unescaped: table)", logger: logger)
-            try await connection.guardedQuery("INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table)", logger: logger)
+            try await connection.guardedQuery("DELETE FROM \(unescaped: table) WHERE account_id = \(account)", logger: logger)
+            try await connection.guardedQuery("""
+                INSERT INTO \(unescaped: table) SELECT * FROM rebuild.\(unescaped: table) WHERE account_id = \(account)
+                """, logger: logger)
         }
-        // Cross-account: every head takes the version its promoted rows include; rows folded from
-        // the first event need no refold. Every head with rows is written, also where its versions
-        // stay: its mark changes (`AccountHead.mark`), so that no server folds a push over the rows
-        // it kept from before the promotion (`FoldReadCache`).
         try await connection.guardedQuery("""
-            UPDATE account_heads h SET folded_version = r.version, refold_pending = false
-            FROM rebuild.projection_accounts r
-            WHERE r.account_id = h.account_id
+            UPDATE account_heads SET folded_version = \(rebuiltVersion), refold_pending = false, promotions = promotions + 1
+            WHERE account_id = \(account)
             """, logger: logger)
-        // Cross-account: the parked accounts whose events the promoted rows now include.
         try await connection.guardedQuery("""
             DELETE FROM projection_parked_accounts p USING account_heads h
-            WHERE h.account_id = p.account_id AND h.folded_version = h.version
+            WHERE p.account_id = \(account) AND h.account_id = \(account) AND h.folded_version = h.version
             """, logger: logger)
-        try await connection.guardedQuery(
-            "UPDATE projection_checkpoint SET epoch = epoch + 1, updated_at = now() WHERE name = 'live'", logger: logger)
+    }
+
+    /// Starts a new epoch of the live projections: every cursor given before it gets the whole
+    /// view at its next pull. The end of a rebuild's promotion, after every account's swap (each
+    /// of which already reset its own account's cursors, `swapRebuiltRows`).
+    public func raiseEpoch() async throws {
+        try await client.query("UPDATE projection_checkpoint SET epoch = epoch + 1, updated_at = now() WHERE name = 'live'", logger: logger)
     }
 
     /// Puts every account behind its head with nothing folded, as an import of a whole log would

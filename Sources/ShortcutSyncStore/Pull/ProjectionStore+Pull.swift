@@ -14,7 +14,12 @@ extension ProjectionStore {
     /// The pull of DESIGN §5 for one device: the account's rows, made visible to the device's
     /// installed apps, at most `pullPageSize` of them. A cursor that is missing, issued to another
     /// account or device, of another epoch, or made before the device reported other apps gets the
-    /// whole view with `reset: true`; any other gets exactly what changed after it, or, when it
+    /// whole view with `reset: true`. The epoch a cursor carries is the account's: the live
+    /// projection's (`projection_checkpoint`) plus the times a rebuild's promotion swapped the
+    /// account's rows (`account_heads.promotions`, 0024), so that a cursor of the rows from before
+    /// the account's swap resets as soon as the swap commits, while the promotion goes on with the
+    /// other accounts (`ProjectionRebuilder.promote`). Both only grow: an epoch once given is never
+    /// given again. Any other cursor gets exactly what changed after it, or, when it
     /// is a page's, goes on where that page stopped. `more` says that the answer stopped at its
     /// page size.
     public func pull(account: UUID, device: UUID, cursor: PullCursor?) async throws -> PullSnapshot {
@@ -110,10 +115,11 @@ extension ProjectionStore {
 
     private func pull(account: UUID, device: UUID, cursor: PullCursor?, on connection: PostgresConnection) async throws -> PullSnapshot {
         let head = try await connection.guardedQuery("""
-            SELECT c.epoch, a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version
+            SELECT c.epoch + coalesce(h.promotions, 0), a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version
             FROM projection_checkpoint c
             LEFT JOIN projection_accounts a ON a.account_id = \(account)
             LEFT JOIN projection_devices d ON d.account_id = \(account) AND d.device_id = \(device)
+            LEFT JOIN account_heads h ON h.account_id = \(account)
             WHERE c.name = 'live'
             """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, [String]?, Int64?).self).collectAll()
         guard let (epoch, storedVersion, wall, counter, installed, storedAppsVersion) = head.first else {

@@ -5,7 +5,8 @@ import ShortcutSyncDomain
 /// The common pull in one prepared statement: a device that holds its view at a version (its
 /// cursor's) asks what changed after it. It reads, in one snapshot and one round trip, what the
 /// pull of `ProjectionStore` reads in a read-only transaction of four statements: the head (the
-/// projection's epoch, the account's version and clock, the device's apps), the device's last
+/// account's epoch: the projection's plus the account's promotions, `ProjectionStore.pull`; the
+/// account's version and clock, the device's apps), the device's last
 /// seq, and the first shortcut and voice shortcut rows after the cursor's version, at most
 /// `limit` of each. `ProjectionStore.pullInOneStatement` checks the cursor against the head it
 /// read and says whether those rows are enough for the page; when not, the pull goes the
@@ -23,10 +24,11 @@ struct PullStatement: PostgresPreparedStatement {
     // its index order (`projection_shortcuts_changes`, `projection_voice_shortcuts_changes`).
     static let sql = """
         SELECT 0, a.version, NULL::text, NULL::text, NULL::uuid, NULL::text,
-               c.epoch, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version
+               c.epoch + coalesce(h.promotions, 0), a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version
         FROM projection_checkpoint c
         LEFT JOIN projection_accounts a ON a.account_id = $1
         LEFT JOIN projection_devices d ON d.account_id = $1 AND d.device_id = $2
+        LEFT JOIN account_heads h ON h.account_id = $1
         WHERE c.name = 'live'
         UNION ALL
         (SELECT 1, seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL

@@ -41,8 +41,8 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
     private static var moved: String {
         """
         UPDATE account_heads h SET version = $58, folded_version = $58
-        WHERE h.account_id = $1 AND h.version = $51 AND h.folded_version = $51 AND h.xmin::text = $59
-        RETURNING h.xmin::text AS mark
+        WHERE h.account_id = $1 AND h.version = $51 AND h.folded_version = $51 AND \(AccountHead.markSQL) = $59
+        RETURNING \(AccountHead.markSQL) AS mark
         """
     }
 

@@ -67,7 +67,7 @@ enum FoldReadRow {
                            Stamped(key: try EventKey(stored: try required(k1, "reported_key")), value: Set(try required(installed, "installed"))))
         case 5:
             self = .head(AccountHead(version: try required(n1, "version"), foldedVersion: try required(n2, "folded_version"),
-                                     deviceLastSeq: try required(n3, "last seq"), mark: try required(s1, "xmin")))
+                                     deviceLastSeq: try required(n3, "last seq"), mark: try required(s1, "mark")))
         default:
             throw StoreError.corruptRow("a stored fold row of unknown part \(part)")
         }

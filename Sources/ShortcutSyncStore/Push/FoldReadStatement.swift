@@ -121,7 +121,7 @@ extension FoldSQL {
 
     /// The head, with the last seq of the device `$14` (part 5) and the head row's mark (`AccountHead.mark`).
     static let headPart = """
-        SELECT 5, h.xmin::text, NULL, NULL, NULL, NULL, NULL, NULL, h.version, h.folded_version,
+        SELECT 5, \(AccountHead.markSQL), NULL, NULL, NULL, NULL, NULL, NULL, h.version, h.folded_version,
                coalesce((SELECT e.seq FROM events e WHERE e.account_id = $1 AND e.device_id = $14 ORDER BY e.seq DESC LIMIT 1), 0),
                NULL, NULL, NULL, NULL, NULL, NULL, NULL
         FROM account_heads h WHERE h.account_id = $1

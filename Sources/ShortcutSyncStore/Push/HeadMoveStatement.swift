@@ -9,8 +9,8 @@ struct HeadMoveStatement: PostgresPreparedStatement {
     static let name = "HeadMove"
     static let sql = """
         UPDATE account_heads h SET version = $3, folded_version = $3
-        WHERE h.account_id = $1 AND h.version = $2 AND h.folded_version = $2 AND h.xmin::text = $4
-        RETURNING h.xmin::text
+        WHERE h.account_id = $1 AND h.version = $2 AND h.folded_version = $2 AND \(AccountHead.markSQL) = $4
+        RETURNING \(AccountHead.markSQL)
         """
 
     var account: UUID

@@ -1,0 +1,15 @@
+-- How many times a rebuild's promotion swapped the account's rows (issue 57, item 3). A promotion
+-- goes account by account, each in a short transaction of its own under the account's head row
+-- lock (ProjectionRebuilder.promote), instead of locking the whole table (on Citus every node,
+-- every push of the cluster). Each account's swap adds one here, in the same transaction.
+--
+-- The push reads it with the head, as part of the head's mark (AccountHead.mark: the row's xmin
+-- and this count), and its optimistic write checks the mark: a write over rows read before the
+-- account's swap writes nothing, and the push reads again. A pull's epoch is the projection's
+-- epoch plus this count (ProjectionStore.pull, PullStatement): a cursor of the account from
+-- before its swap answers with the whole view, whether the promotion has finished or not.
+--
+-- No index reads it, so a push's update of the head stays HOT (0014). Adding a NOT NULL column
+-- with a constant default rewrites nothing. account_heads is distributed on Citus
+-- (citus/distribute.sql): the column is added on every shard; the rebuild schema has no heads.
+ALTER TABLE account_heads ADD COLUMN promotions bigint NOT NULL DEFAULT 0;
