@@ -44,7 +44,7 @@ public enum CitusBenchmark {
         let postmaster = try await DatabaseMeter.with(onePostgreSQL, logger: logger) { $0.postmaster }
         report("one PostgreSQL" + (postmaster.map { ": postmaster \($0)" } ?? ", not on this machine (its CPU is not read)"))
         let one = try await PushBenchmark.run(server: onePostgreSQL, nodes: postmaster.map { [("PostgreSQL", $0)] } ?? [], stackFloor: false,
-                                              scenarios: scenarios, load: load, workerProcess: false, logger: logger, report: report,
+                                              pgbench: false, scenarios: scenarios, load: load, workerProcess: false, logger: logger, report: report,
                                               interruptible: interruptible)
         report("Citus: starting a coordinator and \(workerCount) workers")
         return try await CitusNodes.with(workerCount: workerCount, statementStatistics: true, logger: logger) { cluster in
@@ -58,8 +58,8 @@ public enum CitusBenchmark {
                 try await connection.query("SELECT extversion FROM pg_extension WHERE extname = 'citus'", logger: logger)
                     .decode(String.self).collectAll().first ?? "?"
             }
-            let citus = try await PushBenchmark.run(server: database, inPlace: true, nodes: nodes, stackFloor: false, scenarios: scenarios,
-                                                    load: load, workerProcess: false, logger: logger, report: report, interruptible: interruptible)
+            let citus = try await PushBenchmark.run(server: database, inPlace: true, nodes: nodes, stackFloor: false, pgbench: false,
+                                                    scenarios: scenarios, load: load, workerProcess: false, logger: logger, report: report, interruptible: interruptible)
             return Results(machine: machine, citusVersion: version, onePostgreSQL: one, citus: citus)
         }
     }

@@ -27,6 +27,18 @@ extension PushBenchmark {
     public struct Results: Sendable, Codable {
         public var throughput: [Throughput]
         public var latency: Latency
+
+        /// Each scenario's two ratios, by its key, beside the figures: a script reading the JSON
+        /// needs not work them out.
+        private enum EncodedKeys: String, CodingKey { case throughput, latency, ratios }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: EncodedKeys.self)
+            try container.encode(throughput, forKey: .throughput)
+            try container.encode(latency, forKey: .latency)
+            let ratios = throughput.map { ($0.scenario.key, ["toPostgresNIORaw": $0.ratio, "toPgbenchRaw": $0.pgbenchRatio]) }
+            try container.encode(Dictionary(ratios, uniquingKeysWith: { $1 }), forKey: .ratios)
+        }
     }
 
     /// Runs `scenarios`, then the latency part, on a fresh database of `server` (dropped
@@ -38,26 +50,26 @@ extension PushBenchmark {
     /// coordinator's database, which a fresh database beside it would not be on the workers
     /// (it needs the extension and the workers added in it on every node). `nodes`: the
     /// database's servers on this machine, whose CPU each scenario reads (`Throughput.nodesCPU`).
-    /// `stackFloor`: `measuresStackFloor`.
+    /// `stackFloor`: `measuresStackFloor`; `pgbench`: `measuresPgbench`.
     public static func run(
-        server: DatabaseURL, inPlace: Bool = false, nodes: [(name: String, postmaster: Int32)] = [], stackFloor: Bool = true,
+        server: DatabaseURL, inPlace: Bool = false, nodes: [(name: String, postmaster: Int32)] = [], stackFloor: Bool = true, pgbench: Bool = true,
         scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
         guard !inPlace else {
             try await Migrator.migrate(server, logger: logger)
-            return try await run(on: server, nodes: nodes, stackFloor: stackFloor, scenarios: scenarios, load: load,
+            return try await run(on: server, nodes: nodes, stackFloor: stackFloor, pgbench: pgbench, scenarios: scenarios, load: load,
                                  workerProcess: workerProcess, logger: logger, report: report, interruptible: interruptible)
         }
         return try await withFreshDatabase(on: server, logger: logger) { url in
-            try await run(on: url, nodes: nodes, stackFloor: stackFloor, scenarios: scenarios, load: load,
+            try await run(on: url, nodes: nodes, stackFloor: stackFloor, pgbench: pgbench, scenarios: scenarios, load: load,
                           workerProcess: workerProcess, logger: logger, report: report, interruptible: interruptible)
         }
     }
 
     private static func run(
-        on url: DatabaseURL, nodes: [(name: String, postmaster: Int32)], stackFloor: Bool, scenarios: [Scenario], load: Load,
+        on url: DatabaseURL, nodes: [(name: String, postmaster: Int32)], stackFloor: Bool, pgbench: Bool, scenarios: [Scenario], load: Load,
         workerProcess: Bool, logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
@@ -72,6 +84,7 @@ extension PushBenchmark {
             benchmark.report = { report("  \($0)") }
             benchmark.nodes = nodes
             benchmark.measuresStackFloor = stackFloor
+            benchmark.measuresPgbench = pgbench
             let measure = benchmark
             return try await withBenchHTTPClient(connections: load.streams + 1024) { http in
                 try await interruptible {
@@ -91,13 +104,15 @@ extension PushBenchmark.Results {
     /// One line per push scenario, then the latency and the service's memory.
     public var table: String {
         let separateWorker = throughput.contains { $0.workerCPUMicrosecondsPerEvent != nil }
-        var lines = ["| what | ours | raw | ratio | target | push p50 / p99 | service CPU per event |"
+        var lines = ["| what | ours | raw (PostgresNIO) | ratio | target | raw (pgbench) | ratio to pgbench | push p50 / p99 | service CPU per event |"
                         + (separateWorker ? " worker CPU per event |" : "") + " PostgreSQL per event |",
-                     "| --- | --- | --- | --- | --- | --- | --- |" + (separateWorker ? " --- |" : "") + " --- |"]
+                     "| --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (separateWorker ? " --- |" : "") + " --- |"]
         for figure in throughput {
             let target = figure.scenario.target.map { String(format: "≥ %.2f", $0) } ?? "—"
+            let pgbench = figure.pgbenchRowsPerSecond.map { "\(Int($0)) rows/s" } ?? "not measured"
             lines.append("| \(figure.scenario.name) | \(Int(figure.oursEventsPerSecond)) ev/s | \(Int(figure.rawRowsPerSecond)) rows/s "
                 + "(\(figure.scenario.rawClients) clients, \(figure.scenario.batch)-row transactions) | \(String(format: "%.2f", figure.ratio)) | \(target) | "
+                + "\(pgbench) | \(figure.pgbenchRatio.map { String(format: "%.2f", $0) } ?? "—") | "
                 + String(format: "%.1f / %.1f ms", figure.pushP50Milliseconds, figure.pushP99Milliseconds)
                 + (figure.failedPushes > 0 ? " (\(figure.failedPushes) failed)" : "") + " | "
                 + (figure.serviceCPUMicrosecondsPerEvent.map { String(format: "%.0f µs", $0) } ?? "?")

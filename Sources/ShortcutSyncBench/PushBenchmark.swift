@@ -57,8 +57,14 @@ public struct PushBenchmark: Sendable {
     public struct Throughput: Sendable, Hashable, Codable {
         public var scenario: Scenario
         public var oursEventsPerSecond: Double
+        /// The raw inserts made through PostgresNIO from this process (`RawAppend`): DESIGN §8's
+        /// targets are ratios to these.
         public var rawRowsPerSecond: Double
         public var ratio: Double { rawRowsPerSecond > 0 ? oursEventsPerSecond / rawRowsPerSecond : 0 }
+        /// The same inserts made by pgbench (`PgbenchAppend`), where it is installed: the
+        /// database's own limit, beside the stack's.
+        public var pgbenchRowsPerSecond: Double?
+        public var pgbenchRatio: Double? { pgbenchRowsPerSecond.flatMap { $0 > 0 ? oursEventsPerSecond / $0 : nil } }
         public var pushP50Milliseconds: Double
         public var pushP99Milliseconds: Double
         public var failedPushes: Int
@@ -165,6 +171,9 @@ public struct PushBenchmark: Sendable {
     /// the scenario's time again: `bench citus`, which compares engines, not the service with its
     /// stack, leaves it out.
     public var measuresStackFloor = true
+    /// Whether the raw inserts are also made by pgbench where it is installed (`PgbenchAppend`):
+    /// `bench citus`, whose table shows the PostgresNIO raw alone, leaves it out.
+    public var measuresPgbench = true
 
     public init(service: URL, operators: URL, adminToken: String, database: DatabaseURL, servicePID: Int32?, workerPID: Int32? = nil,
                 duration: Duration, logger: Logger) {
@@ -195,11 +204,14 @@ public struct PushBenchmark: Sendable {
             report("\(scenario.name): ours \(Int(ours)) events/s")
             let (raw, rawCost) = try await rawInserts(batch: scenario.batch, clients: scenario.rawClients, meter: meter)
             report("\(scenario.name): raw \(Int(raw)) rows/s")
+            let pgbench = try await pgbenchInserts(batch: scenario.batch, clients: scenario.rawClients)
+            if let pgbench { report("\(scenario.name): pgbench's raw \(Int(pgbench)) rows/s") }
             var figure = Throughput(scenario: scenario, oursEventsPerSecond: ours, rawRowsPerSecond: raw,
                                     pushP50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000,
                                     pushP99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000, failedPushes: failures,
                                     serviceCPUMicrosecondsPerEvent: ProcessCPU.microseconds(from: cpuBefore.0, to: cpuAfter.0, per: events),
                                     workerCPUMicrosecondsPerEvent: ProcessCPU.microseconds(from: cpuBefore.1, to: cpuAfter.1, per: events))
+            figure.pgbenchRowsPerSecond = pgbench
             figure.database = DatabaseCostPerEvent(ours: databaseCost, events: events, raw: rawCost.cost, rawRows: rawCost.rows)
             if !nodes.isEmpty {
                 figure.nodesCPU = nodes.indices.map { index in
@@ -342,10 +354,7 @@ public struct PushBenchmark: Sendable {
     /// rows a second, and what PostgreSQL spent on the inserts (`meter`) with the rows inserted.
     /// Each client's statements are `RawAppend`'s.
     func rawInserts(batch: Int, clients: Int, meter: DatabaseMeter, for part: Duration? = nil) async throws -> (Double, (cost: DatabaseCost, rows: Int)) {
-        let client = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: clients + 1), backgroundLogger: logger)
-        return try await client.withRunning {
-            try await client.query("DROP TABLE IF EXISTS bench_raw_events", logger: logger)
-            try await client.query("CREATE TABLE bench_raw_events (LIKE events INCLUDING ALL)", logger: logger)
+        try await withRawTable(connections: clients + 1) { client in
             let databaseBefore = try await meter.start()
             let deadline = ContinuousClock.now + (part ?? duration)
             let rows = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -363,8 +372,30 @@ public struct PushBenchmark: Sendable {
                 return try await group.reduce(0, +)
             }
             let cost = try await meter.finish(cpuBefore: databaseBefore)
-            try await client.query("DROP TABLE bench_raw_events", logger: logger)
             return (Double(rows) / (part ?? duration).inSeconds, (cost, rows))
+        }
+    }
+
+    /// pgbench's clients make `rawInserts`' inserts (`PgbenchAppend`) for `duration`: rows a
+    /// second, by pgbench's own count; nil where pgbench is not installed or not measured.
+    func pgbenchInserts(batch: Int, clients: Int) async throws -> Double? {
+        guard measuresPgbench, let pgbench = PgbenchAppend.find() else { return nil }
+        let run = try await withRawTable(connections: 1) { _ in
+            try await pgbench.run(batch: batch, clients: clients, duration: duration, database: database)
+        }
+        return run.transactionsPerSecond * Double(batch)
+    }
+
+    /// `body` with a new, empty copy of the events table (its indexes and constraints, not its
+    /// trigger) as `bench_raw_events`, on a client of `connections`; the copy is dropped after.
+    func withRawTable<Result: Sendable>(connections: Int, _ body: (PostgresClient) async throws -> Result) async throws -> Result {
+        let client = PostgresClient(configuration: try database.clientConfiguration(maximumConnections: connections), backgroundLogger: logger)
+        return try await client.withRunning {
+            try await client.query("DROP TABLE IF EXISTS bench_raw_events", logger: logger)
+            try await client.query("CREATE TABLE bench_raw_events (LIKE events INCLUDING ALL)", logger: logger)
+            let result = try await body(client)
+            try await client.query("DROP TABLE bench_raw_events", logger: logger)
+            return result
         }
     }
 

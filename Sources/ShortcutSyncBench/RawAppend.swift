@@ -9,6 +9,9 @@ import PostgresNIO
 /// cast into a constant, and the raw rows skipped the body's parse that every pushed event pays
 /// (docs/benchmarks.md, "The raw append binds its rows").
 struct RawAppend {
+    /// The columns a raw row fills, `PgbenchAppend`'s too.
+    static let columns = "account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body"
+
     let batch: Int
     let account = UUID(), device = UUID()
     private var ids = SplitMix64(state: UInt64.random(in: .min ... .max))
@@ -28,7 +31,7 @@ struct RawAppend {
         nextSeq += Int64(batch)
         let eventIDs = seqs.map { _ in ids.nextUUID() }, walls = seqs.map { 1_763_712_000_000 + $0 }
         return """
-            INSERT INTO bench_raw_events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
+            INSERT INTO bench_raw_events (\(unescaped: RawAppend.columns))
             SELECT \(account), e.seq, \(device), e.seq, e.id, e.type, e.wall, e.counter, e.body::jsonb
             FROM unnest(\(eventIDs)::uuid[], \(seqs)::int8[], \(types)::text[], \(walls)::int8[], \(counters)::int8[], \(bodies)::text[])
                  AS e(id, seq, type, wall, counter, body)
