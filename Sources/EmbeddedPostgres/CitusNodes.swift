@@ -49,7 +49,8 @@ public final class CitusNodes: Sendable {
 
     /// Starts a coordinator and `workerCount` workers under a new temporary directory, runs
     /// `body`, then stops every node and removes the directory, also when `body` throws or the
-    /// task is cancelled.
+    /// task is cancelled. First it stops and removes the clusters whose owner ended without
+    /// stopping them (`stopOrphans`): a killed run's.
     ///
     /// `shardCount`: `citus.shard_count` (Citus's own 32 without one). `statementStatistics`:
     /// also load `pg_stat_statements` on every node, where it is installed (a benchmark's
@@ -59,8 +60,9 @@ public final class CitusNodes: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         _ body: (CitusNodes) async throws -> Result
     ) async throws -> Result {
+        stopOrphans(logger: logger)
         let directory = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("shortcut-sync-citus-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            .appendingPathComponent("\(directoryPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let password = EmbeddedPostgres.randomPassword()
         let loaded = statementStatistics && EmbeddedPostgres.extensionLibrary("pg_stat_statements") != nil

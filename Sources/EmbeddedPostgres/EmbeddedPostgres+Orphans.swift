@@ -41,16 +41,33 @@ extension EmbeddedPostgres {
         guard let text = try? String(contentsOf: ownerFile, encoding: .utf8),
               let owner = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), owner > 0,
               owner != getpid(), !isRunning(owner) else { return false }
-        guard let lines = postmasterFile(cluster), lines.count > 1, let postmaster = pid_t(lines[0]), postmaster > 0,
-              isRunning(postmaster) else { return false }
-        // The pid is that cluster's postmaster (not a process that took over a recycled pid).
-        return URL(fileURLWithPath: lines[1]).standardizedFileURL.path == cluster.standardizedFileURL.path
-            && isPostgres(postmaster)
+        return runningServer(of: cluster) != nil
     }
 
-    /// When this process started, where /proc tells.
+    /// The postmaster that `postmaster.pid` names, while it runs and serves that very cluster (not
+    /// a process that took over a recycled pid).
+    static func runningServer(of cluster: URL) -> pid_t? {
+        guard let lines = postmasterFile(cluster), lines.count > 1, let postmaster = pid_t(lines[0]), postmaster > 0,
+              isRunning(postmaster),
+              URL(fileURLWithPath: lines[1]).standardizedFileURL.path == cluster.standardizedFileURL.path,
+              isPostgres(postmaster) else { return nil }
+        return postmaster
+    }
+
+    /// When this process started, from /proc: its start in clock ticks after boot
+    /// (`/proc/self/stat`) and the boot's time (`/proc/stat`), to the second.
+    ///
+    /// Not the modification date of `/proc/self`: that is a link, whose own date is the one /proc
+    /// was mounted with, days before any test run, and no owner recorded itself before it (a test
+    /// run swept nothing that an earlier one left).
     public static var processStart: Date? {
-        (try? FileManager.default.attributesOfItem(atPath: "/proc/self"))?[.modificationDate] as? Date
+        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8), let close = stat.lastIndex(of: ")"),
+              let system = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
+        // The fields after the command's ")": the state (the 3rd field) first, the start time the 22nd.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        let boot = system.split(separator: "\n").first { $0.hasPrefix("btime ") }.flatMap { Double($0.dropFirst("btime ".count)) }
+        guard fields.count > 19, let ticks = Double(fields[19]), let boot else { return nil }
+        return Date(timeIntervalSince1970: boot + ticks / Double(sysconf(Int32(_SC_CLK_TCK))))
     }
 
     /// Whether `pid`'s program is PostgreSQL's server, where /proc tells.

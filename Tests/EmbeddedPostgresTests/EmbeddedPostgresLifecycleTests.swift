@@ -115,6 +115,17 @@ import Glibc
         await second.stop()
     }
 
+    /// The moment a test run sweeps from: this process's start, not the date of /proc's `self`
+    /// link (the mount's, days old), before which no owner had recorded itself.
+    @Test func theProcesssStartIsWhenThisProcessBegan() throws {
+        let start = try #require(EmbeddedPostgres.processStart)
+        let executable = CommandLine.arguments[0]
+        let built = try #require(try FileManager.default.attributesOfItem(atPath: executable)[.modificationDate] as? Date)
+        #expect(start <= Date().addingTimeInterval(1), "not in the future")
+        // To the second (the boot's time is), and after the test executable was made.
+        #expect(start >= built.addingTimeInterval(-2), "\(start): before \(executable) was built at \(built)")
+    }
+
     @Test func startingAClusterStopsTheOrphansUnderItsDataDirectory() async throws {
         let parent = Self.directory()
         let nested = parent.appendingPathComponent("bench-run")

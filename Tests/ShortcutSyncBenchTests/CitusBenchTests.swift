@@ -1,5 +1,6 @@
 import EmbeddedPostgres
 import Foundation
+import ShortcutSyncBench
 import ShortcutSyncChildProcess
 import ShortcutSyncDatabaseTestSupport
 import Testing
@@ -53,6 +54,41 @@ struct CitusBenchTests {
         #expect(try await command.waitForExit(timeout: .seconds(120)), "bench citus did not end within 120 s of SIGINT")
         #expect(command.exitStatus != 0)
         try await Self.expectNothingLeft(of: command.processIdentifier, dataDirectory: dataDirectory)
+    }
+
+    /// A run killed with its cluster up leaves every node running (nothing of it can stop them);
+    /// the next cluster's start stops them and removes their directory, as the next test run's
+    /// start does (`CitusNodes.stopOrphans`).
+    @Test(.timeLimit(.minutes(5)))
+    func aKilledRunsNodesAreStoppedAndRemovedWhenTheNextClusterStarts() async throws {
+        let dataDirectory = try Self.dataDirectory()
+        let command = try await CommandProcess(["bench", "citus", "--smoke", "--data-dir", dataDirectory.path])
+        defer {
+            command.forceStop()
+            // The one PostgreSQL the killed run left, the embedded sweep's (and the nodes, should the test fail).
+            EmbeddedPostgres.stopOrphans(under: dataDirectory, logger: TestDatabase.shared.logger)
+            CitusNodes.stopOrphans(logger: TestDatabase.shared.logger)
+            try? FileManager.default.removeItem(at: dataDirectory)
+        }
+        let nodes = CitusBenchmark.workerCount + 1
+        let deadline = ContinuousClock.now + .seconds(180)
+        while Self.servers(of: command.processIdentifier, dataDirectory: dataDirectory).citus.count < nodes && command.isRunning {
+            guard ContinuousClock.now < deadline else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try #require(command.isRunning, "bench citus ended before its cluster started: \(command.errorOutput)")
+        command.send(SIGKILL)
+        #expect(try await command.waitForExit(timeout: .seconds(10)))
+        let left = Self.servers(of: command.processIdentifier, dataDirectory: dataDirectory).citus
+        try #require(left.count == nodes, "the killed run's nodes run on: \(left)")
+
+        try await CitusNodes.with(workerCount: 1, logger: TestDatabase.shared.logger) { _ in }
+        for _ in 0..<100 where left.contains(where: EmbeddedPostgres.isRunning) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(!left.contains(where: EmbeddedPostgres.isRunning), "the killed run's nodes were stopped")
+        let temporary = (try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []
+        #expect(!temporary.contains { $0.hasPrefix(Self.citusPrefix(command.processIdentifier)) }, "the killed run's cluster directory was removed")
     }
 
     /// A data directory of the test's own for the embedded PostgreSQL of one run.

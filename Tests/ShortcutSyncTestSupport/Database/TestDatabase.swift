@@ -66,6 +66,7 @@ public actor TestDatabase {
             let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
             for place in Set([temporary.standardizedFileURL.path, "/tmp", "/var/tmp"]) {
                 removeClustersOfEndedRuns(in: URL(fileURLWithPath: place))
+                CitusNodes.stopOrphans(in: URL(fileURLWithPath: place), logger: logger)
             }
             let directory = temporary.appendingPathComponent("shortcut-sync-tests-\(getpid())")
             // Every suite's services share it: at the run's start its clusters held up to about 360
@@ -94,6 +95,7 @@ public actor TestDatabase {
     /// running — the shared one, and those of its tests' own data directories (`shortcut-sync-*`
     /// in the temporary directory), whose owner is a `serve` or test process that has ended and
     /// recorded itself before this process began (what this run's tests leave is theirs to stop).
+    /// A killed run's Citus clusters are `CitusNodes.stopOrphans`' to stop and remove.
     private static func removeClustersOfEndedRuns(in directory: URL) {
         let prefix = "shortcut-sync-tests-"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix("shortcut-sync-") {
