@@ -34,8 +34,12 @@ import Testing
         var figure = PushBenchmark.Throughput(scenario: scenario, oursEventsPerSecond: 6_000, rawRowsPerSecond: 10_000, pushP50Milliseconds: 60,
                                               pushP99Milliseconds: 90, failedPushes: 0, serviceCPUMicrosecondsPerEvent: 40)
         figure.pgbenchRowsPerSecond = pgbench
-        let results = PushBenchmark.Results(throughput: [figure], latency: .init(streams: 20, samples: 20, p50Milliseconds: 5, p99Milliseconds: 10))
+        let latency = PushBenchmark.Latency(streams: 20, samples: 20, p50Milliseconds: 5, p99Milliseconds: 10, serviceResidentBytes: 70_000_000,
+                                            serviceIdleResidentBytes: 68_000_000)
+        let results = PushBenchmark.Results(throughput: [figure], latency: latency)
         let lines = results.table.split(separator: "\n").map(String.init)
+        let columns = Set(lines.map { $0.filter { $0 == "|" }.count })
+        #expect(columns.count == 1, "every row has the header's columns: \(lines)")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(results), as: UTF8.self)
