@@ -30,26 +30,32 @@ public func buildApplication(
     // The key is read (and a bad one refused) before anything starts.
     let apns = configuration.runsWaker ? configuration.apns : nil
     try await apns?.validate()
+    let keptOpen = configuration.server.connectionsKeptOpen ?? configuration.server.pushesRunning
     let client = try await database.servicePool(maximumConnections: configuration.server.maximumConnections,
-                                                keptOpen: configuration.server.connectionsKeptOpen ?? configuration.server.pushesRunning, logger: logger)
+                                                keptOpen: configuration.node == nil ? keptOpen : 1, logger: logger)
+    // The requests' pool: on the node this server is attached to (a Citus worker), else the same.
+    var requests = client
+    if let node = configuration.node {
+        requests = try await node.servicePool(maximumConnections: configuration.server.maximumConnections, keptOpen: keptOpen, logger: logger)
+    }
     let migrator = try Migrator(client: client, logger: logger)
-    // One LISTEN connection for the streams' hub and the waker.
-    let notifications = SharedNotifications(try database.notificationSource(logger: logger))
+    // One LISTEN connection (one a node, on Citus) for the streams' hub and the waker.
+    let notifications = SharedNotifications(try await database.serviceNotifications(attachedTo: configuration.node, logger: logger))
     let worker = configuration.runsWorker ? SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, tasks: configuration.workerTasks) : nil
-    let pushTokens = PushTokenStore(client: client, logger: logger)
-    let waker = Waker(store: pushTokens, apns: apns, notifications: notifications, configuration: configuration.wake, logger: logger)
+    let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: apns, notifications: notifications,
+                      configuration: configuration.wake, logger: logger)
     let wakeStatus = waker.status
     var parts = ServerParts(
-        accounts: AccountStore(client: client, logger: logger),
+        accounts: AccountStore(client: requests, logger: logger),
         events: {
-            var events = PostgresEventStore(client: client, logger: logger)
+            var events = PostgresEventStore(client: requests, logger: logger)
             events.maximumShortcuts = configuration.server.maximumShortcutsPerAccount
             events.readCache = configuration.pushRowsKept > 0 ? FoldReadCache(capacity: configuration.pushRowsKept) : nil
             return events
         }(),
-        projections: ProjectionStore(client: client, logger: logger, pullPageSize: configuration.server.pullPageSize),
-        pushTokens: pushTokens,
-        deviceSync: DeviceSyncStore(client: client, logger: logger),
+        projections: ProjectionStore(client: requests, logger: logger, pullPageSize: configuration.server.pullPageSize),
+        pushTokens: PushTokenStore(client: requests, logger: logger),
+        deviceSync: DeviceSyncStore(client: requests, logger: logger),
         migrator: migrator,
         notifications: notifications,
         wakes: {
@@ -66,6 +72,7 @@ public func buildApplication(
     let (workerMigrated, workerMigrationsApplied) = AsyncStream<Void>.makeStream()
     let (wakerMigrated, wakerMigrationsApplied) = AsyncStream<Void>.makeStream()
     var services: [any Service] = [client]
+    if configuration.node != nil { services.append(requests) }
     if let worker { services.append(AfterMigrations(service: worker, migrated: workerMigrated)) }
     services.append(AfterMigrations(service: waker, migrated: wakerMigrated))
     services.append(AdminTokenReloader(file: configuration.adminTokenFile.map(AdminTokenFile.init), adminToken: adminToken,

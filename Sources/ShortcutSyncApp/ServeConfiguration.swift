@@ -9,7 +9,14 @@ import ShortcutSyncWake
 public struct ServeConfiguration: Sendable {
     /// The listeners, limits and budgets of the HTTP service.
     public var server: ServerConfiguration
+    /// The database; on a Citus cluster, the coordinator's URL of it.
     public var database: DatabaseURL
+    /// On a Citus cluster, the node (a worker, as a URL of the database there) that this server's
+    /// requests run on (`--node-url`): pushes, pulls, sign-ins and sign-outs, and their `NOTIFY`s,
+    /// so that the coordinator runs none of them. The migrations, the maintenance tasks and the
+    /// waker's sweeps stay on `database`. nil: every statement on `database`, as on one PostgreSQL.
+    /// Either way the server listens on every node of the cluster (`ClusterNotifications`).
+    public var node: DatabaseURL?
     /// Whether this process also runs maintenance tasks (any number of processes may).
     public var runsWorker: Bool
     /// How many maintenance tasks it runs side by side.

@@ -7,15 +7,17 @@ import ShortcutSyncWorker
 /// What a `worker` process runs (DESIGN §6, §7): `tasks` maintenance tasks and, with an APNs key,
 /// a waker of sleeping devices, on a pool of their own, after migrating `database`. The services
 /// are returned in the order they start: the pool first, so it stops last. `apns` is validated by
-/// the caller, before the database is touched.
-public func buildWorkerServices(database: DatabaseURL, tasks: Int, apns: APNsConfiguration?, wake: WakeConfiguration,
-                                logger: Logger) async throws -> [any Service] {
+/// the caller, before the database is touched. `node`: on a Citus cluster, the node the tasks and
+/// the waker run their statements on (`worker --node`); the migrations stay on `database`, the
+/// coordinator. The waker listens on every node of the cluster either way.
+public func buildWorkerServices(database: DatabaseURL, node: DatabaseURL? = nil, tasks: Int, apns: APNsConfiguration?,
+                                wake: WakeConfiguration, logger: Logger) async throws -> [any Service] {
     try await Migrator.migrate(database, logger: logger)
     // Each task holds one connection while it folds; one more reads the queue's status, one the waker's.
-    let client = try await database.servicePool(maximumConnections: tasks + 2, keptOpen: tasks, logger: logger)
+    let client = try await (node ?? database).servicePool(maximumConnections: tasks + 2, keptOpen: tasks, logger: logger)
     let worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, tasks: tasks)
     let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: apns,
-                      notifications: try database.notificationSource(channels: [.projection], logger: logger),
+                      notifications: try await database.serviceNotifications(attachedTo: node, channels: [.projection], logger: logger),
                       configuration: wake, logger: logger)
     return [client, worker, waker]
 }

@@ -60,6 +60,9 @@ public final class NotificationHub: Service, Sendable {
     /// How many device streams are open.
     public var streamCount: Int { count(streams: true) }
 
+    /// On a Citus cluster, the nodes whose `LISTEN` is not in place now (`/readyz`).
+    public var nodesNotListening: [String] { notifications.nodesNotListening }
+
     /// How many pulls wait for a change (`waitFor`).
     public var waitingPullCount: Int { count(streams: false) }
 

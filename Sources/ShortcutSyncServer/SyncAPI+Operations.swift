@@ -54,6 +54,15 @@ extension SyncAPI {
             readiness.detail = "the database is unreachable"
             logger.log(level: .warning, "readiness check failed", error: error)
         }
+        // Still ready: every request is served; what the node announces is not heard meanwhile.
+        let notListening = hub.nodesNotListening
+        if !notListening.isEmpty {
+            readiness.nodesNotListening = notListening
+            readiness.degraded = true
+            if readiness.detail == nil {
+                readiness.detail = "this server's LISTEN on the cluster's node(s) \(notListening.joined(separator: ", ")) is not in place (it reconnects): pokes, sign-outs and rotations announced there are not heard until it is"
+            }
+        }
         readiness.ready = readiness.database && readiness.migrations
         let at = now()
         func figures(_ window: FreshnessWindow) -> Components.Schemas.FreshnessFigures? {

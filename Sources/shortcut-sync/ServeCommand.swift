@@ -69,6 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
     var maxConnectionsPerAddress: Int = 1_024
 
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var node: NodeOption
     @OptionGroup var apns: APNsOptions
     @OptionGroup var tracing: TracingOptions
 
@@ -130,6 +131,7 @@ struct ServeCommand: AsyncParsableCommand {
         server.deviceSignInBurst = deviceSignInBurst
         server.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
         var configuration = ServeConfiguration(server: server, database: location.url, runsWorker: !noWorker)
+        configuration.node = try node.url(of: location.url)
         configuration.workerTasks = workerTasks
         configuration.pushRowsKept = pushRowsKept
         configuration.apns = try apns.configuration()

@@ -12,6 +12,7 @@ struct WorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "worker", abstract: "Run maintenance worker tasks alone.")
 
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var node: NodeOption
     @OptionGroup var apns: APNsOptions
     @OptionGroup var tracing: TracingOptions
     @Option(help: "How many maintenance tasks fold accounts side by side.") var tasks = 1
@@ -28,7 +29,7 @@ struct WorkerCommand: AsyncParsableCommand {
         try await database.withDatabase { location in
             // Before the services are made: the APNs client takes the process's tracer when it is made.
             let traces = try tracing.bootstrap(serviceName: "shortcut-sync-worker")
-            let services = try await buildWorkerServices(database: location.url, tasks: tasks, apns: settings, wake: apns.wake, logger: logger)
+            let services = try await buildWorkerServices(database: location.url, node: try node.url(of: location.url), tasks: tasks, apns: settings, wake: apns.wake, logger: logger)
             // The spans' exporter stops last, to send what the others ended with.
             try await ServiceGroup.runUntilSignalled((traces.map { [$0] } ?? []) + location.services + services, logger: logger)
         }

@@ -17,12 +17,15 @@ public final class SharedNotifications: NotificationEvents {
         var standing: [NotificationSource.Event] = []
     }
 
-    private let source: NotificationSource
+    private let source: any NotificationEvents
     private let state = Mutex(State())
 
-    public init(_ source: NotificationSource) {
+    /// `source`: one node's (`NotificationSource`) or every node's of a Citus cluster (`ClusterNotifications`).
+    public init(_ source: any NotificationEvents) {
         self.source = source
     }
+
+    public var nodesNotListening: [String] { source.nodesNotListening }
 
     /// How many listeners read the events now.
     public var listenerCount: Int { state.withLock { $0.listeners.count } }

@@ -64,7 +64,8 @@ public final class CitusCluster: Sendable {
         _ body: (CitusCluster) async throws -> Result
     ) async throws -> Result {
         let logger = TestDatabase.shared.logger
-        return try await CitusNodes.with(shardCount: shardCount, logger: logger) { nodes in
+        // pg_stat_statements on every node: what each node ran (CitusAttachedServersTests).
+        return try await CitusNodes.with(shardCount: shardCount, statementStatistics: true, logger: logger) { nodes in
             try await body(CitusCluster(nodes: nodes, logger: logger))
         }
     }

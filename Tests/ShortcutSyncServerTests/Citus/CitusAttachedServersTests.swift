@@ -1,0 +1,156 @@
+import AsyncHTTPClient
+import EmbeddedPostgres
+import Foundation
+import NIOHTTP1
+import PostgresNIO
+import ShortcutSyncAPI
+import ShortcutSyncApp
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncServer
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+/// Servers attached to the workers of a Citus cluster (`serve --node`, issue 57 item 2): their
+/// pushes and pulls run on the worker, the coordinator runs none of their statements, and every
+/// server hears what the others announce on their own nodes (`ClusterNotifications`).
+@Suite(.serialized, .enabled(if: CitusCluster.suitesRun, CitusCluster.notInstalled), .citusCluster)
+struct CitusAttachedServersTests {
+    /// A push through a server on one worker pokes a stream open on a server of the other worker.
+    @Test func aPushThroughOneWorkerPokesAStreamOnTheOther() async throws {
+        try await Self.withTwoServers { first, second in
+            let account = try await first.createAccount()
+            let phone = try await first.createDevice(accountToken: account.token)
+            let mac = try await second.createDevice(accountToken: account.token, name: "Mac", platform: .macOS)
+            let macStream = try await StreamTests.open(second, token: mac.token)
+            #expect(macStream.status == .ok)
+            let recorder = StreamRecorder()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await recorder.record(macStream) }
+                #expect(try await recorder.wait { $0.contains(": keep-alive") }.contains(": keep-alive"))
+                phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
+                let version = try await phone.push()
+                let pushed = ContinuousClock.now
+                let received = try await recorder.wait(timeout: .seconds(5)) { $0.contains("event: changed") }
+                let waited = ContinuousClock.now - pushed
+                #expect(received.contains("event: changed\ndata: {\"version\": \(version)}"), "\(received)")
+                #expect(waited < .seconds(2), "the poke came \(waited) after the push's answer")
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// A pull waiting on one worker's server is answered by a push through the other's.
+    @Test func aPushThroughOneWorkerAnswersAPullWaitingOnTheOther() async throws {
+        try await Self.withTwoServers { first, second in
+            let account = try await first.createAccount()
+            let phone = try await first.createDevice(accountToken: account.token)
+            let created = try await first.createDevice(accountToken: account.token, name: "Mac", platform: .macOS)
+            let mac = SimulatedDevice(id: created.id, token: created.token, client: second.client(token: created.token))
+            try await mac.pull()
+            async let waited = mac.pull(waitFor: 1)
+            try await Task.sleep(for: .milliseconds(300))
+            phone.record(EndToEndTests.donation("leek"), at: Int64(Date().timeIntervalSince1970 * 1000))
+            let started = ContinuousClock.now
+            try await phone.push()
+            let answer = try await waited
+            #expect(answer.shortcuts.upserted.count == 1)
+            #expect(ContinuousClock.now - started < .seconds(2))
+        }
+    }
+
+    /// A device signed out through one worker's server is refused by the other's within a second,
+    /// though that server had its token cached from a request just before.
+    @Test func aSignOutThroughOneWorkerIs401OnTheOtherWithinASecond() async throws {
+        try await Self.withTwoServers { first, second in
+            let account = try await first.createAccount()
+            let created = try await first.createDevice(accountToken: account.token)
+            #expect(try await second.raw(.GET, "/v1/sync/pull", token: created.token).status == 200)
+            #expect(try await first.raw(.DELETE, "/v1/devices/\(created.id)", token: account.token).status == 204)
+            let signedOut = ContinuousClock.now
+            var status = 0
+            while ContinuousClock.now - signedOut < .seconds(1) {
+                status = try await second.raw(.GET, "/v1/sync/pull", token: created.token).status
+                if status == 401 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(status == 401, "still \(status) on the other worker's server a second after the sign-out")
+        }
+    }
+
+    /// With the server attached to a worker, the coordinator runs no statement of a sign-in, a
+    /// push, a pull or a waiting pull (`pg_stat_statements` on the coordinator, reset after the
+    /// server started), while the worker runs them.
+    @Test func theCoordinatorRunsNoStatementOfAPushOrAPull() async throws {
+        try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+            let nodes = try Self.workerNodes(of: url)
+            try await sql.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            try await TestServer.with(database: url, sql: sql, runsWorker: false, configure: { $0.node = nodes[0]; $0.runsWaker = false }) { server in
+                try await Self.everyNodeListened(server)
+                // Before the reset: a sign-in writes the reference table `devices`, whose copies are
+                // on every node, the coordinator's included.
+                let account = try await server.createAccount()
+                let phone = try await server.createDevice(accountToken: account.token)
+                try await sql.query("SELECT pg_stat_statements_reset()")
+                phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
+                let version = try await phone.push()
+                try await phone.pull()
+                try await phone.pull()
+                phone.record(EndToEndTests.donation("leek"), at: Int64(Date().timeIntervalSince1970 * 1000))
+                async let waited = phone.pull(waitFor: version + 1)
+                try await Task.sleep(for: .milliseconds(200))
+                try await phone.push()
+                _ = try await waited
+
+                let onCoordinator = try await Self.serviceStatements(on: url)
+                #expect(onCoordinator.isEmpty, "the coordinator ran: \(onCoordinator)")
+                let onWorker = try await Self.serviceStatements(on: nodes[0])
+                #expect(onWorker.contains { $0.contains("account_heads") }, "the worker ran no push: \(onWorker)")
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Two services on a fresh database of the cluster, the first attached to the first worker,
+    /// the second to the second, each listening on every node before `body` runs.
+    static func withTwoServers(_ body: (TestServer, TestServer) async throws -> Void) async throws {
+        try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+            let nodes = try workerNodes(of: url)
+            try await TestServer.with(database: url, sql: sql, runsWorker: false, configure: { $0.node = nodes[0] }) { first in
+                try await TestServer.with(database: url, sql: sql, runsWorker: false, configure: { $0.node = nodes[1]; $0.runsWaker = false }) { second in
+                    try await everyNodeListened(first)
+                    try await everyNodeListened(second)
+                    try await body(first, second)
+                }
+            }
+        }
+    }
+
+    /// The database at `url` (the coordinator's) on each worker of the suite's cluster.
+    static func workerNodes(of url: DatabaseURL) throws -> [DatabaseURL] {
+        try CitusCluster.required().workers.map { try url.onNode(DatabaseURL($0.url(database: url.database)).nodeName) }
+    }
+
+    /// Waits until the server's `LISTEN` is in place on every node (`/readyz` names none).
+    static func everyNodeListened(_ server: TestServer) async throws {
+        try await eventually("the server listens on every node", timeout: .seconds(15)) {
+            let ready = try await server.operators("/readyz")
+            return ready.status == 200 && ready.json["nodesNotListening"] == nil
+        }
+    }
+
+    /// The statements on the service's tables that the node of `url` ran in its database since
+    /// `pg_stat_statements` was reset there, with their calls.
+    static func serviceStatements(on url: DatabaseURL) async throws -> [String] {
+        try await url.withSingleConnection(logger: TestDatabase.shared.logger) { connection in
+            try await connection.query("""
+            SELECT calls::text || ' × ' || query FROM pg_stat_statements
+            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND query ~ '(events|account_heads|projection_|devices|accounts|device_sync|push_tokens)'
+              AND query !~ 'pg_stat_statements'
+            ORDER BY calls DESC
+            """, logger: TestDatabase.shared.logger).decode(String.self).collectAll()
+        }
+    }
+}
