@@ -77,6 +77,8 @@ public struct AccountBatchFold: Sendable {
     /// The learning rules with the batch's learning events.
     private var rules: LearningRules
     private var learningChanges: [LearningChange] = []
+    /// Whether an event of the batch was older than the horizon.
+    private var late = false
 
     public init(before: AccountFoldRows, normalizedPhrases: [String: String] = [:]) {
         self.before = before
@@ -92,6 +94,7 @@ public struct AccountBatchFold: Sendable {
     /// Folds one more event of the batch in.
     public mutating func apply(_ event: FoldEvent) {
         // An event older than the horizon is folded just after it (`AccountHorizon`).
+        if let horizon = before.horizon, event.key <= horizon.key { late = true }
         let event = before.horizon.effective(event)
         let key = event.key
         maxHLC = max(maxHLC, key.hlc)
@@ -230,6 +233,7 @@ public struct AccountBatchFold: Sendable {
                        resummed: [DonationGroupID: [LoggedDonation]] = [:],
                        forgottenShortcuts: [ShortcutID: EventKey] = [:]) throws -> AccountBatchResult {
         var result = AccountBatchResult(version: before.version, maxHLC: maxHLC, lastVersion: lastVersion)
+        if late { result.lateHorizon = before.horizon }
         var rules = self.rules, rulesBefore = before.learning
         for (shortcut, key) in forgottenShortcuts {
             rules.add(forgotten: shortcut, at: key)

@@ -36,4 +36,7 @@ public struct AccountBatchResult: Sendable, Hashable {
     public var forgottenShortcuts: [ShortcutID: EventKey] = [:]
     /// A scope whose pauses and resumes the batch took past `Limits.maxLearningChangesPerScope`.
     public var learningChangesBeyondLimit: LearningScope?
+    /// The account's horizon, when an event of the batch was older than it and folded just after
+    /// it (`AccountHorizon`): the log must record such an event at that clock.
+    public var lateHorizon: AccountHorizon?
 }

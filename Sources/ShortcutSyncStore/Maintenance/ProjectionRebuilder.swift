@@ -45,11 +45,13 @@ public struct ProjectionRebuilder: Sendable {
     public func rebuild(progress: @escaping @Sendable (RebuildProgress) async -> Void = { _ in }) async throws -> RebuildProgress {
         let total = try await store.eventCount()
         try await rows.reset(client)
+        // Compacted accounts start from their snapshots, and their catch-up folds the rest.
+        let compacted = try await store.seedRebuildFromSnapshots()
         let counter = RebuildCounter(total: total)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for range in AccountRange.split(into: partitions) {
                 group.addTask {
-                    try await foldAccounts(in: range) { events, accounts in
+                    try await foldAccounts(in: range, skipping: compacted) { events, accounts in
                         await progress(counter.add(events: events, accounts: accounts))
                     }
                 }
@@ -75,7 +77,9 @@ public struct ProjectionRebuilder: Sendable {
     /// every write. The range's events are streamed on one connection, in one snapshot (each
     /// account whole up to its head then), while its rows are written on another: a connection
     /// runs one statement at a time, and the stream's statement only ends once read.
-    private func foldAccounts(in range: AccountRange, folded: @Sendable (_ events: Int, _ accounts: Int) async -> Void) async throws {
+    private func foldAccounts(
+        in range: AccountRange, skipping compacted: Set<UUID>, folded: @Sendable (_ events: Int, _ accounts: Int) async -> Void
+    ) async throws {
         let log = log, rows = rows, accountsPerWrite = accountsPerWrite
         try await client.withConnection { reader in
             try await client.withConnection { writer in
@@ -97,6 +101,7 @@ public struct ProjectionRebuilder: Sendable {
                 }
 
                 for try await entry in try await log.foldLogByAccount(accounts: range, on: reader) {
+                    if compacted.contains(entry.accountId) { continue }
                     if entry.accountId != current?.account {
                         try finishAccount()
                         if pending.count >= accountsPerWrite { try await flush() }

@@ -23,7 +23,8 @@ extension ProjectionRowStore {
                 groups.row([.text(account.uuidString), .text(id.shortcut.bundleId), .text(id.shortcut.identifier), .text(id.group),
                             .int(Int64(row.count)), .bytes(row.latest.sortableBytes), .int(row.latestVersion),
                             row.coveredBelow.map { .bytes($0.sortableBytes) } ?? .null,
-                            row.habits.bytes.map { .bytes($0) } ?? .null])
+                            row.habits.bytes.map { .bytes($0) } ?? .null,
+                            CompactionColumns.stored(compactedOf: row).map { .bytes(Array($0.readableBytesView)) } ?? .null])
             }
             for (scope, key) in result.marks {
                 let columns = StoredScopes.columns(of: scope)
@@ -61,7 +62,8 @@ extension ProjectionRowStore {
             try await copy(accounts, into: "projection_accounts", ["account_id", "version", "max_hlc_wall", "max_hlc_counter", "learning", "forgets_shortcuts",
                                                                  "shortcut_count"], on: connection)
             try await copy(groups, into: "projection_donation_groups",
-                           ["account_id", "bundle_id", "identifier", "group_id", "donations", "latest_key", "latest_version", "covered_below", "habits"],
+                           ["account_id", "bundle_id", "identifier", "group_id", "donations", "latest_key", "latest_version", "covered_below", "habits",
+                            "compacted"],
                            on: connection)
             try await copy(marks, into: "projection_deletion_marks", ["account_id", "bundle_id", "scope", "value", "key"], on: connection)
             try await copy(voices, into: "projection_voice_shortcuts",

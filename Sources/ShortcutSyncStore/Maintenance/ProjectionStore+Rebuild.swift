@@ -25,6 +25,24 @@ extension ProjectionStore {
         }
     }
 
+    /// Copies every compacted account's snapshot (its rows at its horizon) into the emptied rebuild
+    /// tables, where its rebuild starts (its catch-up folds the events after the horizon); returns
+    /// those accounts, whose events the account-by-account pass leaves alone.
+    public func seedRebuildFromSnapshots() async throws -> Set<UUID> {
+        try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection in
+                for table in ProjectionTables.names {
+                    // Cross-account: a rebuild starts every compacted account from its snapshot.
+                    try await connection.guardedQuery("INSERT INTO rebuild.\(unescaped: table) SELECT * FROM snapshot.\(unescaped: table)",
+                                                      logger: logger)
+                }
+                // Cross-account: the compacted accounts, once at a rebuild's start.
+                let rows = try await connection.guardedQuery("SELECT account_id FROM snapshot.projection_accounts", logger: logger)
+                return Set(try await rows.decode(UUID.self).collectAll())
+            }
+        }
+    }
+
     /// Removes from the rebuild tables the rows of accounts erased since the rebuild read them
     /// (they have no head any more), on `connection`.
     public func dropErasedAccounts(on connection: PostgresConnection) async throws {

@@ -26,7 +26,7 @@ extension OperatorStore {
                 try await connection.guardedQuery("SET LOCAL shortcut_sync.erasure = 'on'", logger: logger)
                 var counts = ErasureCounts()
                 counts.events = try await deleteRows(of: account, from: "events", on: connection)
-                for tables in [ProjectionTables.live, .rebuild] {
+                for tables in [ProjectionTables.live, .rebuild, .snapshot] {
                     for table in ProjectionTables.names {
                         counts.projectionRows += try await deleteRows(of: account, from: tables.prefix + table, on: connection)
                     }

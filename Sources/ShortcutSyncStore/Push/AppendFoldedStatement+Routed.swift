@@ -14,13 +14,13 @@ extension AppendFoldedStatement {
     /// same account waits and then finds the head moved. Then the batch, as one multi-row `INSERT
     /// … VALUES` (an `INSERT … SELECT` into `events` goes through the coordinator, which draws its
     /// `position` from a sequence), then each fold arm the result writes (`FoldArm.routedSQL`),
-    /// bound with the one statement's `$1`…`$49`, then COMMIT: one command on one worker, no
+    /// bound with the one statement's `$1`…`$50`, then COMMIT: one command on one worker, no
     /// two-phase commit. A unique violation (a retry, a reused id) fails the transaction as it
     /// fails the one statement, and the caller tells which. How many events it appended and the
     /// head's new mark; nil when the head's check failed.
     func runAsRouterStatements(on connection: PostgresConnection, logger: Logger) async throws -> (appended: Int, mark: String)? {
         let bodies = batch.map(\.body.fieldsJSON)
-        var values = PostgresBindings(capacity: 49)
+        var values = PostgresBindings(capacity: 50)
         values.append(account)
         try FoldWriteStatement<LiveProjectionTables>.appendValues(
             of: result, unstored: UnstoredEvents(afterVersion: expectedVersion, events: batch, bodies: bodies), to: &values)

@@ -25,7 +25,7 @@ import ShortcutSyncDomain
 /// coordinator.
 ///
 /// Its fold arms are `Arms`' (`FoldArm`, the same text as the maintenance write's), with their
-/// parameters `$1`…`$49` whether an arm is there or not; the append's follow (`$50`…`$59`).
+/// parameters `$1`…`$50` whether an arm is there or not; the append's follow (`$51`…`$60`).
 /// Their types are declared (`bindingDataTypes`), so that a statement without some arms still
 /// knows the types of the values it does not read.
 struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
@@ -40,8 +40,8 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
 
     private static var moved: String {
         """
-        UPDATE account_heads h SET version = $58, folded_version = $58
-        WHERE h.account_id = $1 AND h.version = $51 AND h.folded_version = $51 AND \(AccountHead.markSQL) = $59
+        UPDATE account_heads h SET version = $59, folded_version = $59
+        WHERE h.account_id = $1 AND h.version = $52 AND h.folded_version = $52 AND \(AccountHead.markSQL) = $60
         RETURNING \(AccountHead.markSQL) AS mark
         """
     }
@@ -49,14 +49,14 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
     private static var inserted: String {
         """
         INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
-        SELECT $1, $51 + b.ord, $50, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
-        FROM moved, unnest($52::uuid[], $53::int8[], $54::text[], $55::int8[], $56::int8[], $57::text[])
+        SELECT $1, $52 + b.ord, $51, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
+        FROM moved, unnest($53::uuid[], $54::int8[], $55::text[], $56::int8[], $57::int8[], $58::text[])
              WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord)
         RETURNING 1
         """
     }
 
-    /// `$1`…`$59`, as `makeBindings` appends them.
+    /// `$1`…`$60`, as `makeBindings` appends them.
     static var bindingDataTypes: [PostgresDataType] {
         [.uuid, .int8, .int8, .int8]                                          // $1 the account, $2…$4 its row
             + [.textArray, .textArray, .textArray]                            // $5…$7 groups gone
@@ -70,8 +70,9 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
             + [.byteaArray, .byteaArray]                                      // $44, $45 shortcuts' latest keys and sums
             + [.textArray, .textArray, .byteaArray]                           // $46…$48 shortcuts' sums alone
             + [.int8]                                                         // $49 the account's shortcut count
-            + [.uuid, .int8, .uuidArray, .int8Array, .textArray, .int8Array, .int8Array, .textArray, .int8]  // $50…$58 the append
-            + [.text]                                                         // $59 the head's mark
+            + [.byteaArray]                                                   // $50 groups' compacted parts
+            + [.uuid, .int8, .uuidArray, .int8Array, .textArray, .int8Array, .int8Array, .textArray, .int8]  // $51…$59 the append
+            + [.text]                                                         // $60 the head's mark
     }
 
     var account: UUID
@@ -85,7 +86,7 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
 
     func makeBindings() throws -> PostgresBindings {
         let bodies = batch.map(\.body.fieldsJSON)
-        var bindings = PostgresBindings(capacity: 59)
+        var bindings = PostgresBindings(capacity: 60)
         bindings.append(account)
         try FoldWriteStatement<LiveProjectionTables>.appendValues(
             of: result, unstored: UnstoredEvents(afterVersion: expectedVersion, events: batch, bodies: bodies), to: &bindings)

@@ -23,7 +23,7 @@ struct DonationReadStatement: PostgresPreparedStatement {
     /// The voice shortcuts bound to the donated shortcuts (part 3): a donation may make them available.
     static let boundVoicesPart = """
         SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key, v.phrase_key,
-               NULL, NULL, NULL, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL, NULL, NULL
+               NULL, NULL, NULL, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL, NULL, NULL, NULL
         FROM wanted_groups w
         CROSS JOIN LATERAL (SELECT v.* FROM projection_voice_shortcuts v
                             WHERE v.account_id = $1 AND v.target_bundle_id = w.b AND v.target_identifier = w.i OFFSET 0) v

@@ -8,7 +8,7 @@ extension FoldArm {
     /// table of the same colocation group; with the account as a parameter (`SELECT $1, …`, as
     /// the arms are written) it runs the SELECT on the coordinator and copies its rows over
     /// (three commands, measured). The values are the same: the row's `account_id` is `$1`.
-    /// Bound with the same `$1`…`$49` as `sql`.
+    /// Bound with the same `$1`…`$50` as `sql`.
     static let routedSQL: [FoldArm: String] = Dictionary(uniqueKeysWithValues: allCases.map { arm in
         let head = "(SELECT account_id FROM account_heads WHERE account_id = $1) go"
         var sql = arm.sql.replacingOccurrences(of: "FROM go", with: "FROM " + head)

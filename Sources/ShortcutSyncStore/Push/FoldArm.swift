@@ -7,7 +7,7 @@ import ShortcutSyncDomain
 ///
 /// Every arm reads its rows from `go`, a one-row arm that the statement defines before it: always
 /// one row in the maintenance write, one row only when the push's head check passed in the
-/// push's. Their parameters are numbered once for all of them (`$1` the account, `$2`…`$49` the
+/// push's. Their parameters are numbered once for all of them (`$1` the account, `$2`…`$50` the
 /// fold's values, `FoldWriteStatement.appendValues`), so an arm reads the same in every statement.
 enum FoldArm: String, CaseIterable, Sendable {
     case account
@@ -52,13 +52,15 @@ enum FoldArm: String, CaseIterable, Sendable {
             """
         case .keptGroups:
             """
-            INSERT INTO projection_donation_groups (account_id, bundle_id, identifier, group_id, donations, latest_key, latest_version, covered_below, habits)
-            SELECT $1, b, i, g, n, l, p, nullif(c, ''::bytea), nullif(h, ''::bytea)
-            FROM go, unnest($8::text[], $9::text[], $10::text[], $11::int8[], $12::bytea[], $13::int8[], $14::bytea[], $43::bytea[])
-                 AS k(b, i, g, n, l, p, c, h)
+            INSERT INTO projection_donation_groups (account_id, bundle_id, identifier, group_id, donations, latest_key, latest_version, covered_below, habits,
+                                                    compacted)
+            SELECT $1, b, i, g, n, l, p, nullif(c, ''::bytea), nullif(h, ''::bytea), nullif(z, ''::bytea)
+            FROM go, unnest($8::text[], $9::text[], $10::text[], $11::int8[], $12::bytea[], $13::int8[], $14::bytea[], $43::bytea[], $50::bytea[])
+                 AS k(b, i, g, n, l, p, c, h, z)
             ON CONFLICT (account_id, bundle_id, identifier, group_id) DO UPDATE SET
                 donations = excluded.donations, latest_key = excluded.latest_key,
-                latest_version = excluded.latest_version, covered_below = excluded.covered_below, habits = excluded.habits
+                latest_version = excluded.latest_version, covered_below = excluded.covered_below, habits = excluded.habits,
+                compacted = excluded.compacted
             """
         case .marks:
             """

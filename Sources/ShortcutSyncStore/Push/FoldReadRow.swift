@@ -6,7 +6,7 @@ import ShortcutSyncDomain
 /// `FoldReadStatement` and `DonationReadStatement`, which share one row shape (a `UNION ALL` of
 /// parts told apart by their first column).
 enum FoldReadRow {
-    case account(version: Int64, maxHLC: HLCTimestamp, learning: LearningRules, shortcutCount: Int)
+    case account(version: Int64, maxHLC: HLCTimestamp, learning: LearningRules, shortcutCount: Int, horizon: AccountHorizon?)
     case group(DonationGroupRow)
     case mark(DeletionScope, EventKey)
     case forgotten(ShortcutID, EventKey)
@@ -27,6 +27,7 @@ enum FoldReadRow {
         let installed = try cells.next([String]?.self)
         let k3 = try cells.next(ByteBuffer?.self)
         let n4 = try cells.next(Int32?.self)
+        let k4 = try cells.next(ByteBuffer?.self)
         func required<T>(_ value: T?, _ column: String) throws -> T {
             guard let value else { throw StoreError.corruptRow("a stored fold row (part \(part)) has no \(column)") }
             return value
@@ -36,15 +37,18 @@ enum FoldReadRow {
             self = .account(version: try required(n1, "version"),
                             maxHLC: HLCTimestamp(wallMillis: n2 ?? 0, counter: Int(n3 ?? 0)),
                             learning: try k3.map(LearningRules.init(stored:)) ?? LearningRules(),
-                            shortcutCount: Int(try required(n4, "shortcut_count")))
+                            shortcutCount: Int(try required(n4, "shortcut_count")),
+                            horizon: try k4.map(CompactionColumns.horizon(stored:)))
         case 1:
             let shortcut = ShortcutID(bundleId: try required(s1, "bundle_id"), identifier: try required(s2, "identifier"))
             let id = DonationGroupID(shortcut: shortcut, group: try required(s3, "group_id"))
-            self = .group(DonationGroupRow(id: id, count: Int(try required(n1, "donations")),
-                                           latest: try EventKey(stored: try required(k1, "latest_key")),
-                                           latestVersion: try required(n2, "latest_version"),
-                                           coveredBelow: try k2.map(EventKey.init(stored:)),
-                                           habits: try k3.map(ShortcutHabits.init(stored:)) ?? ShortcutHabits()))
+            var group = DonationGroupRow(id: id, count: Int(try required(n1, "donations")),
+                                         latest: try EventKey(stored: try required(k1, "latest_key")),
+                                         latestVersion: try required(n2, "latest_version"),
+                                         coveredBelow: try k2.map(EventKey.init(stored:)),
+                                         habits: try k3.map(ShortcutHabits.init(stored:)) ?? ShortcutHabits())
+            if let k4 { try CompactionColumns.read(compacted: k4, into: &group) }
+            self = .group(group)
         case 2 where s2 == StoredScopes.forget:
             let shortcut = ShortcutID(bundleId: try required(s1, "bundle_id"), identifier: try required(s3, "value"))
             self = .forgotten(shortcut, try EventKey(stored: try required(k1, "key")))

@@ -82,14 +82,14 @@ extension FoldSQL {
         SELECT 0 AS part, NULL::text AS s1, NULL::text AS s2, NULL::text AS s3, NULL::text AS s4, NULL::text AS s5,
                NULL::bytea AS k1, NULL::bytea AS k2, a.version AS n1, a.max_hlc_wall AS n2, a.max_hlc_counter AS n3,
                NULL::uuid AS u1, NULL::uuid AS u2, NULL::bool AS f1, NULL::bool AS f2, NULL::text[] AS installed, a.learning AS k3,
-               a.shortcut_count AS n4
+               a.shortcut_count AS n4, a.horizon AS k4
         FROM projection_accounts a WHERE a.account_id = $1
         """
 
     /// The wanted groups' rows (part 1), from `wanted_groups`.
     static let groupsPart = """
         SELECT 1, g.bundle_id, g.identifier, g.group_id, NULL, NULL, g.latest_key, g.covered_below, g.donations, g.latest_version, NULL,
-               NULL, NULL, NULL, NULL, NULL, g.habits, NULL
+               NULL, NULL, NULL, NULL, NULL, g.habits, NULL, g.compacted
         FROM wanted_groups w
         CROSS JOIN LATERAL (SELECT g.* FROM projection_donation_groups g
                             WHERE g.account_id = $1 AND g.bundle_id = w.b AND g.identifier = w.i OFFSET 0) g
@@ -97,7 +97,7 @@ extension FoldSQL {
 
     /// The deletion marks and shortcuts' forgets of `$7`…`$9` (part 2).
     static let marksPart = """
-        SELECT 2, m.bundle_id, m.scope, m.value, NULL, NULL, m.key, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        SELECT 2, m.bundle_id, m.scope, m.value, NULL, NULL, m.key, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
         FROM unnest($7::text[], $8::text[], $9::text[]) AS k(b, s, v)
         CROSS JOIN LATERAL (SELECT m.* FROM projection_deletion_marks m
                             WHERE m.account_id = $1 AND m.bundle_id = k.b AND m.scope = k.s AND m.value = k.v OFFSET 0) m
@@ -107,14 +107,14 @@ extension FoldSQL {
     /// The wanted voice shortcuts (part 3), from `wanted_voices`.
     static let voicesPart = """
         SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key, v.phrase_key,
-               NULL, NULL, NULL, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL, NULL, NULL
+               NULL, NULL, NULL, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL, NULL, NULL, NULL
         FROM wanted_voices w
         CROSS JOIN LATERAL (SELECT v.* FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.voice_shortcut_id = w.id OFFSET 0) v
         """
 
     /// The devices of `$13` (part 4).
     static let devicesPart = """
-        SELECT 4, NULL, NULL, NULL, NULL, NULL, d.reported_key, NULL, NULL, NULL, NULL, d.device_id, NULL, NULL, NULL, d.installed, NULL, NULL
+        SELECT 4, NULL, NULL, NULL, NULL, NULL, d.reported_key, NULL, NULL, NULL, NULL, d.device_id, NULL, NULL, NULL, d.installed, NULL, NULL, NULL
         FROM unnest($13::uuid[]) AS k(d)
         CROSS JOIN LATERAL (SELECT d.* FROM projection_devices d WHERE d.account_id = $1 AND d.device_id = k.d OFFSET 0) d
         """
@@ -123,7 +123,7 @@ extension FoldSQL {
     static let headPart = """
         SELECT 5, \(AccountHead.markSQL), NULL, NULL, NULL, NULL, NULL, NULL, h.version, h.folded_version,
                coalesce((SELECT e.seq FROM events e WHERE e.account_id = $1 AND e.device_id = $14 ORDER BY e.seq DESC LIMIT 1), 0),
-               NULL, NULL, NULL, NULL, NULL, NULL, NULL
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
         FROM account_heads h WHERE h.account_id = $1
         """
 }

@@ -22,7 +22,7 @@ struct FoldWriteStatement<Tables: ProjectionTableSet>: PostgresPreparedStatement
 
 extension FoldWriteStatement {
     init(account: UUID, _ result: AccountBatchResult) throws {
-        var bindings = PostgresBindings(capacity: 49)
+        var bindings = PostgresBindings(capacity: 50)
         bindings.append(account)
         try Self.appendValues(of: result, unstored: .none, to: &bindings)
         self.bindings = bindings
@@ -32,7 +32,7 @@ extension FoldWriteStatement {
 
     func decodeRow(_ row: PostgresRow) throws {}
 
-    /// The statement's values after the account (`$2`…`$49`), in order. `unstored`: the events
+    /// The statement's values after the account (`$2`…`$50`), in order. `unstored`: the events
     /// appended by the same statement (`AppendFoldedStatement`), which cannot read them back from
     /// the events table: a shortcut whose latest donation is one of them takes its attributes
     /// from here.
@@ -43,7 +43,8 @@ extension FoldWriteStatement {
 
         var gone = (bundles: [String](), identifiers: [String](), groups: [String]())
         var kept = (bundles: [String](), identifiers: [String](), groups: [String](),
-                    counts: [Int64](), latest: [ByteBuffer](), versions: [Int64](), covered: [ByteBuffer](), habits: [ByteBuffer]())
+                    counts: [Int64](), latest: [ByteBuffer](), versions: [Int64](), covered: [ByteBuffer](), habits: [ByteBuffer](),
+                    compacted: [ByteBuffer]())
         // In key order, as every writer of these rows: fewer lock waits between writers.
         for (id, row) in result.groups.sorted(by: { $0.key < $1.key }) {
             if let row {
@@ -52,6 +53,7 @@ extension FoldWriteStatement {
                 kept.counts.append(Int64(row.count)); kept.latest.append(row.latest.stored)
                 kept.versions.append(row.latestVersion); kept.covered.append(row.coveredBelow?.stored ?? ByteBuffer())
                 kept.habits.append(row.habits.bytes.map { ByteBuffer(bytes: $0) } ?? ByteBuffer())
+                kept.compacted.append(CompactionColumns.stored(compactedOf: row) ?? ByteBuffer())
             } else {
                 gone.bundles.append(id.shortcut.bundleId)
                 gone.identifiers.append(id.shortcut.identifier); gone.groups.append(id.group)
@@ -121,6 +123,8 @@ extension FoldWriteStatement {
         bindings.append(sumsAlone.bundles); bindings.append(sumsAlone.identifiers); bindings.append(sumsAlone.sums)
         // $49: how many shortcuts the account's view holds after the batch (the account's row).
         bindings.append(Int64(result.shortcutCount))
+        // $50: the donation groups' compacted parts (`CompactionColumns`).
+        bindings.append(kept.compacted)
     }
 
     /// Sums as their column's bytes; empty bytes stand for none (NULL).

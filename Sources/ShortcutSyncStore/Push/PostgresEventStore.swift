@@ -61,6 +61,8 @@ public struct PostgresEventStore: Sendable {
 
         var pending = events[...]
         var fold = true
+        // Once known: the account's horizon, when events of the batch are older than it.
+        var horizon: AccountHorizon?
         for attempt in 0..<maxAttempts {
             let outcome: AppendOutcome
             do {
@@ -69,11 +71,16 @@ public struct PostgresEventStore: Sendable {
                 }
                 // What this process kept of the account is of no use past this write.
                 readCache?.forget(account)
+                let batch = horizon.map { Self.recorded(pending, of: device, after: $0) } ?? pending
                 outcome = try await withStatementSpan("push: append and fold in a transaction", .insert, "events") {
                     try await client.withConnection { connection in
-                        try await appendAndFold(pending, account: account, device: device, fold: fold, on: connection)
+                        try await appendAndFold(batch, account: account, device: device, fold: fold, on: connection)
                     }
                 }
+            } catch let late as LateEvents {
+                // Older than the account's horizon: recorded at the clock they are folded at.
+                horizon = late.horizon
+                continue
             } catch let error as PSQLError where error.isUniqueViolation {
                 if error.names(constraint: "events_event_id_key") {
                     throw try await idReuse(in: events, account: account, device: device)
@@ -150,6 +157,12 @@ public struct PostgresEventStore: Sendable {
         var error: any Error
     }
 
+    /// A push folded events older than the account's horizon, having recorded them at their own
+    /// clock: it is rolled back and made again with them at the horizon's (`recorded`).
+    struct LateEvents: Error {
+        var horizon: AccountHorizon
+    }
+
     /// The common push in three round trips and no transaction (DESIGN §6): read the rows the
     /// batch needs with the head, fold, then append and write the fold in one statement that
     /// writes only if the head has not been written since the read (`AppendFoldedStatement`; on
@@ -176,6 +189,16 @@ public struct PostgresEventStore: Sendable {
             logger.log(level: .debug, "an optimistic push went the locking way", error: error, metadata: ["account": "\(account)"])
             return nil
         }
+    }
+
+    /// `batch` as the log records it past `horizon`: an event older than it at the clock just after
+    /// it (`AccountHorizon.effectiveKey`), the others as they are.
+    static func recorded(_ batch: ArraySlice<Event>, of device: UUID, after horizon: AccountHorizon) -> ArraySlice<Event> {
+        ArraySlice(batch.map { event in
+            var event = event
+            event.hlc = horizon.effectiveKey(EventKey(hlc: event.hlc, deviceId: device, seq: event.seq)).hlc
+            return event
+        })
     }
 
     private func optimisticAttempt(
@@ -228,6 +251,8 @@ public struct PostgresEventStore: Sendable {
         _ batch: ArraySlice<Event>, _ unversioned: [FoldEvent], needs: FoldNeeds, over stored: AccountFoldRows, reading: FoldNeeds,
         at head: AccountHead, knowing deviceSeqs: [UUID: Int64], kept: Bool, account: UUID, device: UUID, on connection: PostgresConnection
     ) async throws -> AppendResult? {
+        // Events older than the account's horizon (rare): the locking way records them at its clock.
+        if let horizon = stored.horizon, unversioned.contains(where: { $0.key <= horizon.key }) { return nil }
         var events = unversioned
         for index in events.indices { events[index].version = head.version + Int64(index) + 1 }
         let rows = ProjectionRowStore(tables: .live, logger: logger)
@@ -324,6 +349,9 @@ public struct PostgresEventStore: Sendable {
                                                           index: (index ?? batch.startIndex) - batch.startIndex)
             }
             try requireRoom(for: batch, adding: result.addedShortcuts, held: result.shortcutCount)
+            // Events older than the account's horizon were folded just after it: the log must
+            // hold them at that clock too, so the push is made again with them there.
+            if let horizon = result.lateHorizon { throw LateEvents(horizon: horizon) }
         } else {
             // Not folded (the account is behind): the bound against the view as folded so far.
             let rows = ProjectionRowStore(tables: .live, logger: logger)

@@ -11,6 +11,7 @@ extension ProjectionRowStore {
         switch tables {
         case .live: _ = try await connection.guardedExecute(try FoldWriteStatement<LiveProjectionTables>(account: account, result), logger: logger)
         case .rebuild: _ = try await connection.guardedExecute(try FoldWriteStatement<RebuildProjectionTables>(account: account, result), logger: logger)
+        case .snapshot: _ = try await connection.guardedExecute(try FoldWriteStatement<SnapshotProjectionTables>(account: account, result), logger: logger)
         }
         if let learning = result.learning {
             // Rare (a batch with a learning event or a sign-out): a statement of its own.

@@ -76,6 +76,7 @@ public struct ProjectionRowStore: Sendable {
             try await read(DonationReadStatement(account: account, needs: needs, device: device), on: connection)
         case .live: try await read(FoldReadStatement<LiveProjectionTables>(account: account, needs: needs, device: device), on: connection)
         case .rebuild: try await read(FoldReadStatement<RebuildProjectionTables>(account: account, needs: needs, device: device), on: connection)
+        case .snapshot: try await read(FoldReadStatement<SnapshotProjectionTables>(account: account, needs: needs, device: device), on: connection)
         }
     }
 
@@ -87,7 +88,8 @@ public struct ProjectionRowStore: Sendable {
         var forgotten: [ShortcutID: EventKey] = [:]
         for row in try await connection.guardedExecute(statement, logger: logger) {
             switch row {
-            case .account(let version, let maxHLC, let learning, let shortcutCount):
+            case .account(let version, let maxHLC, let learning, let shortcutCount, let horizon):
+                rows.horizon = horizon
                 rows.version = version
                 rows.maxHLC = maxHLC
                 rows.learning = learning
@@ -129,8 +131,10 @@ public struct ProjectionRowStore: Sendable {
         var fold = AccountBatchFold(before: stored, normalizedPhrases: needs.normalizedPhrases)
         for event in batch.events { fold.apply(event) }
         let recounts = fold.recounts, resums = fold.resums
-        let covered = try await countCovered(account: account, foldedVersion: batch.foldedVersion, recounts, on: connection)
-        let resummed = try await countAgain(account: account, foldedVersion: batch.foldedVersion, resums, on: connection)
+        // The log past the horizon: what is compacted is the rows' (`AccountHorizon`).
+        let horizon = stored.horizon?.version ?? 0
+        let covered = try await countCovered(account: account, after: horizon, foldedVersion: batch.foldedVersion, recounts, on: connection)
+        let resummed = try await countAgain(account: account, after: horizon, foldedVersion: batch.foldedVersion, resums, on: connection)
         // An account that never forgot a shortcut has no such mark to read.
         let forgotten = stored.learning.forgetsShortcuts
             ? try await forgottenShortcuts(account: account, of: recounts.map(\.group.shortcut) + resums.map(\.group.shortcut), on: connection)
@@ -145,7 +149,7 @@ public struct ProjectionRowStore: Sendable {
     /// before the batch. One statement, naming the account; only a batch with such a late
     /// learning event runs it, and it reads what the groups hold.
     func countAgain(
-        account: UUID, foldedVersion: Int64, _ resums: [AccountBatchFold.Resum], on connection: PostgresConnection
+        account: UUID, after horizon: Int64, foldedVersion: Int64, _ resums: [AccountBatchFold.Resum], on connection: PostgresConnection
     ) async throws -> [DonationGroupID: [LoggedDonation]] {
         guard !resums.isEmpty else { return [:] }
         let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
@@ -163,7 +167,7 @@ public struct ProjectionRowStore: Sendable {
                   AND coalesce(e.body->>'groupIdentifier', '') = r.g
                   AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) >= (r.fw, r.fc, r.fd, r.fs)
                   AND coalesce((e.body->>'eligibleForPrediction')::bool, true)
-                  AND e.version <= \(foldedVersion)
+                  AND e.version > \(horizon) AND e.version <= \(foldedVersion)
             """, logger: logger)
         var donations: [DonationGroupID: [LoggedDonation]] = [:]
         for resum in resums { donations[resum.group] = [] }
@@ -197,12 +201,13 @@ public struct ProjectionRowStore: Sendable {
     // MARK: Counting covered donations
 
     /// For each recount, how many donations of its group with keys in its range the account's
-    /// log holds up to `foldedVersion` (those folded before the batch), and those of them eligible
+    /// log holds past `horizon` up to `foldedVersion` (those folded before the batch; the compacted
+    /// ones are the rows'), and those of them eligible
     /// for prediction (the fold takes back what they taught). One statement,
     /// naming the account; it reads each covered donation once, and a donation is covered once
     /// (coverage only rises), so this stays O(1) amortised per event.
     public func countCovered(
-        account: UUID, foldedVersion: Int64, _ recounts: [AccountBatchFold.Recount], on connection: PostgresConnection
+        account: UUID, after horizon: Int64 = 0, foldedVersion: Int64, _ recounts: [AccountBatchFold.Recount], on connection: PostgresConnection
     ) async throws -> (counts: [DonationGroupID: Int], eligible: [DonationGroupID: [LoggedDonation]]) {
         guard !recounts.isEmpty else { return ([:], [:]) }
         let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
@@ -223,7 +228,7 @@ public struct ProjectionRowStore: Sendable {
                   AND coalesce(e.body->>'groupIdentifier', '') = r.g
                   AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) >= (r.fw, r.fc, r.fd, r.fs)
                   AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) < (r.tw, r.tc, r.td, r.ts)
-                  AND e.version <= \(foldedVersion)
+                  AND e.version > \(horizon) AND e.version <= \(foldedVersion)
             """, logger: logger)
         var counts: [DonationGroupID: Int] = [:]
         var eligible: [DonationGroupID: [LoggedDonation]] = [:]

@@ -3,10 +3,12 @@ import Logging
 import PostgresNIO
 import ShortcutSyncDomain
 
-/// Which set of projection tables a fold writes: the live ones, or the rebuild beside them.
+/// Which set of projection tables a fold writes: the live ones, the rebuild beside them, or the
+/// snapshots of compacted accounts (their rows at their horizon, migration 0025).
 public enum ProjectionTables: Sendable, Hashable {
     case live
     case rebuild
+    case snapshot
 
     /// The tables of the projections, the same in both sets; the checkpoint apart.
     static let names = [
@@ -19,6 +21,7 @@ public enum ProjectionTables: Sendable, Hashable {
         switch self {
         case .live: ""
         case .rebuild: "rebuild."
+        case .snapshot: "snapshot."
         }
     }
 }

@@ -31,7 +31,7 @@
 --                    signed it in), signed out or imported: rarely, never per push or pull.
 --                    Per-device state that changes often (push_tokens, 0012) lives in
 --                    distributed tables instead.
---     The rebuild schema's tables are made with LIKE … INCLUDING ALL from the live ones; they are
+--     The rebuild and snapshot schemas' tables are made with LIKE … INCLUDING ALL from the live ones; they are
 --     distributed and colocated too, so that the rebuild's copy runs shard by shard.
 --   * Identity columns: events.position is `bigint GENERATED ALWAYS AS IDENTITY`. Citus supports
 --     bigint identity columns on distributed tables; each node draws from its own range, so
@@ -94,7 +94,7 @@ BEGIN
     END IF;
     FOR name IN
         SELECT c.oid::regclass FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname IN ('public', 'rebuild') AND c.relkind IN ('r', 'p')
+        WHERE n.nspname IN ('public', 'rebuild', 'snapshot') AND c.relkind IN ('r', 'p')
           AND (c.relname IN ('accounts', 'devices') AND n.nspname = 'public'
                OR NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'account_id' AND NOT a.attisdropped))
           AND NOT EXISTS (SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = c.oid)
@@ -123,7 +123,7 @@ BEGIN
     END IF;
     FOR name IN
         SELECT c.oid::regclass FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname IN ('public', 'rebuild') AND c.relkind IN ('r', 'p')
+        WHERE n.nspname IN ('public', 'rebuild', 'snapshot') AND c.relkind IN ('r', 'p')
           AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'account_id' AND NOT a.attisdropped)
           AND NOT EXISTS (SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = c.oid)
         ORDER BY n.nspname, c.relname

@@ -1,0 +1,104 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+private let logger = TestDatabase.shared.logger
+
+/// Compacting an account's history (issue 58, DESIGN §3 "Across the horizon") on PostgreSQL: the
+/// log loses its events up to a clean cut, the views do not change, a late event is folded (and
+/// recorded) just after the horizon, a retry of a device's last push is still a retry, and a
+/// rebuild from the snapshot equals the live rows.
+@Suite struct CompactionTests {
+    @Test func compactingKeepsTheViewsAndALateDeletionCoversEverythingCompacted() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let account = UUID()
+            var phone = DeviceScript(account: account), watch = DeviceScript(account: account)
+            try await register([phone, watch], client: client)
+            let store = PostgresEventStore(client: client, logger: logger)
+            let projections = ProjectionStore(client: client, logger: logger)
+            func push(_ events: [AcceptedEvent], _ device: UUID) async throws -> AppendResult {
+                try await store.append(events.map(\.event), account: account, device: device)
+            }
+            func views() async throws -> [DeviceView] {
+                [try await projections.fullView(account: account, device: phone.deviceId),
+                 try await projections.fullView(account: account, device: watch.deviceId)]
+            }
+            func events() async throws -> Int64 {
+                try await client.query("SELECT count(*) FROM events WHERE account_id = \(account)", logger: logger)
+                    .decode(Int64.self).collectAll().first ?? 0
+            }
+
+            // Versions 1…40: the phone donates four soups, one a push, at 1000…1390.
+            for index in 0..<40 { _ = try await push([phone.donate("soup-\(index % 4)", at: 1000 + Int64(index) * 10)], phone.deviceId) }
+            // 41, 42: the watch deletes soup-1 among them (at 1205) and donates tea (at 1300), in one push.
+            let watchPush = [watch.delete(.identifiers(["soup-1"]), at: 1205), watch.donate("tea", bundle: "com.example.tea", at: 1300)]
+            _ = try await push(watchPush, watch.deviceId)
+            // 43…52: later donations of the phone.
+            for index in 0..<10 { _ = try await push([phone.donate("soup-\(index % 4)", at: 2000 + Int64(index) * 10)], phone.deviceId) }
+            let before = try await views()
+            #expect(before[0].shortcuts.count == 5)
+
+            // Through 40 is asked: the watch's deletion (41, at 1205) is older than every donation
+            // from 22 on (1210…), so the last clean cut at or below 40 is 21.
+            let early = try await projections.compact(account: account, through: 40, dryRun: true)
+            #expect(early.outcome == .compacted && early.horizonVersion == 21)
+            // Through 45: a clean cut (46… are later than everything up to 45).
+            let dry = try await projections.compact(account: account, through: 45, dryRun: true)
+            #expect(dry.outcome == .compacted && dry.dryRun && dry.eventsRemoved > 0 && dry.horizonVersion == 45)
+            #expect(try await events() == 52, "a dry run removes nothing")
+            let compaction = try await projections.compact(account: account, through: 45)
+            #expect(compaction.outcome == .compacted)
+            #expect(compaction.horizonVersion == 45)
+            #expect(compaction.eventsRemoved == dry.eventsRemoved && compaction.bytesRemoved == dry.bytesRemoved)
+            // Kept: the latest donation of each of the five groups and each device's last push.
+            #expect(try await events() == 52 - Int64(compaction.eventsRemoved))
+            #expect(compaction.eventsKept <= 5 + 2, "\(compaction)")
+            #expect(try await views() == before, "compacting changes no view")
+            #expect(try await projections.compact(account: account, through: 45).outcome == .nothingOlder)
+
+            // A rebuild starts from the snapshot: it equals the live rows.
+            let rebuilder = ProjectionRebuilder(client: client, logger: logger)
+            let verified = try await rebuilder.verify()
+            #expect(verified.differences == [], "\(verified.differences.prefix(3))")
+
+            // The watch's last push again (a lost answer): a retry, nothing stored.
+            #expect(try await push(watchPush, watch.deviceId).appended == 0)
+
+            // Offline since before the horizon, the watch deletes every soup at 1100: folded just
+            // after the horizon, it covers every compacted soup donation, and the phone's after
+            // the horizon older than its clock there; the later ones stay.
+            let late = try await push([watch.delete(.all, at: 1100)], watch.deviceId)
+            #expect(late.appended == 1 && late.version == 53)
+            let clock = try await client.query("SELECT hlc_wall, hlc_counter FROM events WHERE account_id = \(account) AND version = 53",
+                                               logger: logger).decode((Int64, Int64).self).collectAll().first
+            let horizonKey = 2020  // version 45: the phone's donation at 2000 + 2 × 10
+            #expect(clock.map { [$0.0, $0.1] } == [Int64(horizonKey), 1], "recorded at the clock just after the horizon")
+            let after = try await views()
+            let soups = after[0].shortcuts.filter { $0.key.bundleId == "com.example.soup" }
+            // Donations after the horizon: versions 46…52, at 2030…2090, of soup-3, 0, 1, 2, 3, 0, 1.
+            #expect(soups.mapValues(\.donationCount) == [
+                ShortcutID(bundleId: "com.example.soup", identifier: "soup-0"): 2,
+                ShortcutID(bundleId: "com.example.soup", identifier: "soup-1"): 2,
+                ShortcutID(bundleId: "com.example.soup", identifier: "soup-2"): 1,
+                ShortcutID(bundleId: "com.example.soup", identifier: "soup-3"): 2,
+            ])
+            #expect(after[0].shortcuts[ShortcutID(bundleId: "com.example.tea", identifier: "tea")]?.donationCount == 1)
+            let again = try await rebuilder.verify()
+            #expect(again.differences == [], "\(again.differences.prefix(3))")
+
+            // Compacting again, through the head: version 53 is older than 46…52, so the only clean
+            // cut past 45 is the head itself.
+            let second = try await projections.compact(account: account, through: 53)
+            #expect(second.outcome == .compacted && second.horizonVersion == 53)
+            #expect(try await views() == after)
+            let last = try await rebuilder.verify()
+            #expect(last.differences == [], "\(last.differences.prefix(3))")
+            // What is left: the groups' latest donations and each device's last push.
+            #expect(try await events() <= 5 + 1 + 1)
+        }
+    }
+}
