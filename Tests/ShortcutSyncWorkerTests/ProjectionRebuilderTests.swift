@@ -184,6 +184,57 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// A push that read its account's rows before the account's swap writes while the swap holds
+    /// the head: on one PostgreSQL its one statement takes its snapshot before it waits for the
+    /// head, so its `DELETE`s would miss the rows the swap inserted (a deleted shortcut's donation
+    /// group came back). The swap changed the head's mark: the write finds another, writes
+    /// nothing, and the push reads the swapped rows and writes again; the deletion holds.
+    @Test func aPushThatWaitedForItsAccountsSwapWritesOverTheSwappedRows() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var phone = DeviceScript(account: UUID(), detail: .full)
+            var log = PushLog(client: client)
+            try await log.push(phone, [phone.donate("soup-1", at: 10), phone.donate("soup-2", at: 11)])
+            let store = ProjectionStore(client: client, logger: logger)
+            try await store.rebuilder.rebuild()
+            let deletion = [phone.delete(.identifiers(["soup-1"]), at: 20)]
+            let account = phone.account, device = phone.deviceId
+            let swapped = Flag(), release = Flag()
+            let events = PostgresEventStore(client: client, logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await client.withConnection { connection in
+                        try await connection.inTransaction(logger: logger) { connection in
+                            let (lag, _, _) = try #require(try await store.lockHeadForRebuild(account, on: connection))
+                            try await store.swapRebuiltRows(of: account, rebuiltVersion: lag.version, on: connection)
+                            await swapped.set()
+                            try await eventually("the test lets the swap commit", timeout: .seconds(60)) { await release.isSet }
+                        }
+                    }
+                }
+                // Let go whatever happens, so that the swap ends.
+                defer { Task { await release.set() } }
+                try await eventually("the swap holds the head") { await swapped.isSet }
+                let push = Task { try await events.append(deletion.map(\.event), account: account, device: device) }
+                try await eventually("the push's write waits for the head") {
+                    let waiting = try await client.query("""
+                        SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                        """, logger: logger).decode(Int64.self).collectAll()
+                    return (waiting.first ?? 0) > 0
+                }
+                await release.set()
+                try await group.waitForAll()
+                #expect(try await push.value.folded)
+            }
+            log.record(phone, deletion)
+            #expect(try await store.fullView(account: account, device: device) == log.expectedView(account: account, device: device))
+            let groups = try await client.query("""
+                SELECT count(*) FROM projection_donation_groups WHERE account_id = \(account) AND identifier = 'soup-1'
+                """, logger: logger).decode(Int64.self).collectAll()
+            #expect(groups == [0], "the deleted shortcut's group stays deleted")
+            #expect(try await store.rebuilder.verify().differences == [])
+        }
+    }
+
     /// A promotion makes accounts that were behind (an import not folded yet) current: their
     /// rebuilt rows include their head, and no maintenance fold adds their events a second time.
     @Test func aPromotionMakesTheAccountsBehindCurrent() async throws {
