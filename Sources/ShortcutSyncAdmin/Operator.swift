@@ -8,10 +8,14 @@ import ShortcutSyncStore
 public struct Operator: Sendable {
     public let client: DatabasePool
     public let logger: Logger
+    /// The database's URL, for `follow` to listen on every node of a Citus cluster (a node's
+    /// `NOTIFY` is heard on that node only); nil: on a connection of `client`'s.
+    public var database: DatabaseURL?
 
-    public init(client: DatabasePool, logger: Logger) {
+    public init(client: DatabasePool, logger: Logger, database: DatabaseURL? = nil) {
         self.client = client
         self.logger = logger
+        self.database = database
     }
 
     var store: OperatorStore { OperatorStore(client: client, logger: logger) }
@@ -49,6 +53,9 @@ public struct Operator: Sendable {
     public func shortcuts(device: UUID, prefix: LogPrefix = .all) async throws -> ShortcutsReport {
         guard let account = try await store.account(ofDevice: device) else {
             throw AdminUsageError("there is no device \(device.lowercased); `shortcut-sync admin devices --account A` lists an account's devices")
+        }
+        if prefix != .all, let horizon = try await store.horizon(of: account) {
+            throw replayRefused(account: account, device: device, horizon: horizon, prefix: prefix)
         }
         switch prefix {
         case .all:
@@ -110,11 +117,26 @@ public struct Operator: Sendable {
     /// whether more follow, and from which version (`--after`) to ask for them.
     public func events(_ filter: EventFilter, limit: Int) async throws -> EventsReport {
         try await requireAccount(filter.account)
+        // A compacted account's events start after its horizon (those kept below it are partial).
+        var filter = filter
+        let horizon = try await store.horizon(of: filter.account)
+        if let horizon {
+            if let after = filter.afterVersion, after < horizon.version { throw eventsRefused(account: filter.account, horizon: horizon) }
+            filter.afterVersion = max(filter.afterVersion ?? 0, horizon.version)
+        }
         // One event beyond the page tells whether more follow.
         let events = try await store.events(filter, limit: min(limit, Int.max - 1) + 1)
         let page = events.prefix(limit)
         let more = events.count > limit
-        return EventsReport(events: page.map(EventRow.init), more: more, nextAfter: more ? page.last?.version : nil)
+        return EventsReport(events: page.map(EventRow.init), more: more, nextAfter: more ? page.last?.version : nil,
+                            compacted: horizon.map(CompactedHistory.init))
+    }
+
+    /// On a Citus cluster, the change notifications of every node (`ClusterNotifications`); nil on
+    /// one PostgreSQL, or when the cluster's nodes cannot be read (the poll still finds every event).
+    private func clusterNotifications() async -> (any NotificationEvents)? {
+        guard let database, (try? await database.citusNodes(logger: logger)) != nil else { return nil }
+        return try? await database.serviceNotifications(channels: [.projection], logger: logger)
     }
 
     /// Hands the filter's events to `deliver` as they commit, in the account's version order,
@@ -127,11 +149,14 @@ public struct Operator: Sendable {
         deliver: @escaping @Sendable ([EventRow]) async throws -> Void
     ) async throws {
         try await requireAccount(filter.account)
+        if let after = filter.afterVersion, let horizon = try await store.horizon(of: filter.account), after < horizon.version {
+            throw eventsRefused(account: filter.account, horizon: horizon)
+        }
         let start: Int64 = if let after = filter.afterVersion { after } else { try await store.accountVersion(filter.account) }
         let (wakes, waker) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                let source = NotificationSource(.leased(from: client), channels: [.projection], logger: logger)
+                let source = await clusterNotifications() ?? NotificationSource(.leased(from: client), channels: [.projection], logger: logger)
                 try await source.withEvents { events in
                     for await event in events {
                         switch event {
@@ -172,13 +197,15 @@ public struct Operator: Sendable {
     /// order, with what it did (`ShortcutHistory`).
     public func history(account: UUID, shortcut: ShortcutID) async throws -> HistoryReport {
         try await requireAccount(account)
-        let log = try await store.accountLog(account, .all)
+        // A compacted account's history starts after its horizon (the events kept below it are partial).
+        let horizon = try await store.horizon(of: account)
+        let log = try await store.accountLog(account, .all).filter { $0.version > horizon?.version ?? 0 }
         let entries = ShortcutHistory(shortcut: shortcut).entries(of: log.map(\.accepted)).map { entry in
             let event = log[entry.index]
             return HistoryReport.Entry(version: event.version, position: event.position, recordedAt: event.recordedAt, deviceId: event.deviceId, type: event.event.type,
                                        effects: entry.effects.map { .init(kind: $0.kind, description: $0.description) })
         }
-        return HistoryReport(accountId: account, shortcut: shortcut.description, entries: entries)
+        return HistoryReport(accountId: account, shortcut: shortcut.description, entries: entries, compacted: horizon.map(CompactedHistory.init))
     }
 
     public func status() async throws -> StatusReport {
@@ -207,6 +234,10 @@ public struct Operator: Sendable {
     /// The account as export lines (`AccountArchive`).
     public func export(account: UUID) async throws -> [String] {
         guard let record = try await store.accountRecord(account) else { throw noAccount(account) }
+        if let horizon = try await store.horizon(of: account) {
+            // The archive carries events only: imported, a compacted account would fold into a wrong view.
+            throw AdminUsageError("account \(account.lowercased) is \(Self.compactedThrough(horizon)): an export carries no snapshot, so none was written")
+        }
         let events = try await store.accountLog(account, .all)
         // What was learned is decayed to the account's latest event: the same export of the same log, byte for byte.
         let latest = events.map(\.event.hlc.wallMillis).max() ?? 0

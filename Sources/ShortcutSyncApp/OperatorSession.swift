@@ -9,6 +9,6 @@ public func withOperator<Result: Sendable>(database: DatabaseURL, logger: Logger
     try await Migrator.migrate(database, logger: logger)
     let client = try database.commandPool(maximumConnections: 6, logger: logger)
     return try await client.withRunning {
-        try await body(Operator(client: client, logger: logger))
+        try await body(Operator(client: client, logger: logger, database: database))
     }
 }

@@ -92,6 +92,9 @@ struct CitusAttachedServersTests {
                 let account = try await server.createAccount()
                 let phone = try await server.createDevice(accountToken: account.token)
                 try await sql.query("SELECT pg_stat_statements_reset()")
+                for node in nodes {
+                    try await node.withSingleConnection(logger: TestDatabase.shared.logger) { try await $0.query("SELECT pg_stat_statements_reset()", logger: TestDatabase.shared.logger) }
+                }
                 phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
                 let version = try await phone.push()
                 try await phone.pull()
@@ -106,6 +109,48 @@ struct CitusAttachedServersTests {
                 #expect(onCoordinator.isEmpty, "the coordinator ran: \(onCoordinator)")
                 let onWorker = try await Self.serviceStatements(on: nodes[0])
                 #expect(onWorker.contains { $0.contains("account_heads") }, "the worker ran no push: \(onWorker)")
+            }
+        }
+    }
+
+    /// A server that loses one node's `LISTEN` (the node stopped) says so on `/readyz`, listens
+    /// again once the node is back, and then hears what is announced there: a sign-out through a
+    /// server of that node is 401 on it within a second.
+    @Test func aLostNodesListenIsReportedAndResumed() async throws {
+        let cluster = try CitusCluster.required()
+        try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+            let nodes = try Self.workerNodes(of: url)
+            try await TestServer.with(database: url, sql: sql, runsWorker: false, configure: { $0.node = nodes[0] }) { server in
+                try await Self.everyNodeListened(server)
+                let account = try await server.createAccount()
+                let created = try await server.createDevice(accountToken: account.token)
+
+                try await cluster.stopWorkerImmediately(1)
+                do {
+                    try await eventually("/readyz names the stopped node", timeout: .seconds(10)) {
+                        let ready = try await server.operators("/readyz")
+                        return ready.json["nodesNotListening"] as? [String] == [nodes[1].nodeName] && ready.json["degraded"] as? Bool == true
+                    }
+                } catch {
+                    try await cluster.startWorker(1)
+                    throw error
+                }
+                try await cluster.startWorker(1)
+                try await Self.everyNodeListened(server)
+
+                #expect(try await server.raw(.GET, "/v1/sync/pull", token: created.token).status == 200)
+                try await TestServer.with(database: url, sql: sql, runsWorker: false, configure: { $0.node = nodes[1]; $0.runsWaker = false }) { other in
+                    let answer = try await other.raw(.DELETE, "/v1/devices/\(created.id)", token: account.token)
+                    #expect(answer.status == 204)
+                }
+                let signedOut = ContinuousClock.now
+                var status = 0
+                while ContinuousClock.now - signedOut < .seconds(1) {
+                    status = try await server.raw(.GET, "/v1/sync/pull", token: created.token).status
+                    if status == 401 { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(status == 401, "still \(status) a second after a sign-out on the node that came back")
             }
         }
     }

@@ -48,8 +48,9 @@
 --     functions (now()) inside CASE/COALESCE of an UPDATE and any mutable function in an
 --     INSERT's DO UPDATE SET, and refuses subqueries in the target list beside a distributed
 --     table. The service's statements are written within these rules (see the comments at each).
---   * LISTEN/NOTIFY stays on the node that runs the statement: every server process connects to
---     the coordinator, where the pushes' notifications are sent.
+--   * LISTEN/NOTIFY stays on the node that runs the statement: on a Citus cluster every server
+--     process listens on every node of pg_dist_node (ClusterNotifications), whichever node it
+--     runs its statements on (the coordinator, or a worker with `serve --node`).
 --   * Advisory locks are per node: the migrator's lock works because it runs on the coordinator.
 
 -- Fails at once where the server has no Citus.
