@@ -41,7 +41,11 @@ public func buildApplication(
     let migrator = try Migrator(client: client, logger: logger)
     // One LISTEN connection (one a node, on Citus) for the streams' hub and the waker.
     let notifications = SharedNotifications(try await database.serviceNotifications(attachedTo: configuration.node, logger: logger))
-    let worker = configuration.runsWorker ? SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, tasks: configuration.workerTasks) : nil
+    let worker = configuration.runsWorker ? {
+        var worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, tasks: configuration.workerTasks)
+        worker.compaction = configuration.compaction
+        return worker
+    }() : nil
     let waker = Waker(store: PushTokenStore(client: client, logger: logger), apns: apns, notifications: notifications,
                       configuration: configuration.wake, logger: logger)
     let wakeStatus = waker.status

@@ -21,6 +21,9 @@ public struct ServeConfiguration: Sendable {
     public var runsWorker: Bool
     /// How many maintenance tasks it runs side by side.
     public var workerTasks = 1
+    /// When its maintenance tasks compact accounts' history past the retention by themselves
+    /// (`--keep-history`, 90 days unless told); nil: never, history is kept forever.
+    public var compaction: CompactionSchedule? = CompactionSchedule()
     /// Accounts whose last pushes' rows the service keeps for their next push (`FoldReadCache`); 0: none.
     public var pushRowsKept = FoldReadCache.defaultCapacity
     /// APNs, for background wakes (DESIGN §6, §7); nil: no key, no wake is sent.

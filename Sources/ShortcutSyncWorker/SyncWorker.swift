@@ -28,6 +28,10 @@ public struct SyncWorker: Service {
     public let idlePoll: Duration
     /// The first and the longest pause before a parked account is tried again.
     public var parkedRetry: (first: Duration, longest: Duration) = (.seconds(1), .seconds(300))
+    /// When accounts are compacted by themselves (`--keep-history`); nil: never (history kept forever).
+    /// The first task alone compacts, one account a transaction, only when no account is behind,
+    /// and rests after each compaction as long as it took (`poll` when none is due).
+    public var compaction: CompactionSchedule?
 
     /// One stream of wake-ups per task: a nudge wakes them all.
     private let wakeups: [AsyncStream<Void>]
@@ -55,8 +59,8 @@ public struct SyncWorker: Service {
         await cancelWhenGracefulShutdown {
             let metrics = WorkerMetrics()
             await withTaskGroup(of: Void.self) { group in
-                for wakeups in wakeups {
-                    group.addTask { await maintain(metrics: metrics, wakeups: wakeups) }
+                for (index, wakeups) in wakeups.enumerated() {
+                    group.addTask { await maintain(metrics: metrics, wakeups: wakeups, compacts: index == 0) }
                 }
                 // The idle poll: a tick into the same streams as the nudges.
                 group.addTask { [idlePoll] in
@@ -70,11 +74,14 @@ public struct SyncWorker: Service {
 
     /// Folds accounts behind, one transaction each, until there is none; then waits for a wake.
     /// A failure of the database is logged and retried after a pause.
-    private func maintain(metrics: WorkerMetrics, wakeups: AsyncStream<Void>) async {
+    /// `compacts`: this task also compacts accounts due, when none is behind (`compaction`).
+    private func maintain(metrics: WorkerMetrics, wakeups: AsyncStream<Void>, compacts: Bool) async {
         var wakeups = wakeups.makeAsyncIterator()
         var delay = Duration.milliseconds(100)
         // The gauge is read once each time the task runs out of work, not at every idle poll.
         var folded = true
+        // No compaction before this: the rest after the last one, or the poll after none was due.
+        var nextCompaction = ContinuousClock.now
         while !Task.isCancelled {
             do {
                 if try await foldNext(metrics: metrics) {
@@ -85,6 +92,15 @@ public struct SyncWorker: Service {
                 if folded {
                     metrics.behind.record(try await queue.accountsBehind())
                     folded = false
+                }
+                if compacts, let compaction, ContinuousClock.now >= nextCompaction {
+                    let started = ContinuousClock.now
+                    if try await compactNext(compaction, metrics: metrics) {
+                        // Throttled: at most half of one connection's time goes to compacting.
+                        nextCompaction = .now + max(started.duration(to: .now), .milliseconds(10))
+                        continue
+                    }
+                    nextCompaction = .now + compaction.poll
                 }
                 guard await wakeups.next() != nil else { return }
             } catch where !Task.isCancelled {
@@ -101,6 +117,33 @@ public struct SyncWorker: Service {
     /// Takes an account behind and folds up to `batchSize` of its events; false when none is behind.
     public func foldNext() async throws -> Bool {
         try await foldNext(metrics: WorkerMetrics())
+    }
+
+    /// Looks at one account due for compaction (`compaction`) and compacts it if its history past
+    /// the retention is worth it; false when none is due.
+    public func compactNext() async throws -> Bool {
+        guard let compaction else { return false }
+        return try await compactNext(compaction, metrics: WorkerMetrics())
+    }
+
+    private func compactNext(_ schedule: CompactionSchedule, metrics: WorkerMetrics) async throws -> Bool {
+        switch try await queue.compactNextDue(schedule, candidates: 8) {
+        case .idle:
+            return false
+        case .scheduled:
+            return true
+        case .compacted(let compaction):
+            if compaction.outcome == .compacted {
+                metrics.compactions.increment()
+                metrics.compactedEvents.increment(by: compaction.eventsRemoved)
+                metrics.compactedBytes.increment(by: Int(compaction.bytesRemoved))
+            }
+            logger.debug("an account's history past the retention was compacted", metadata: [
+                "account": "\(compaction.account)", "outcome": "\(compaction.outcome.rawValue)",
+                "horizon": "\(compaction.horizonVersion)", "events_removed": "\(compaction.eventsRemoved)",
+            ])
+            return true
+        }
     }
 
     private func foldNext(metrics: WorkerMetrics) async throws -> Bool {

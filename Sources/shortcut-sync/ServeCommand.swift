@@ -35,6 +35,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Maintenance tasks in this process: they fold accounts behind their version (after an import, or a push whose fold failed); any number of processes may run them.")
     var workerTasks = 1
 
+    @OptionGroup var keepHistory: KeepHistoryOption
+
     @Option(help: "/readyz reports degraded while more events than this wait to be folded.")
     var degradedLag: Int64 = 10_000
 
@@ -133,6 +135,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServeConfiguration(server: server, database: location.url, runsWorker: !noWorker)
         configuration.node = try node.url(of: location.url)
         configuration.workerTasks = workerTasks
+        configuration.compaction = try keepHistory.schedule()
         configuration.pushRowsKept = pushRowsKept
         configuration.apns = try apns.configuration()
         configuration.apnsTopics = try apns.topics()

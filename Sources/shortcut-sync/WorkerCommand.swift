@@ -16,6 +16,7 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup var apns: APNsOptions
     @OptionGroup var tracing: TracingOptions
     @Option(help: "How many maintenance tasks fold accounts side by side.") var tasks = 1
+    @OptionGroup var keepHistory: KeepHistoryOption
 
     func validate() throws {
         guard (1...256).contains(tasks) else { throw ValidationError("--tasks must be 1 to 256") }
@@ -29,7 +30,8 @@ struct WorkerCommand: AsyncParsableCommand {
         try await database.withDatabase { location in
             // Before the services are made: the APNs client takes the process's tracer when it is made.
             let traces = try tracing.bootstrap(serviceName: "shortcut-sync-worker")
-            let services = try await buildWorkerServices(database: location.url, node: try node.url(of: location.url), tasks: tasks, apns: settings, wake: apns.wake, logger: logger)
+            let services = try await buildWorkerServices(database: location.url, node: try node.url(of: location.url), tasks: tasks, apns: settings, wake: apns.wake,
+                                                         compaction: try keepHistory.schedule(), logger: logger)
             // The spans' exporter stops last, to send what the others ended with.
             try await ServiceGroup.runUntilSignalled((traces.map { [$0] } ?? []) + location.services + services, logger: logger)
         }

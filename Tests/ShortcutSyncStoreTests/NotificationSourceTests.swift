@@ -129,16 +129,16 @@ private func afterFirstListening(_ all: [NotificationSource.Event]) -> [Notifica
     return Array(all.dropFirst(first + 1))
 }
 
-private func notify(_ channel: String, _ payload: String, client: PostgresClient) async throws {
+func notify(_ channel: String, _ payload: String, client: PostgresClient) async throws {
     try await client.query("SELECT pg_notify(\(channel), \(payload))")
 }
 
-private func notify(_ notification: some Encodable, on channel: String, client: PostgresClient) async throws {
+func notify(_ notification: some Encodable, on channel: String, client: PostgresClient) async throws {
     try await notify(channel, String(decoding: try JSONEncoder().encode(notification), as: UTF8.self), client: client)
 }
 
 /// Every event the source yielded, in order.
-private final class SeenEvents: Sendable {
+final class SeenEvents: Sendable {
     private let events = Mutex<[NotificationSource.Event]>([])
 
     var all: [NotificationSource.Event] { events.withLock { $0 } }

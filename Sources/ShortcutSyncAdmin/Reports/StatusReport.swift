@@ -33,6 +33,9 @@ public struct StatusReport: AdminReport {
     /// The first of them, the longest parked first.
     public var parked: [Parked]
     public var rebuild: Rebuild?
+    /// Compactions of accounts' history (by the maintenance tasks past `--keep-history`, and by
+    /// hand): the accounts compacted, the events and bytes removed, the accounts due for one.
+    public var compaction: CompactionTotals
 
     init(_ report: ProjectionStatusReport) {
         epoch = report.maintenance.epoch
@@ -42,6 +45,7 @@ public struct StatusReport: AdminReport {
         parkedAccounts = report.maintenance.parkedAccounts
         accountsToRefold = report.accountsToRefold
         parked = report.parked.map { Parked(accountId: $0.accountId, failedVersion: $0.failedVersion, error: $0.error, attempts: $0.attempts) }
+        compaction = report.compaction
         rebuild = report.rebuild.map { Rebuild(accountsRebuilt: $0.accountsRebuilt, accountsWithEvents: $0.accountsWithEvents, startedAt: $0.startedAt) }
     }
 
@@ -59,6 +63,10 @@ public struct StatusReport: AdminReport {
         for account in parked {
             lines.append("                 \(account.accountId.lowercased) at version \(account.failedVersion), \(plural(account.attempts, "attempt")): \(TextTable.shorten(account.error, to: 80))")
         }
+        lines.append("compacted        \(plural(Int(compaction.accountsCompacted), "account")), \(plural(Int(compaction.eventsCompacted), "event")) removed"
+                     + " (\(compaction.bytesCompacted) bytes) in \(plural(Int(compaction.compactions), "compaction"))")
+        lines.append("compaction due   \(plural(Int(compaction.accountsDue), "account")) to look at again (history past the retention that may be worth compacting)"
+                     + (compaction.accountsNotLookedAt == 0 ? "" : ", \(compaction.accountsNotLookedAt) never looked at"))
         if let rebuild {
             let since = rebuild.startedAt.map { ", started \(LocalTime.format($0))" } ?? ""
             lines.append("rebuild tables   \(rebuild.accountsRebuilt) of \(plural(Int(rebuild.accountsWithEvents), "account")) with events\(since)")

@@ -10,6 +10,10 @@ public protocol MaintenanceQueue: Sendable {
     func foldNextBehind(batchSize: Int, parkedRetry: (first: Duration, longest: Duration)) async throws -> MaintenanceStep
     /// How many accounts are behind their head now.
     func accountsBehind() async throws -> Int64
+    /// Takes an account due for compaction under `schedule` (skipping those held), in one
+    /// transaction: compacts it if its history past the retention is worth it, and writes when
+    /// it is next due; what it did (`ProjectionStore.compactNextDue`).
+    func compactNextDue(_ schedule: CompactionSchedule, candidates: Int) async throws -> RetentionStep
 }
 
 /// What one step of a maintenance task did.

@@ -18,6 +18,8 @@ public struct ProjectionStatusReport: Sendable, Hashable {
     public var parked: [ParkedAccount] = []
     /// What the rebuild tables hold; nil when they are empty.
     public var rebuild: RebuildState?
+    /// The compactions (automatic, `--keep-history`, and by hand) and the accounts due for one.
+    public var compaction = CompactionTotals()
 
     public init(maintenance: MaintenanceStatus) {
         self.maintenance = maintenance

@@ -74,7 +74,11 @@ extension ProjectionStore {
 
     /// The last version of `account` recorded before `date`: what `--before` compacts through (0: none).
     public func lastVersion(of account: UUID, recordedBefore date: Date) async throws -> Int64 {
-        let rows = try await client.query("""
+        try await client.withConnection { try await lastVersion(of: account, recordedBefore: date, on: $0) }
+    }
+
+    func lastVersion(of account: UUID, recordedBefore date: Date, on connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.guardedQuery("""
             SELECT coalesce(max(version), 0) FROM events WHERE account_id = \(account) AND recorded_at < \(date)
             """, logger: logger)
         return try await rows.decode(Int64.self).collectAll().first ?? 0
@@ -82,7 +86,9 @@ extension ProjectionStore {
 
     private struct DryRun: Error {}
 
-    private func compact(_ compaction: inout Compaction, through requested: Int64, on connection: PostgresConnection) async throws {
+    /// `compact(account:through:dryRun:)` in the caller's transaction, which may hold the head
+    /// already (the maintenance tasks' `compactNextDue` takes it with SKIP LOCKED first).
+    func compact(_ compaction: inout Compaction, through requested: Int64, on connection: PostgresConnection) async throws {
         let account = compaction.account
         let heads = try await connection.guardedQuery("""
             SELECT h.version, h.folded_version, a.horizon,
@@ -203,9 +209,14 @@ extension ProjectionStore {
             compaction.eventsKept = Int(kept)
         }
 
-        // 4. The head: what a server kept of the account's rows is of no use past this.
-        try await connection.guardedQuery("UPDATE account_heads SET folded_version = folded_version WHERE account_id = \(account)",
-                                          logger: logger)
+        // 4. The head: what a server kept of the account's rows is of no use past this. It counts
+        // the compaction and what it removed (migration 0026, `admin projections status`).
+        try await connection.guardedQuery("""
+            UPDATE account_heads SET folded_version = folded_version, compactions = compactions + 1,
+                   compacted_events = compacted_events + \(Int64(compaction.eventsRemoved)),
+                   compacted_bytes = compacted_bytes + \(compaction.bytesRemoved)
+            WHERE account_id = \(account)
+            """, logger: logger)
     }
 
     /// The greatest index of `log` (an account's events in version order, past its last horizon)

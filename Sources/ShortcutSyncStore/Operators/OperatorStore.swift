@@ -152,6 +152,7 @@ public struct OperatorStore: Sendable {
             .decode(Int64.self).collectAll().first ?? 0
         report.parked = try await parkedAccounts()
         report.rebuild = try await rebuildState()
+        report.compaction = try await ProjectionStore(client: client, logger: logger).compactionTotals()
         return report
     }
 

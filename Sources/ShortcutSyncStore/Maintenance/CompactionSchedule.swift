@@ -1,0 +1,58 @@
+import Foundation
+
+/// When the maintenance tasks compact an account by themselves (`serve`/`worker --keep-history`,
+/// docs/operating.md "How much disk a person costs"): once at least `minimumEvents` of its events
+/// past its horizon are older than `keepHistory`, through the last version recorded before
+/// now − `keepHistory`.
+public struct CompactionSchedule: Sendable, Hashable {
+    /// The default retention: 90 days (docs/decisions.md, "How long history is kept").
+    public static let defaultKeepHistory = Duration.seconds(90 * 86_400)
+    /// The default of `minimumEvents` (docs/decisions.md): about 0.9 MB of log at 940 bytes an event.
+    public static let defaultMinimumEvents = 1_000
+
+    /// How long an event is kept whole in the log.
+    public var keepHistory: Duration
+    /// The fewest events older than the retention that make an account worth compacting: a
+    /// compaction folds the account's snapshot and checks every one of its rows, whatever it removes.
+    public var minimumEvents: Int
+    /// How long a compaction that removed nothing (no clean cut, an account behind) waits before
+    /// its account is looked at again.
+    public var retryAfter: Duration
+    /// How long the compacting task waits, when no account is due, before it looks again.
+    public var poll: Duration
+
+    public init(keepHistory: Duration = Self.defaultKeepHistory, minimumEvents: Int = Self.defaultMinimumEvents,
+                retryAfter: Duration = .seconds(3_600), poll: Duration = .seconds(60)) {
+        precondition(keepHistory > .zero && minimumEvents > 0, "a schedule keeps some history and compacts at least one event")
+        self.keepHistory = keepHistory
+        self.minimumEvents = minimumEvents
+        self.retryAfter = retryAfter
+        self.poll = poll
+    }
+
+    /// `keepHistory` and `retryAfter` in seconds, as SQL's make_interval takes them.
+    var keepSeconds: Double { Self.seconds(keepHistory) }
+    var retrySeconds: Double { Self.seconds(retryAfter) }
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Reads a retention as `--keep-history` takes it: a number followed by `d`, `h`, `m` or `s`
+    /// (`90d`, `12h`); `0` or `forever` keep everything (nil). Nil with an error for anything else.
+    public static func keepHistory(parsing text: String) -> Result<Duration?, RetentionSyntaxError> {
+        let text = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if text == "0" || text == "forever" { return .success(nil) }
+        guard let unit = text.last, let seconds = ["d": 86_400, "h": 3_600, "m": 60, "s": 1][String(unit)],
+              let count = Int64(text.dropLast()), count > 0, count <= Int64.max / Int64(seconds) / 1_000
+        else { return .failure(RetentionSyntaxError(text: text)) }
+        return .success(.seconds(count * Int64(seconds)))
+    }
+}
+
+/// A `--keep-history` that is not `0`, `forever` or a positive number of days, hours, minutes or seconds.
+public struct RetentionSyntaxError: Error, Hashable, CustomStringConvertible {
+    public var text: String
+    public var description: String {
+        "'\(text)' is not a retention: give a number of days, hours, minutes or seconds (90d, 12h, 30m, 45s), or 0 or forever to keep everything"
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// What one look at the accounts due for compaction did (`ProjectionStore.compactNextDue`).
+public enum RetentionStep: Sendable, Hashable {
+    /// No account was due (or every one due was held by another task).
+    case idle
+    /// `account` was looked at: not worth compacting yet, its next look scheduled.
+    case scheduled(account: UUID)
+    /// `account` was compacted (`compaction.outcome` says whether anything was removed).
+    case compacted(Compaction)
+}
+
+/// How many compactions the heads record, and what they removed; and the accounts due.
+public struct CompactionTotals: Sendable, Hashable, Codable {
+    /// Accounts with a horizon (compacted at least once).
+    public var accountsCompacted: Int64 = 0
+    /// Compactions, events and bytes removed, summed over every account's head.
+    public var compactions: Int64 = 0
+    public var eventsCompacted: Int64 = 0
+    public var bytesCompacted: Int64 = 0
+    /// Accounts the maintenance tasks are to look at again (`compaction_due_at` passed: when they
+    /// last looked, the retention would pass over `minimumEvents` of their events by now, or they
+    /// had fewer and a retention has passed since), and those they never looked at.
+    public var accountsDue: Int64 = 0
+    public var accountsNotLookedAt: Int64 = 0
+
+    public init() {}
+}
+
+extension ProjectionStore {
+    /// Takes one account due for compaction (`account_heads.compaction_due_at` passed, or never
+    /// looked at) with `FOR UPDATE SKIP LOCKED` on its head, in a transaction of its own: if at
+    /// least `schedule.minimumEvents` of its events past its horizon are older than now −
+    /// `schedule.keepHistory`, compacts it through the last version recorded before then
+    /// (`compact`, in this transaction, under the head already held); then writes when it is next
+    /// due. An account held by a push or another task is skipped, never waited for.
+    public func compactNextDue(_ schedule: CompactionSchedule, candidates: Int = 8) async throws -> RetentionStep {
+        let keep = schedule.keepSeconds, retry = schedule.retrySeconds
+        return try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection -> RetentionStep in
+                // Cross-account: the accounts due soonest (index account_heads_compaction_due), a plain read.
+                let due = try await connection.guardedQuery("""
+                    SELECT account_id FROM account_heads
+                    WHERE compaction_due_at IS NULL OR compaction_due_at <= now()
+                    ORDER BY compaction_due_at NULLS FIRST LIMIT \(candidates)
+                    """, logger: logger).decode(UUID.self).collectAll()
+                for account in due.shuffled() {
+                    let held = try await connection.guardedQuery("""
+                        SELECT h.account_id FROM account_heads h
+                        WHERE h.account_id = \(account) AND (h.compaction_due_at IS NULL OR h.compaction_due_at <= now())
+                        FOR UPDATE OF h SKIP LOCKED
+                        """, logger: logger).decode(UUID.self).collectAll()
+                    guard !held.isEmpty else { continue }
+                    var step = RetentionStep.scheduled(account: account)
+                    if try await oldEventsDue(account, schedule, on: connection) {
+                        let through = try await lastVersion(of: account, recordedBefore: Date().addingTimeInterval(-keep), on: connection)
+                        var compaction = Compaction(account: account, outcome: .compacted, dryRun: false)
+                        try await compact(&compaction, through: through, on: connection)
+                        step = .compacted(compaction)
+                        if compaction.outcome != .compacted {
+                            try await connection.guardedQuery("""
+                                UPDATE account_heads SET compaction_due_at = now() + make_interval(secs => \(retry)) WHERE account_id = \(account)
+                                """, logger: logger)
+                            return step
+                        }
+                    }
+                    try await scheduleNextCompaction(of: account, schedule, on: connection)
+                    return step
+                }
+                return .idle
+            }
+        }
+    }
+
+    /// Whether `schedule.minimumEvents` of the account's events past its horizon were recorded
+    /// before now − the retention (the events' versions follow their recording).
+    private func oldEventsDue(_ account: UUID, _ schedule: CompactionSchedule, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.guardedQuery("""
+            SELECT recorded_at < now() - make_interval(secs => \(schedule.keepSeconds))
+            FROM events WHERE account_id = \(account) AND version > \(try await horizonVersion(of: account, on: connection))
+            ORDER BY version OFFSET \(schedule.minimumEvents - 1) LIMIT 1
+            """, logger: logger)
+        return try await rows.decode(Bool.self).collectAll().first ?? false
+    }
+
+    /// Writes when the account is next due: the recorded time of its `minimumEvents`-th event past
+    /// its horizon plus the retention; with fewer events, no sooner than now plus the retention
+    /// (every event still to come is recorded after now).
+    private func scheduleNextCompaction(of account: UUID, _ schedule: CompactionSchedule, on connection: PostgresConnection) async throws {
+        let keep = schedule.keepSeconds
+        let horizon = try await horizonVersion(of: account, on: connection)
+        try await connection.guardedQuery("""
+            UPDATE account_heads SET compaction_due_at =
+                coalesce((SELECT recorded_at FROM events WHERE account_id = \(account) AND version > \(horizon)
+                          ORDER BY version OFFSET \(schedule.minimumEvents - 1) LIMIT 1), now()) + make_interval(secs => \(keep))
+            WHERE account_id = \(account)
+            """, logger: logger)
+    }
+
+    /// The account's horizon version (0: never compacted).
+    func horizonVersion(of account: UUID, on connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.guardedQuery(
+            "SELECT horizon FROM projection_accounts WHERE account_id = \(account)", logger: logger)
+        guard let stored = try await rows.decode(ByteBuffer?.self).collectAll().first, let stored else { return 0 }
+        return try CompactionColumns.horizon(stored: stored).version
+    }
+
+    /// The compactions the heads record, and the accounts due (`admin projections status`).
+    public func compactionTotals() async throws -> CompactionTotals {
+        // Cross-account: operators' sums over every head, and the compacted accounts' snapshots.
+        let rows = try await client.query("""
+            SELECT h.compactions, h.events, h.bytes, h.due, h.unseen, s.accounts
+            FROM (SELECT coalesce(sum(compactions), 0)::int8 AS compactions, coalesce(sum(compacted_events), 0)::int8 AS events,
+                         coalesce(sum(compacted_bytes), 0)::int8 AS bytes,
+                         count(*) FILTER (WHERE compaction_due_at <= now()) AS due,
+                         count(*) FILTER (WHERE compaction_due_at IS NULL) AS unseen
+                  FROM account_heads) h,
+                 (SELECT count(*) AS accounts FROM snapshot.projection_accounts) s
+            """, logger: logger)
+        var totals = CompactionTotals()
+        for try await (compactions, events, bytes, due, unseen, accounts) in rows.decode((Int64, Int64, Int64, Int64, Int64, Int64).self) {
+            totals = CompactionTotals()
+            totals.compactions = compactions
+            totals.eventsCompacted = events
+            totals.bytesCompacted = bytes
+            totals.accountsDue = due
+            totals.accountsNotLookedAt = unseen
+            totals.accountsCompacted = accounts
+        }
+        return totals
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import ShortcutSyncWorker
+import Testing
+
+private let logger = TestDatabase.shared.logger
+
+/// Retention the operator sets (issue 58, item 3; `--keep-history`): the maintenance tasks compact
+/// by themselves an account whose history past the retention is worth it, its views unchanged,
+/// and `admin projections status` counts it; with no retention (`0`, `forever`) they compact nothing.
+@Suite struct RetentionTests {
+    /// 30 donations in one push, then, once they are older than the retention, 3 more: the
+    /// tasks compact through the 30th, the views stay, a rebuild agrees, the heads count it.
+    @Test func aWorkerWithAShortRetentionCompactsAnAccountByItselfAndItsViewsStay() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = ProjectionStore(client: client, logger: logger)
+            var log = PushLog(client: client)
+            var phone = DeviceScript(account: UUID(), detail: .full)
+            var other = DeviceScript(account: UUID(), detail: .full)
+            try await log.push(phone, (0..<30).map { phone.donate("soup-\($0 % 5)", at: 1_000 + Int64($0)) })
+            try await log.push(other, (0..<5).map { other.donate("tea-\($0)", bundle: "com.example.tea", at: 1_000 + Int64($0)) })
+            try await Task.sleep(for: .seconds(2.5))
+            try await log.push(phone, (0..<3).map { phone.donate("soup-\($0)", at: 2_000 + Int64($0)) })
+            let before = try await store.fullView(account: phone.account, device: phone.deviceId)
+            #expect(before == log.expectedView(account: phone.account, device: phone.deviceId))
+
+            var worker = SyncWorker(queue: store, logger: logger, idlePoll: .milliseconds(20))
+            worker.compaction = CompactionSchedule(keepHistory: .seconds(2), minimumEvents: 20, poll: .milliseconds(50))
+            try await whileRunning(worker) {
+                try await eventually("the account is compacted, the other looked at", timeout: .seconds(30)) {
+                    let status = try await OperatorStore(client: client, logger: logger).projectionStatus().compaction
+                    return status.accountsCompacted == 1 && status.accountsNotLookedAt == 0
+                }
+            }
+            let horizon = try await client.query("SELECT compactions, compacted_events, compacted_bytes FROM account_heads WHERE account_id = \(phone.account)",
+                                                 logger: logger).decode((Int64, Int64, Int64).self).collectAll().first
+            #expect(horizon?.0 == 1 && (horizon?.1 ?? 0) >= 20 && (horizon?.2 ?? 0) > 0, "\(String(describing: horizon))")
+            let left = try await client.query("SELECT count(*) FROM events WHERE account_id = \(phone.account)", logger: logger)
+                .decode(Int64.self).collectAll().first ?? 0
+            #expect(left == 33 - (horizon?.1 ?? 0) && left < 33)
+            #expect(try await store.fullView(account: phone.account, device: phone.deviceId) == before, "compacting changes no view")
+            // The other account had too few events to be worth it: looked at, not compacted.
+            let others = try await client.query("SELECT compactions, compaction_due_at IS NOT NULL FROM account_heads WHERE account_id = \(other.account)",
+                                                logger: logger).decode((Int64, Bool).self).collectAll().first
+            #expect(others?.0 == 0 && others?.1 == true)
+            let status = try await OperatorStore(client: client, logger: logger).projectionStatus().compaction
+            #expect(status.compactions == 1 && status.eventsCompacted == horizon?.1 && status.bytesCompacted == horizon?.2)
+            #expect(status.accountsNotLookedAt == 0, "\(status)")
+            #expect(try await store.rebuilder.verify().differences == [])
+
+            // The account goes on: a push after the compaction folds over it as before.
+            try await log.push(phone, [phone.donate("soup-9", at: 3_000)])
+            #expect(try await store.fullView(account: phone.account, device: phone.deviceId)
+                    == log.expectedView(account: phone.account, device: phone.deviceId))
+        }
+    }
+
+    /// `--keep-history 0` (no schedule): the tasks fold, and compact nothing however old.
+    @Test func noRetentionCompactsNothing() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = ProjectionStore(client: client, logger: logger)
+            var log = PushLog(client: client)
+            var phone = DeviceScript(account: UUID(), detail: .full)
+            try await log.push(phone, (0..<30).map { phone.donate("soup-\($0 % 5)", at: 1_000 + Int64($0)) })
+            try await Task.sleep(for: .seconds(1.5))
+            #expect(CompactionSchedule.keepHistory(parsing: "0") == .success(nil))
+            #expect(CompactionSchedule.keepHistory(parsing: "forever") == .success(nil))
+            let worker = SyncWorker(queue: store, logger: logger, idlePoll: .milliseconds(20))
+            #expect(worker.compaction == nil)
+            try await whileRunning(worker) {
+                #expect(try await !worker.compactNext())
+                try await Task.sleep(for: .seconds(1))
+            }
+            // The same account with a retention of a second is compacted at the next look.
+            var scheduled = worker
+            scheduled.compaction = CompactionSchedule(keepHistory: .seconds(1), minimumEvents: 20)
+            let status = try await OperatorStore(client: client, logger: logger).projectionStatus().compaction
+            #expect(status.compactions == 0 && status.accountsCompacted == 0 && status.accountsNotLookedAt == 1)
+            #expect(try await client.query("SELECT count(*) FROM events", logger: logger).decode(Int64.self).collectAll().first == 30)
+            #expect(try await scheduled.compactNext())
+            #expect(try await OperatorStore(client: client, logger: logger).projectionStatus().compaction.accountsCompacted == 1)
+        }
+    }
+
+    @Test func retentionsAreReadInDaysHoursMinutesAndSeconds() {
+        #expect(CompactionSchedule.keepHistory(parsing: "90d") == .success(.seconds(90 * 86_400)))
+        #expect(CompactionSchedule.keepHistory(parsing: "12h") == .success(.seconds(12 * 3_600)))
+        #expect(CompactionSchedule.keepHistory(parsing: "30m") == .success(.seconds(1_800)))
+        #expect(CompactionSchedule.keepHistory(parsing: "45s") == .success(.seconds(45)))
+        for refused in ["", "d", "90", "-1d", "1.5d", "1w", "forever!"] {
+            #expect((try? CompactionSchedule.keepHistory(parsing: refused).get()) == nil, "\(refused)")
+        }
+    }
+}
