@@ -37,6 +37,10 @@ struct CitusWorkerTests {
         try await ProjectionRebuilderTests().aPromotionMakesTheAccountsBehindCurrent()
     }
 
+    @Test func compactingKeepsTheViewsAndALateDeletionCoversEverythingCompacted() async throws {
+        try await CompactionTests().compactingKeepsTheViewsAndALateDeletionCoversEverythingCompacted()
+    }
+
     @Test func anUpgradedDatabaseKeepsEveryView() async throws {
         try await UpgradeTests().anUpgradedDatabaseKeepsEveryViewAndFoldsOnFromIt()
     }

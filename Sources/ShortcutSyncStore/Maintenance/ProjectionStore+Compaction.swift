@@ -185,29 +185,33 @@ extension ProjectionStore {
 
         // 3. The log up to the horizon, but for what is still read of it.
         try await connection.guardedQuery("SET LOCAL shortcut_sync.compaction = 'on'", logger: logger)
-        let removed = try await connection.guardedQuery("""
-            WITH anchors AS (
-                SELECT latest_version AS version FROM projection_donation_groups WHERE account_id = \(account)
-                UNION SELECT latest_version FROM snapshot.projection_donation_groups WHERE account_id = \(account)
-                UNION SELECT e.version FROM events e
+        // What goes: measured first (Citus refuses a function such as pg_column_size in a
+        // RETURNING), then removed, in the same transaction holding the head.
+        // `$1` the account, `$2` the horizon's version.
+        let gone = """
+            events e WHERE e.account_id = $1 AND e.version <= $2 AND e.version NOT IN (
+                SELECT latest_version FROM projection_donation_groups WHERE account_id = $1
+                UNION SELECT latest_version FROM snapshot.projection_donation_groups WHERE account_id = $1
+                UNION SELECT l.version FROM events l
                       JOIN (SELECT DISTINCT ON (device_id) device_id, recorded_at FROM events
-                            WHERE account_id = \(account) ORDER BY device_id, seq DESC) last
-                        ON last.device_id = e.device_id AND last.recorded_at = e.recorded_at
-                      WHERE e.account_id = \(account)
-            ), gone AS (
-                DELETE FROM events e WHERE e.account_id = \(account) AND e.version <= \(horizon.version)
-                  AND e.version NOT IN (SELECT version FROM anchors)
-                RETURNING pg_column_size(e.*) AS size
-            )
-            SELECT count(*), coalesce(sum(size), 0)::int8,
-                   (SELECT count(*) FROM events WHERE account_id = \(account) AND version <= \(horizon.version)) - count(*)
-            FROM gone
-            """, logger: logger)
-        if let (count, bytes, kept) = try await removed.decode((Int64, Int64, Int64).self).collectAll().first {
+                            WHERE account_id = $1 ORDER BY device_id, seq DESC) last
+                        ON last.device_id = l.device_id AND last.recorded_at = l.recorded_at
+                      WHERE l.account_id = $1)
+            """
+        var binds = PostgresBindings(capacity: 2)
+        binds.append(account)
+        binds.append(horizon.version)
+        let measured = try await connection.guardedQuery(PostgresQuery(
+            unsafeSQL: "SELECT count(*), coalesce(sum(pg_column_size(e.*)), 0)::int8 FROM " + gone, binds: binds), logger: logger)
+        if let (count, bytes) = try await measured.decode((Int64, Int64).self).collectAll().first {
             compaction.eventsRemoved = Int(count)
             compaction.bytesRemoved = bytes
-            compaction.eventsKept = Int(kept)
         }
+        try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DELETE FROM " + gone, binds: binds), logger: logger)
+        let kept = try await connection.guardedQuery("""
+            SELECT count(*) FROM events WHERE account_id = \(account) AND version <= \(horizon.version)
+            """, logger: logger)
+        compaction.eventsKept = Int(try await kept.decode(Int64.self).collectAll().first ?? 0)
 
         // 4. The head: what a server kept of the account's rows is of no use past this. It counts
         // the compaction and what it removed (migration 0026, `admin projections status`).

@@ -17,5 +17,5 @@ struct AccountHead: Sendable, Hashable {
 
     /// The mark of the head row `h`, as the push's read returns it and its write checks it and
     /// returns it anew (`FoldReadStatement`, `AppendFoldedStatement`, `HeadMoveStatement`).
-    static let markSQL = "h.xmin::text || '/' || h.promotions"
+    static let markSQL = "h.xmin::text || '/' || h.promotions::text"
 }
