@@ -3,11 +3,13 @@ import EmbeddedPostgres
 import Foundation
 import NIOHTTP1
 import PostgresNIO
+import ServiceLifecycle
 import ShortcutSyncAPI
 import ShortcutSyncApp
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncServer
 import ShortcutSyncStore
+import ShortcutSyncWake
 import ShortcutSyncTestSupport
 import Testing
 
@@ -151,6 +153,34 @@ struct CitusAttachedServersTests {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 #expect(status == 401, "still \(status) a second after a sign-out on the node that came back")
+            }
+        }
+    }
+
+    /// A `worker` process attached to a worker (`worker --node`) folds an account behind (an
+    /// import's events) from there: the maintenance queue's read of every shard and the fold's
+    /// statements run on a worker as on the coordinator.
+    @Test func aWorkerProcessOnAWorkerFoldsAnAccountBehind() async throws {
+        try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+            let nodes = try Self.workerNodes(of: url)
+            try await TestServer.with(database: url, sql: sql, runsWorker: false) { server in
+                let account = try await server.createAccount()
+                var tablet = DeviceScript(account: account.id)
+                let millis = Int64(Date().timeIntervalSince1970 * 1000)
+                try await writeBacklog((0..<5).map { tablet.donate("backlog-\($0)", at: millis + Int64($0)) }, account: account.id, client: sql)
+                let logger = TestDatabase.shared.logger
+                let services = try await buildWorkerServices(database: url, node: nodes[1], tasks: 1, apns: nil, wake: WakeConfiguration(), logger: logger)
+                let group = ServiceGroup(services: services, gracefulShutdownSignals: [], logger: logger)
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    tasks.addTask { try await group.run() }
+                    defer { tasks.cancelAll() }
+                    try await eventually("the account is folded by the worker process") {
+                        try await sql.query("SELECT version = folded_version FROM account_heads WHERE account_id = \(account.id)")
+                            .decode(Bool.self).collectAll() == [true]
+                    }
+                    await group.triggerGracefulShutdown()
+                    try await tasks.waitForAll()
+                }
             }
         }
     }
