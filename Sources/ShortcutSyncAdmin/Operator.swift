@@ -54,6 +54,9 @@ public struct Operator: Sendable {
         guard let account = try await store.account(ofDevice: device) else {
             throw AdminUsageError("there is no device \(device.lowercased); `shortcut-sync admin devices --account A` lists an account's devices")
         }
+        if prefix != .all, let horizon = try await store.horizon(of: account) {
+            throw replayRefused(account: account, device: device, horizon: horizon, prefix: prefix)
+        }
         switch prefix {
         case .all:
             // A pull answers a page at a time; the report is the whole view, all its pages applied.
@@ -114,11 +117,19 @@ public struct Operator: Sendable {
     /// whether more follow, and from which version (`--after`) to ask for them.
     public func events(_ filter: EventFilter, limit: Int) async throws -> EventsReport {
         try await requireAccount(filter.account)
+        // A compacted account's events start after its horizon (those kept below it are partial).
+        var filter = filter
+        let horizon = try await store.horizon(of: filter.account)
+        if let horizon {
+            if let after = filter.afterVersion, after < horizon.version { throw eventsRefused(account: filter.account, horizon: horizon) }
+            filter.afterVersion = max(filter.afterVersion ?? 0, horizon.version)
+        }
         // One event beyond the page tells whether more follow.
         let events = try await store.events(filter, limit: min(limit, Int.max - 1) + 1)
         let page = events.prefix(limit)
         let more = events.count > limit
-        return EventsReport(events: page.map(EventRow.init), more: more, nextAfter: more ? page.last?.version : nil)
+        return EventsReport(events: page.map(EventRow.init), more: more, nextAfter: more ? page.last?.version : nil,
+                            compacted: horizon.map(CompactedHistory.init))
     }
 
     /// On a Citus cluster, the change notifications of every node (`ClusterNotifications`); nil on
@@ -138,6 +149,9 @@ public struct Operator: Sendable {
         deliver: @escaping @Sendable ([EventRow]) async throws -> Void
     ) async throws {
         try await requireAccount(filter.account)
+        if let after = filter.afterVersion, let horizon = try await store.horizon(of: filter.account), after < horizon.version {
+            throw eventsRefused(account: filter.account, horizon: horizon)
+        }
         let start: Int64 = if let after = filter.afterVersion { after } else { try await store.accountVersion(filter.account) }
         let (wakes, waker) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -183,13 +197,15 @@ public struct Operator: Sendable {
     /// order, with what it did (`ShortcutHistory`).
     public func history(account: UUID, shortcut: ShortcutID) async throws -> HistoryReport {
         try await requireAccount(account)
-        let log = try await store.accountLog(account, .all)
+        // A compacted account's history starts after its horizon (the events kept below it are partial).
+        let horizon = try await store.horizon(of: account)
+        let log = try await store.accountLog(account, .all).filter { $0.version > horizon?.version ?? 0 }
         let entries = ShortcutHistory(shortcut: shortcut).entries(of: log.map(\.accepted)).map { entry in
             let event = log[entry.index]
             return HistoryReport.Entry(version: event.version, position: event.position, recordedAt: event.recordedAt, deviceId: event.deviceId, type: event.event.type,
                                        effects: entry.effects.map { .init(kind: $0.kind, description: $0.description) })
         }
-        return HistoryReport(accountId: account, shortcut: shortcut.description, entries: entries)
+        return HistoryReport(accountId: account, shortcut: shortcut.description, entries: entries, compacted: horizon.map(CompactedHistory.init))
     }
 
     public func status() async throws -> StatusReport {
@@ -218,6 +234,10 @@ public struct Operator: Sendable {
     /// The account as export lines (`AccountArchive`).
     public func export(account: UUID) async throws -> [String] {
         guard let record = try await store.accountRecord(account) else { throw noAccount(account) }
+        if let horizon = try await store.horizon(of: account) {
+            // The archive carries events only: imported, a compacted account would fold into a wrong view.
+            throw AdminUsageError("account \(account.lowercased) is \(Self.compactedThrough(horizon)): an export carries no snapshot, so none was written")
+        }
         let events = try await store.accountLog(account, .all)
         // What was learned is decayed to the account's latest event: the same export of the same log, byte for byte.
         let latest = events.map(\.event.hlc.wallMillis).max() ?? 0

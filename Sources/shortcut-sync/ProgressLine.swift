@@ -5,13 +5,16 @@ import ShortcutSyncStore
 /// rate and the time left; otherwise a plain line every few seconds (for logs and pipes).
 actor ProgressLine {
     let task: String
+    /// What is counted ("events", "accounts").
+    let unit: String
     private let terminal = isatty(STDERR_FILENO) == 1
     private let started = ContinuousClock.now
     private var lastShown: ContinuousClock.Instant?
     private var shownAny = false
 
-    init(task: String) {
+    init(task: String, unit: String = "events") {
         self.task = task
+        self.unit = unit
     }
 
     func update(_ done: Int, of total: Int) {
@@ -26,7 +29,7 @@ actor ProgressLine {
         let fraction = total > 0 ? min(Double(done) / Double(total), 1) : 1
         let rate = Double(done) / elapsed
         let left = rate > 0 ? Double(max(total - done, 0)) / rate : 0
-        let numbers = "\(done)/\(total) events, \(Int(rate)) ev/s, about \(Self.duration(left)) left"
+        let numbers = "\(done)/\(total) \(unit), \(Int(rate)) \(unit == "events" ? "ev" : unit)/s, about \(Self.duration(left)) left"
         if terminal {
             let width = 30
             let filled = Int(fraction * Double(width))

@@ -8,6 +8,8 @@ public struct EventsReport: AdminReport {
     public var more = false
     /// When `more`: the account version to pass as `--after` for the next page (the page's last event's).
     public var nextAfter: Int64?
+    /// A compacted account's horizon: the events listed start after it.
+    public var compacted: CompactedHistory?
 
     /// The header of `--follow`, whose lines come one by one: fixed widths instead of a table's.
     public static var followHeader: String {
@@ -35,7 +37,8 @@ public struct EventsReport: AdminReport {
     public var text: String {
         var table = TextTable(EventRow.columns)
         for event in events { table.append(event.cells) }
-        guard more, let nextAfter else { return table.rendered }
-        return table.rendered + "more events follow: --after \(nextAfter)\n"
+        let rendered = (compacted?.line ?? "") + table.rendered
+        guard more, let nextAfter else { return rendered }
+        return rendered + "more events follow: --after \(nextAfter)\n"
     }
 }

@@ -22,6 +22,8 @@ public struct HistoryReport: AdminReport {
     public var accountId: UUID
     public var shortcut: String
     public var entries: [Entry]
+    /// A compacted account's horizon: the history shown starts after it.
+    public var compacted: CompactedHistory?
 
     public var text: String {
         var table = TextTable([.init("VERSION", alignRight: true), .init("RECORDED"), .init("DEVICE", maxWidth: 8), .init("TYPE"),
@@ -30,6 +32,6 @@ public struct HistoryReport: AdminReport {
             table.append([String(entry.version), LocalTime.format(entry.recordedAt), entry.deviceId.short, entry.type.rawValue,
                           entry.effects.map(\.description).joined(separator: "; ")])
         }
-        return "\(shortcut) in account \(accountId.lowercased)\n\n" + table.rendered
+        return "\(shortcut) in account \(accountId.lowercased)\n" + (compacted?.line ?? "") + "\n" + table.rendered
     }
 }

@@ -64,14 +64,58 @@ extension ProjectionRowStore {
     /// written over with the refold's, and a row the refold does not write (a tombstone, an item
     /// donated and deleted before the refold's end) stays, so that a device's cursor still finds
     /// every removal it has not seen; the views equal the fold's of the whole log, as before.
+    ///
+    /// A compacted account (one with a snapshot) is folded again from its snapshot: its groups,
+    /// marks and account row become the snapshot's, and the events after its horizon are folded
+    /// over the snapshot's rows (the events kept at or below it, which are partial, are not).
     @discardableResult
     public func refold(account: UUID, events: [FoldEvent], on connection: PostgresConnection) async throws -> AccountBatchResult {
         precondition(tables == .live, "a refold is of the live projections")
         try await connection.guardedQuery("DELETE FROM projection_donation_groups WHERE account_id = \(account)", logger: logger)
         try await connection.guardedQuery("DELETE FROM projection_deletion_marks WHERE account_id = \(account)", logger: logger)
+        if let horizon = try await snapshotHorizon(of: account, on: connection) {
+            return try await refold(account: account, events: events.filter { $0.version > horizon }, after: horizon, on: connection)
+        }
         let batch = AccountBatch(events: events, foldedVersion: 0)
         let needs = FoldNeeds(events: events)
         let result = try await fold(account: account, batch: batch, needs: needs, stored: AccountFoldRows(), on: connection)
+        try await write(account: account, result, on: connection)
+        return result
+    }
+
+    /// The horizon version of the account's snapshot, nil when it has none.
+    private func snapshotHorizon(of account: UUID, on connection: PostgresConnection) async throws -> Int64? {
+        let rows = try await connection.guardedQuery("""
+            SELECT horizon FROM snapshot.projection_accounts WHERE account_id = \(account) AND horizon IS NOT NULL
+            """, logger: logger)
+        return try await rows.decode(ByteBuffer.self).collectAll().first.map { try CompactionColumns.horizon(stored: $0).version }
+    }
+
+    /// `refold` of a compacted account, whose groups and marks were just removed: the snapshot's
+    /// groups, marks and account row copied to the live tables, then `events` (those after the
+    /// horizon) folded over the snapshot's rows and written.
+    private func refold(account: UUID, events: [FoldEvent], after horizon: Int64, on connection: PostgresConnection) async throws -> AccountBatchResult {
+        try await connection.guardedQuery("DELETE FROM projection_accounts WHERE account_id = \(account)", logger: logger)
+        try await connection.guardedQuery("""
+            INSERT INTO projection_accounts (account_id, version, max_hlc_wall, max_hlc_counter, learning, forgets_shortcuts, shortcut_count, horizon)
+            SELECT \(account), version, max_hlc_wall, max_hlc_counter, learning, forgets_shortcuts, shortcut_count, horizon
+            FROM snapshot.projection_accounts WHERE account_id = \(account)
+            """, logger: logger)
+        try await connection.guardedQuery("""
+            INSERT INTO projection_donation_groups (account_id, bundle_id, identifier, group_id, donations, latest_key, latest_version,
+                                                    covered_below, habits, compacted)
+            SELECT \(account), bundle_id, identifier, group_id, donations, latest_key, latest_version, covered_below, habits, compacted
+            FROM snapshot.projection_donation_groups WHERE account_id = \(account)
+            """, logger: logger)
+        try await connection.guardedQuery("""
+            INSERT INTO projection_deletion_marks (account_id, bundle_id, scope, value, key)
+            SELECT \(account), bundle_id, scope, value, key FROM snapshot.projection_deletion_marks WHERE account_id = \(account)
+            """, logger: logger)
+        let snapshot = ProjectionRowStore(tables: .snapshot, logger: logger)
+        let needs = FoldNeeds(events: events)
+        let stored = try await snapshot.read(account: account, needs: needs, on: connection)
+        let result = try await fold(account: account, batch: AccountBatch(events: events, foldedVersion: horizon), needs: needs,
+                                    stored: stored, on: connection)
         try await write(account: account, result, on: connection)
         return result
     }

@@ -11,11 +11,11 @@ import ShortcutSyncStore
 struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
-        abstract: "Operators' queries, replay, rebuild, verify, export/import, erasure, token rotation (account and admin) and sign-out.",
+        abstract: "Operators' queries, replay, rebuild, verify, compaction, export/import, erasure, token rotation (account and admin) and sign-out.",
         discussion: "Exit status: 0 ok, 1 a check failed, 2 usage, 3 database unreachable. --json prints JSON for scripts.",
         subcommands: [
             AccountsCommand.self, DevicesCommand.self, ShortcutsCommand.self, SuggestionsCommand.self, VoiceShortcutsCommand.self, EventsCommand.self,
-            HistoryCommand.self, ProjectionsCommand.self, VerifyCommand.self, ExportCommand.self, ImportCommand.self, EraseCommand.self,
+            HistoryCommand.self, ProjectionsCommand.self, VerifyCommand.self, CompactCommand.self, ExportCommand.self, ImportCommand.self, EraseCommand.self,
             RotateTokenCommand.self, SignOutCommand.self, RotateAdminTokenCommand.self,
         ]
     )
