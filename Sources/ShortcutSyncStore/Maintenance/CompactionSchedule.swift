@@ -31,11 +31,8 @@ public struct CompactionSchedule: Sendable, Hashable {
     }
 
     /// `keepHistory` and `retryAfter` in seconds, as SQL's make_interval takes them.
-    var keepSeconds: Double { Self.seconds(keepHistory) }
-    var retrySeconds: Double { Self.seconds(retryAfter) }
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
+    var keepSeconds: Double { keepHistory.inSeconds }
+    var retrySeconds: Double { retryAfter.inSeconds }
 
     /// Reads a retention as `--keep-history` takes it: a number followed by `d`, `h`, `m` or `s`
     /// (`90d`, `12h`); `0` or `forever` keep everything (nil). Nil with an error for anything else.
