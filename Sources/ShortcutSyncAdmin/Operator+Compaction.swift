@@ -37,7 +37,13 @@ extension Operator {
             case .through(let version): version
             case .before(let time): try await projections.lastVersion(of: id, recordedBefore: time)
             }
-            report.accounts.append(.init(try await projections.compact(account: id, through: through, dryRun: dryRun)))
+            do {
+                report.accounts.append(.init(try await projections.compact(account: id, through: through, dryRun: dryRun)))
+            } catch AppendError.accountUnknown where account == nil {
+                // Erased since it was listed: nothing of it to compact.
+            } catch AppendError.accountUnknown {
+                throw noAccount(id)
+            }
             await progress(index + 1, accounts.count)
         }
         return report

@@ -316,7 +316,7 @@ public struct Operator: Sendable {
         guard try await store.accountExists(account) else { throw noAccount(account) }
     }
 
-    private func noAccount(_ account: UUID) -> AdminUsageError {
+    func noAccount(_ account: UUID) -> AdminUsageError {
         AdminUsageError("there is no account \(account.lowercased); `shortcut-sync admin accounts` lists them")
     }
 }
