@@ -10,6 +10,8 @@ import Tracing
 public struct DeviceSyncStore: Sendable {
     public let client: PostgresClient
     public let logger: Logger
+    /// One statement on one PostgreSQL; router statements on Citus (`recordPull`).
+    private let route = PushWriteRoute()
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -29,12 +31,52 @@ public struct DeviceSyncStore: Sendable {
     /// statement and removes its row, or this statement waits for the erasure and finds no head.
     /// The lock is taken only when there is something to write, so a device pulling in a loop
     /// takes none.
+    ///
+    /// On Citus the same as three router statements in a transaction: Citus plans the one
+    /// statement's data-modifying CTEs through intermediate results, which reached every worker,
+    /// so that with one worker lost every account's pull failed (issue 57, item 4).
     public func recordPull(device: UUID, account: UUID, version: Int64, complete: Bool, at: Date = Date()) async throws {
         try await withStatementSpan("pull: record what the device has", .update, "device_sync") {
-            // Prepared: it follows every pull, and planned once per connection it costs
-            // PostgreSQL no parse and no plan per pull.
-            for try await _ in try await client.execute(RecordPullStatement(
-                account: account, device: device, version: version, complete: complete, at: at), logger: logger) {}
+            try await client.withConnection { connection in
+                if try await route.form(on: connection, logger: logger) == .routerStatements {
+                    try await recordPullAsRouterStatements(device: device, account: account, version: version, complete: complete, at: at,
+                                                           on: connection)
+                    return
+                }
+                // Prepared: it follows every pull, and planned once per connection it costs
+                // PostgreSQL no parse and no plan per pull.
+                for try await _ in try await connection.execute(RecordPullStatement(
+                    account: account, device: device, version: version, complete: complete, at: at), logger: logger) {}
+            }
+        }
+    }
+
+    /// `RecordPullStatement`'s three writes, each a statement Citus sends to the account's shard whole.
+    private func recordPullAsRouterStatements(
+        device: UUID, account: UUID, version: Int64, complete: Bool, at: Date, on connection: PostgresConnection
+    ) async throws {
+        let fresh = at.addingTimeInterval(-60)
+        try await connection.inTransaction(logger: logger) { connection in
+            let head = try await connection.guardedQuery("""
+                SELECT 1 FROM account_heads h
+                WHERE h.account_id = \(account) AND \(complete)
+                  AND NOT EXISTS (SELECT 1 FROM device_sync s WHERE s.account_id = \(account) AND s.device_id = \(device)
+                                                                 AND s.synced_version >= \(version) AND s.synced_at >= \(fresh))
+                FOR KEY SHARE OF h
+                """, logger: logger)
+            if try await !head.collectAll().isEmpty {
+                try await connection.guardedQuery("""
+                    INSERT INTO device_sync AS s (account_id, device_id, synced_version, synced_at)
+                    VALUES (\(account), \(device), \(version), \(at))
+                    ON CONFLICT (account_id, device_id) DO UPDATE SET synced_version = greatest(s.synced_version, excluded.synced_version),
+                                                                    synced_at = excluded.synced_at
+                    WHERE s.synced_version < excluded.synced_version OR s.synced_at < \(fresh)
+                    """, logger: logger).drain()
+            }
+            try await connection.guardedQuery("""
+                UPDATE push_tokens SET pulled_version = \(version)
+                WHERE account_id = \(account) AND device_id = \(device) AND pulled_version < \(version)
+                """, logger: logger).drain()
         }
     }
 

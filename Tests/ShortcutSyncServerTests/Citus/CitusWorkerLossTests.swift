@@ -57,14 +57,16 @@ struct CitusWorkerLossTests {
                 #expect(ContinuousClock.now - started < .seconds(2))
                 #expect(try await server.raw(.GET, "/v1/sync/pull", token: lost.device.token).status == 503)
 
-                // The other worker's account goes on pushing. (Its pull does not, yet: it answers
-                // 503 while the worker is away, for a reason not found yet; see docs/citus.md.)
+                // The other worker's account goes on pushing and pulling.
                 for _ in 0..<5 {
                     kept.seq += 1
                     let pushed = try await server.raw(.POST, "/v1/sync/push", token: kept.device.token,
                                                       body: InputLimitTests.push([HostileClientTests.donation(seq: kept.seq, identifier: "kept-\(kept.seq)")]))
                     #expect(pushed.status == 200, "\(pushed.json)")
                 }
+
+                let pulled = try await server.raw(.GET, "/v1/sync/pull", token: kept.device.token)
+                #expect(pulled.status == 200, "a pull of the other worker's account: \(pulled.json)")
 
                 // /readyz names the node that is away, and still says ready: the others are served.
                 let ready = try await server.operators("/readyz")
