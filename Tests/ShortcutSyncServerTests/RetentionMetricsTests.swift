@@ -1,0 +1,49 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import PostgresNIO
+import ShortcutSyncApp
+import ShortcutSyncDomain
+import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+/// `serve --keep-history` (issue 58, item 3): the service's own maintenance task compacts an
+/// account whose history passed the retention, its devices' view unchanged, and `/metrics` counts it.
+@Suite struct RetentionMetricsTests {
+    @Test func aServiceWithAShortRetentionCompactsAnAccountAndItsMetricsSayHowMuch() async throws {
+        try await TestServer.with(configure: {
+            $0.compaction = CompactionSchedule(keepHistory: .seconds(2), minimumEvents: 20, poll: .milliseconds(50))
+        }) { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            for index in 0..<30 { phone.record(EndToEndTests.donation("soup-\(index % 5)"), at: now + Int64(index)) }
+            try await phone.push()
+            // One more push: the device's last push, which a compaction keeps whole (it may be
+            // sent again), is then that one.
+            phone.record(EndToEndTests.donation("soup-0"), at: now + 100)
+            try await phone.pull(waitFor: try await phone.push())
+            let before = phone.view
+            #expect(before.shortcuts.count == 5)
+
+            func compactedEvents() async throws -> Int? {
+                var request = HTTPClientRequest(url: server.operatorURL.absoluteString + "/metrics")
+                request.method = .GET
+                let text = String(buffer: try await HTTPClient.shared.execute(request, timeout: .seconds(10)).body.collect(upTo: 1 << 22))
+                return text.firstMatch(of: /\nshortcut_sync_compacted_events_total ([0-9]+)/).flatMap { Int($0.1) }
+            }
+            try await eventually("the service compacted the account by itself", timeout: .seconds(30)) {
+                (try await compactedEvents() ?? 0) > 0
+            }
+
+            let removed = try await compactedEvents() ?? 0
+            let left = try await server.sql.query("SELECT count(*) FROM events WHERE account_id = \(account.id)")
+                .decode(Int64.self).collectAll().first ?? 0
+            #expect(removed >= 20 && left == 31 - Int64(removed), "removed \(removed), left \(left)")
+            try await phone.pull(fresh: true)
+            #expect(phone.view == before, "compacting changes no view")
+        }
+    }
+}
