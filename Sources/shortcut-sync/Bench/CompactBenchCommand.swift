@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import ShortcutSyncBench
 
@@ -40,7 +41,8 @@ struct CompactBenchCommand: AsyncParsableCommand {
         let result = try await database.withDatabase(logger: logger) { location in
             try await cancellingOnSignal {
                 var benchmark = CompactBenchmark(load: load, server: location.url, logger: logger)
-                benchmark.report = { print($0) }
+                // Each line at once, also into a file: a long run's progress is seen as it goes.
+                benchmark.report = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
                 return try await benchmark.run()
             }
         }
