@@ -185,29 +185,25 @@ extension ProjectionStore {
 
         // 3. The log up to the horizon, but for what is still read of it.
         try await connection.guardedQuery("SET LOCAL shortcut_sync.compaction = 'on'", logger: logger)
-        // What goes: measured first (Citus refuses a function such as pg_column_size in a
-        // RETURNING), then removed, in the same transaction holding the head.
-        // `$1` the account, `$2` the horizon's version.
-        let gone = """
-            events e WHERE e.account_id = $1 AND e.version <= $2 AND e.version NOT IN (
-                SELECT latest_version FROM projection_donation_groups WHERE account_id = $1
-                UNION SELECT latest_version FROM snapshot.projection_donation_groups WHERE account_id = $1
+        let doomed = try await connection.guardedQuery("""
+            SELECT e.version, pg_column_size(e.*) FROM events e
+            WHERE e.account_id = \(account) AND e.version <= \(horizon.version) AND e.version NOT IN (
+                SELECT latest_version FROM projection_donation_groups WHERE account_id = \(account)
+                UNION SELECT latest_version FROM snapshot.projection_donation_groups WHERE account_id = \(account)
                 UNION SELECT l.version FROM events l
                       JOIN (SELECT DISTINCT ON (device_id) device_id, recorded_at FROM events
-                            WHERE account_id = $1 ORDER BY device_id, seq DESC) last
+                            WHERE account_id = \(account) ORDER BY device_id, seq DESC) last
                         ON last.device_id = l.device_id AND last.recorded_at = l.recorded_at
-                      WHERE l.account_id = $1)
-            """
-        var binds = PostgresBindings(capacity: 2)
-        binds.append(account)
-        binds.append(horizon.version)
-        let measured = try await connection.guardedQuery(PostgresQuery(
-            unsafeSQL: "SELECT count(*), coalesce(sum(pg_column_size(e.*)), 0)::int8 FROM " + gone, binds: binds), logger: logger)
-        if let (count, bytes) = try await measured.decode((Int64, Int64).self).collectAll().first {
-            compaction.eventsRemoved = Int(count)
-            compaction.bytesRemoved = bytes
+                      WHERE l.account_id = \(account))
+            """, logger: logger)
+        var versions: [Int64] = []
+        for try await (version, size) in doomed.decode((Int64, Int32).self) {
+            versions.append(version)
+            compaction.bytesRemoved += Int64(size)
         }
-        try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DELETE FROM " + gone, binds: binds), logger: logger)
+        compaction.eventsRemoved = versions.count
+        // Measured first, then removed (Citus refuses a function such as pg_column_size in a RETURNING).
+        try await connection.guardedQuery("DELETE FROM events WHERE account_id = \(account) AND version = ANY(\(versions))", logger: logger)
         let kept = try await connection.guardedQuery("""
             SELECT count(*) FROM events WHERE account_id = \(account) AND version <= \(horizon.version)
             """, logger: logger)
