@@ -125,10 +125,6 @@ UNESCAPED = {
     "savepoint": ('"savepoint"', "a quoted identifier (PostgresConnection.quoted)"),
     "quoted": ('"database"', "a quoted database name (CREATE/DROP DATABASE)"),
     "milliseconds": ("10000", "an integer (lock_timeout)"),
-    'Self.comparableSQL("k")': ("CASE WHEN k.bundle_id IS NOT NULL THEN int8send(k.donations) || k.latest_key END",
-                                "a compaction's comparable value of the groups' row k: an expression of k's columns alone"),
-    'Self.comparableSQL("l")': ("CASE WHEN l.bundle_id IS NOT NULL THEN int8send(l.donations) || l.latest_key END",
-                                "a compaction's comparable value of the groups' row l: an expression of l's columns alone"),
 }
 
 TX_CONTROL = (ast.TransactionStmt, ast.VariableSetStmt, ast.VariableShowStmt, ast.ListenStmt, ast.UnlistenStmt,

@@ -82,12 +82,7 @@ import ShortcutSyncTestSupport
     static func uncompacted(_ rows: AccountFoldRows) -> AccountFoldRows {
         var rows = rows
         rows.horizon = nil
-        rows.groups = rows.groups.mapValues { row in
-            var row = row
-            row.compactedCount = 0
-            row.compactedHabits = ShortcutHabits()
-            return row
-        }
+        rows.groups = rows.groups.mapValues(\.uncompacted)
         return rows
     }
 

@@ -35,6 +35,14 @@ public struct DonationGroupRow: Sendable, Hashable {
         self.compactedHabits = compactedHabits
     }
 
+    /// The row without a compacted part: what the fold decides of it, whatever the horizon.
+    public var uncompacted: DonationGroupRow {
+        var row = self
+        row.compactedCount = 0
+        row.compactedHabits = ShortcutHabits()
+        return row
+    }
+
     /// The row once every donation it counts is compacted away.
     public var compacted: DonationGroupRow {
         var row = self

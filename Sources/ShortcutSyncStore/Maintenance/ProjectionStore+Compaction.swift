@@ -139,43 +139,17 @@ extension ProjectionStore {
         let stored = try await snapshot.read(account: account, needs: needs, on: connection)
         let result = try await snapshot.fold(account: account, batch: AccountBatch(events: rest, foldedVersion: horizon.version),
                                              needs: needs, stored: stored, on: connection)
-        var changed = (bundles: [String](), identifiers: [String](), groups: [String](), rows: [ByteBuffer](), compacted: [ByteBuffer]())
-        for (id, row) in result.groups {
-            changed.bundles.append(id.shortcut.bundleId); changed.identifiers.append(id.shortcut.identifier); changed.groups.append(id.group)
-            changed.rows.append(row.map(Self.comparable) ?? ByteBuffer())
-            changed.compacted.append(row.flatMap(CompactionColumns.stored(compactedOf:)) ?? ByteBuffer())
-        }
-        // Every live group against the snapshot's, or the fold's where the rest changed it.
-        let mismatches = try await connection.guardedQuery("""
-            WITH live AS (SELECT * FROM projection_donation_groups WHERE account_id = \(account)),
-                 kept AS (SELECT * FROM snapshot.projection_donation_groups WHERE account_id = \(account)),
-                 folded AS (SELECT * FROM unnest(\(changed.bundles)::text[], \(changed.identifiers)::text[], \(changed.groups)::text[],
-                                                \(changed.rows)::bytea[]) AS f(bundle_id, identifier, group_id, row)),
-                 keys AS (SELECT bundle_id, identifier, group_id FROM live UNION SELECT bundle_id, identifier, group_id FROM kept
-                          UNION SELECT bundle_id, identifier, group_id FROM folded)
-            SELECT count(*) FROM keys
-            LEFT JOIN live l USING (bundle_id, identifier, group_id)
-            LEFT JOIN kept k USING (bundle_id, identifier, group_id)
-            LEFT JOIN folded f USING (bundle_id, identifier, group_id)
-            WHERE (CASE WHEN f.bundle_id IS NOT NULL THEN nullif(f.row, ''::bytea) ELSE \(unescaped: Self.comparableSQL("k")) END)
-                  IS DISTINCT FROM \(unescaped: Self.comparableSQL("l"))
-            """, logger: logger)
-        let differences = Int(try await mismatches.decode(Int64.self).collectAll().first ?? 0)
+        // Every group as the snapshot has it, or as the fold of the rest left it.
+        var expected = try await groups(of: account, in: .snapshot, on: connection)
+        for (id, row) in result.groups { expected[id] = row }
+        let live = try await groups(of: account, in: .live, on: connection)
+        let differences = Set(expected.keys).union(live.keys).count { expected[$0]?.uncompacted != live[$0]?.uncompacted }
         guard differences == 0 else { throw CompactionMismatch(account: account, differences: differences) }
-        // The compacted parts: none, then the snapshot's where the rest left a group as it was,
-        // then the fold's where it changed it.
-        try await connection.guardedQuery("""
-            UPDATE projection_donation_groups SET compacted = NULL WHERE account_id = \(account) AND compacted IS NOT NULL
-            """, logger: logger)
-        try await connection.guardedQuery("""
-            UPDATE projection_donation_groups l SET compacted = k.compacted
-            FROM snapshot.projection_donation_groups k
-            WHERE l.account_id = \(account) AND k.account_id = \(account)
-              AND k.bundle_id = l.bundle_id AND k.identifier = l.identifier AND k.group_id = l.group_id
-            """, logger: logger)
+        let held = live.keys.sorted()
         try await connection.guardedQuery("""
             UPDATE projection_donation_groups l SET compacted = nullif(f.compacted, ''::bytea)
-            FROM unnest(\(changed.bundles)::text[], \(changed.identifiers)::text[], \(changed.groups)::text[], \(changed.compacted)::bytea[])
+            FROM unnest(\(held.map(\.shortcut.bundleId))::text[], \(held.map(\.shortcut.identifier))::text[], \(held.map(\.group))::text[],
+                        \(held.map { expected[$0].flatMap(CompactionColumns.stored(compactedOf:)) ?? ByteBuffer() })::bytea[])
                  AS f(bundle_id, identifier, group_id, compacted)
             WHERE l.account_id = \(account) AND f.bundle_id = l.bundle_id AND f.identifier = l.identifier AND f.group_id = l.group_id
             """, logger: logger)
@@ -236,23 +210,23 @@ extension ProjectionStore {
         return best
     }
 
-    /// A group's columns that the fold decides, as one value to compare: the count, the latest
-    /// donation's key and version, the coverage and the sums.
-    static func comparable(_ row: DonationGroupRow) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.writeInteger(Int64(row.count))
-        buffer.writeBytes(row.latest.sortableBytes)
-        buffer.writeInteger(row.latestVersion)
-        buffer.writeBytes(row.coveredBelow?.sortableBytes ?? [])
-        buffer.writeBytes(row.habits.bytes ?? [])
-        return buffer
-    }
-
-    /// `comparable` in SQL, of the groups' row `alias`.
-    static func comparableSQL(_ alias: String) -> String {
-        """
-        CASE WHEN \(alias).bundle_id IS NOT NULL THEN int8send(\(alias).donations) || \(alias).latest_key || int8send(\(alias).latest_version) \
-        || coalesce(\(alias).covered_below, ''::bytea) || coalesce(\(alias).habits, ''::bytea) END
-        """
+    /// The account's donation groups in `tables`, whole.
+    private func groups(of account: UUID, in tables: ProjectionTables, on connection: PostgresConnection) async throws
+        -> [DonationGroupID: DonationGroupRow] {
+        let rows = try await connection.guardedQuery("""
+            SELECT bundle_id, identifier, group_id, donations, latest_key, latest_version, covered_below, habits, compacted
+            FROM \(unescaped: tables.prefix)projection_donation_groups WHERE account_id = \(account)
+            """, logger: logger)
+        var groups: [DonationGroupID: DonationGroupRow] = [:]
+        for try await (bundleId, identifier, group, count, latest, version, covered, habits, compacted)
+            in rows.decode((String, String, String, Int64, ByteBuffer, Int64, ByteBuffer?, ByteBuffer?, ByteBuffer?).self) {
+            let id = DonationGroupID(shortcut: ShortcutID(bundleId: bundleId, identifier: identifier), group: group)
+            var row = DonationGroupRow(id: id, count: Int(count), latest: try EventKey(stored: latest), latestVersion: version,
+                                       coveredBelow: try covered.map(EventKey.init(stored:)),
+                                       habits: try habits.map(ShortcutHabits.init(stored:)) ?? ShortcutHabits())
+            if let compacted { try CompactionColumns.read(compacted: compacted, into: &row) }
+            groups[id] = row
+        }
+        return groups
     }
 }
