@@ -20,8 +20,7 @@ private let logger = TestDatabase.shared.logger
             let store = PostgresEventStore(client: client, logger: logger)
             let projections = ProjectionStore(client: client, logger: logger)
             func views() async throws -> [DeviceView] {
-                [try await projections.fullView(account: account, device: phone.deviceId),
-                 try await projections.fullView(account: account, device: watch.deviceId)]
+                try await projections.fullViews(account: account, devices: [phone.deviceId, watch.deviceId])
             }
             // 1…20: soups, one a push; 21: the watch deletes soup-1; 22…25: more soups, after the horizon too.
             for index in 0..<20 {

@@ -24,8 +24,7 @@ private let logger = TestDatabase.shared.logger
                 try await store.append(events.map(\.event), account: account, device: device)
             }
             func views() async throws -> [DeviceView] {
-                [try await projections.fullView(account: account, device: phone.deviceId),
-                 try await projections.fullView(account: account, device: watch.deviceId)]
+                try await projections.fullViews(account: account, devices: [phone.deviceId, watch.deviceId])
             }
             func events() async throws -> Int64 {
                 try await client.query("SELECT count(*) FROM events WHERE account_id = \(account)", logger: logger)

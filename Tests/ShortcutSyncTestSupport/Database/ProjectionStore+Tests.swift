@@ -6,6 +6,13 @@ import ShortcutSyncWorker
 import Testing
 
 extension ProjectionStore {
+    /// Each of `devices`' whole views (`fullView`), in their order.
+    public func fullViews(account: UUID, devices: [UUID]) async throws -> [DeviceView] {
+        var views: [DeviceView] = []
+        for device in devices { views.append(try await fullView(account: account, device: device)) }
+        return views
+    }
+
     /// The device's whole view, as a fresh pull gives it (every page of it, applied in order).
     public func fullView(account: UUID, device: UUID) async throws -> DeviceView {
         var pull = try await pull(account: account, device: device, cursor: nil)
