@@ -2,9 +2,10 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// How a push's optimistic write is sent, decided once per store by asking the database: one
-/// statement on one PostgreSQL (`AppendFoldedStatement`, one round trip), a transaction of router
-/// statements on a Citus coordinator (`AppendFoldedStatement.runAsRouterStatements`).
+/// How a write of data-modifying CTEs is sent, decided once per store by asking the database:
+/// one statement on one PostgreSQL, a transaction of router statements on Citus. The push's
+/// optimistic write (`AppendFoldedStatement`, `runAsRouterStatements`) and the pull's record
+/// (`DeviceSyncStore.recordPull`) go this way.
 ///
 /// Citus plans the one statement's data-modifying CTEs one by one through the coordinator, with
 /// intermediate results between them (docs/citus.md, "Measured here": 15 commands on the worker
