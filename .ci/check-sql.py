@@ -125,6 +125,14 @@ UNESCAPED = {
     "savepoint": ('"savepoint"', "a quoted identifier (PostgresConnection.quoted)"),
     "quoted": ('"database"', "a quoted database name (CREATE/DROP DATABASE)"),
     "milliseconds": ("10000", "an integer (lock_timeout)"),
+    "signature": ("public.push_write_folded(uuid, bigint)",
+                  "PushWriteFunction.signature: the function's name and its parameters' types (a CREATE FUNCTION, or a"
+                  " regprocedure literal)"),
+    "placeholders": ("$1, $2", "PushWriteFunction's call: $1…$61, the account first (the call names it, Citus routes by it)"),
+    "PushWriteFunction.name": ("push_write_folded", "the distributed function's name"),
+    "AccountHead.markSQL": ("h.xmin::text", "the head's mark, an expression over the head row h"),
+    "arms": ("", "PushWriteFunction's body: the fold arms' statements (FoldArm.sql, each checked as its own literal), inside"
+             " the function's dollar quotes"),
 }
 
 TX_CONTROL = (ast.TransactionStmt, ast.VariableSetStmt, ast.VariableShowStmt, ast.ListenStmt, ast.UnlistenStmt,

@@ -16,6 +16,6 @@ struct AccountHead: Sendable, Hashable {
     var mark: String
 
     /// The mark of the head row `h`, as the push's read returns it and its write checks it and
-    /// returns it anew (`FoldReadStatement`, `AppendFoldedStatement`, `HeadMoveStatement`).
+    /// returns it anew (`FoldReadStatement`, `AppendFoldedStatement`, `PushWriteFunction`).
     static let markSQL = "h.xmin::text || '/' || h.promotions::text"
 }

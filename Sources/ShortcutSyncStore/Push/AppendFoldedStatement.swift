@@ -20,9 +20,8 @@ import ShortcutSyncDomain
 ///
 /// The head is updated in place (a HOT update, migration 0014): no index reads the versions.
 ///
-/// On a Citus coordinator the same write goes as a transaction of router statements
-/// (`runAsRouterStatements`, `PushWriteRoute`): Citus runs this one arm by arm through the
-/// coordinator.
+/// On Citus the same write goes as one call of a distributed function (`PushWriteFunction`,
+/// `PushWriteRoute`): Citus runs this one arm by arm through the coordinator.
 ///
 /// Its fold arms are `Arms`' (`FoldArm`, the same text as the maintenance write's), with their
 /// parameters `$1`…`$50` whether an arm is there or not; the append's follow (`$51`…`$60`).

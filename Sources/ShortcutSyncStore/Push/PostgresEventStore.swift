@@ -293,13 +293,13 @@ public struct PostgresEventStore: Sendable {
     }
 
     /// How many events `statement` appended and the head's new mark: nil when its head check
-    /// failed. `routed`: as router statements in a transaction, on Citus (`PushWriteRoute`).
+    /// failed. `routed`: as one call of the distributed function, on Citus (`PushWriteRoute`, `PushWriteFunction`).
     private func appendFolded<Arms>(
         _ statement: AppendFoldedStatement<Arms>, routed: Bool, on connection: PostgresConnection
     ) async throws -> (appended: Int, mark: String)? {
         if routed {
-            return try await withStatementSpan("push: append and write the fold as router statements", .insert, "events") {
-                try await statement.runAsRouterStatements(on: connection, logger: logger)
+            return try await withStatementSpan("push: append and write the fold in one call on the account's worker", .insert, "events") {
+                try await statement.runAsDistributedFunction(on: connection, logger: logger)
             }
         }
         return try await withStatementSpan("push: append and write the fold", .insert, "events") {

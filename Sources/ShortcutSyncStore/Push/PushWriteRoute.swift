@@ -3,9 +3,9 @@ import PostgresNIO
 import Synchronization
 
 /// How a write of data-modifying CTEs is sent, decided once per store by asking the database:
-/// one statement on one PostgreSQL, a transaction of router statements on Citus. The push's
-/// optimistic write (`AppendFoldedStatement`, `runAsRouterStatements`) and the pull's record
-/// (`DeviceSyncStore.recordPull`) go this way.
+/// one statement on one PostgreSQL; on Citus, the push's optimistic write (`AppendFoldedStatement`)
+/// as one call of a distributed function (`PushWriteFunction`), the pull's record
+/// (`DeviceSyncStore.recordPull`) as a transaction of router statements.
 ///
 /// Citus plans the one statement's data-modifying CTEs one by one through the coordinator, with
 /// intermediate results between them (docs/citus.md, "Measured here": 15 commands on the worker

@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDomain
+
+/// The push's optimistic write on Citus as one call of a distributed function,
+/// `push_write_folded`, which Citus sends whole to the worker holding the account's shards
+/// (docs/citus.md, "One call a push"): the coordinator, or the node a server is attached to,
+/// forwards one command instead of a transaction of router statements, and on the worker each of
+/// the function's statements runs on the local shard.
+///
+/// Its body is a sequence of statements Citus routes to the account's shards as they are: the head's
+/// check and move first (no row, and the function returns NULL having written nothing), then the
+/// batch, then each fold arm the push writes (`FoldArm.routedSQL`, a bit of `$61` each). Its
+/// parameters are the one statement's, `$1`…`$60`, in its types (`bindingDataTypes`), and the arms'
+/// bits: it is made from the same texts, so it cannot say something else. It is created (or
+/// replaced, when this build's arms differ) and distributed by the migrator on a Citus
+/// coordinator, after the tables are (`Migrator`); it exists nowhere else.
+enum PushWriteFunction {
+    static let name = "push_write_folded"
+
+    /// The parameters' types as SQL names, `$1`…`$60`, then the arms' bits.
+    static var parameterTypes: [String] {
+        AppendFoldedStatement<EveryFoldArm>.bindingDataTypes.map { $0.knownSQLName! } + ["INTEGER"]
+    }
+
+    /// The function's signature, as `create_distributed_function` takes it.
+    static var signature: String { "public.\(name)(\(parameterTypes.joined(separator: ", ")))" }
+
+    /// Each arm's bit in `$61`.
+    static func bit(of arm: FoldArm) -> Int32 { 1 << Int32(FoldArm.allCases.firstIndex(of: arm)!) }
+
+    /// The bits of `arms`.
+    static func bits(_ arms: Set<FoldArm>) -> Int32 { arms.reduce(0) { $0 | bit(of: $1) } }
+
+    /// `CREATE OR REPLACE FUNCTION`: the head's move, the batch, then the arms asked for.
+    static var definition: PostgresQuery {
+        let arms = FoldArm.allCases.map { arm in
+            """
+              IF ($61 & \(bit(of: arm))) <> 0 THEN
+            \(FoldArm.routedSQL[arm]!);
+              END IF;
+            """
+        }.joined(separator: "\n")
+        return """
+            CREATE OR REPLACE FUNCTION \(unescaped: signature) RETURNS text LANGUAGE plpgsql AS $function$
+            DECLARE
+              new_mark text;
+            BEGIN
+              UPDATE account_heads h SET version = $59, folded_version = $59
+              WHERE h.account_id = $1 AND h.version = $52 AND h.folded_version = $52 AND \(unescaped: AccountHead.markSQL) = $60
+              RETURNING \(unescaped: AccountHead.markSQL) INTO new_mark;
+              IF new_mark IS NULL THEN
+                RETURN NULL;
+              END IF;
+              INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
+              SELECT $1, $52 + b.ord, $51, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
+              FROM unnest($53::uuid[], $54::int8[], $55::text[], $56::int8[], $57::int8[], $58::text[])
+                   WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord);
+            \(unescaped: arms)
+              RETURN new_mark;
+            END;
+            $function$
+            """
+    }
+
+    /// Creates or replaces the function and distributes it by its first parameter, the account,
+    /// with the accounts' tables (on a Citus coordinator whose tables are distributed). Citus
+    /// propagates a new function to every node by itself, as an object without a distribution
+    /// argument: one without one is distributed here.
+    static func install(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.guardedQuery(definition, logger: logger)
+        try await connection.guardedQuery(PostgresQuery(unsafeSQL: """
+            SELECT create_distributed_function('\(signature)', '$1', colocate_with => 'events')
+            WHERE NOT EXISTS (SELECT 1 FROM pg_dist_object
+                              WHERE objid = '\(signature)'::regprocedure AND distribution_argument_index IS NOT NULL)
+            """), logger: logger)
+    }
+}
+
+extension AppendFoldedStatement {
+    /// The write as one call of `push_write_folded` (`PushWriteFunction`), for Citus: how many
+    /// events it appended and the head's new mark; nil when the head's check failed (nothing was
+    /// written). A unique violation (a retry, a reused id) fails the call as it fails the one
+    /// statement, and the caller tells which.
+    func runAsDistributedFunction(on connection: PostgresConnection, logger: Logger) async throws -> (appended: Int, mark: String)? {
+        var bindings = try makeBindings()
+        bindings.append(PushWriteFunction.bits(FoldArm.writing(result)))
+        let placeholders = (1...61).map { "$\($0)" }.joined(separator: ", ")
+        let rows = try await connection.guardedQuery(
+            PostgresQuery(unsafeSQL: "SELECT \(PushWriteFunction.name)(\(placeholders))", binds: bindings), logger: logger)
+        guard let mark = try await rows.decode(String?.self).collectAll().first ?? nil else { return nil }
+        return (batch.count, mark)
+    }
+}
