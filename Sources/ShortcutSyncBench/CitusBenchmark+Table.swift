@@ -11,32 +11,40 @@ extension CitusBenchmark.Results {
             guard let citus, let one, one > 0 else { return "—" }
             return String(format: times ? "%.1f×" : "%.2f", citus / one)
         }
+        let clusters = [citus] + (attached.map { [$0] } ?? [])
         var lines = ["Machine: \(machine); Citus \(citusVersion)", "",
-                     "| | one PostgreSQL | Citus, a coordinator and \(CitusBenchmark.workerCount) workers | Citus / one |",
-                     "| --- | --- | --- | --- |"]
+                     "| | one PostgreSQL | Citus, a coordinator and \(CitusBenchmark.workerCount) workers, the service on the coordinator | Citus / one |"
+                        + (attached != nil ? " the service attached to \(attachedTo ?? "a worker") | attached / one |" : ""),
+                     "| --- | --- | --- | --- |" + (attached != nil ? " --- | --- |" : "")]
         for one in onePostgreSQL.throughput {
-            guard let citus = citus.throughput.first(where: { $0.scenario.key == one.scenario.key }) else { continue }
+            let figures = clusters.compactMap { $0.throughput.first(where: { $0.scenario.key == one.scenario.key }) }
+            guard figures.count == clusters.count else { continue }
             func rate(_ figure: PushBenchmark.Throughput) -> String {
                 "\(count(figure.oursEventsPerSecond)) ev/s, p50 / p99 "
                     + String(format: "%.1f / %.1f ms", figure.pushP50Milliseconds, figure.pushP99Milliseconds)
                     + (figure.failedPushes > 0 ? " (\(figure.failedPushes) failed)" : "")
             }
-            lines.append("| \(one.scenario.name) | \(rate(one)) | \(rate(citus)) | "
-                + ratio(citus.oursEventsPerSecond, one.oursEventsPerSecond, times: false) + " |")
+            lines.append("| \(one.scenario.name) | \(rate(one)) | "
+                + figures.map { "\(rate($0)) | " + ratio($0.oursEventsPerSecond, one.oursEventsPerSecond, times: false) + " |" }.joined(separator: " "))
             let batch = Double(one.scenario.batch)
-            let service = (one.serviceCPUMicrosecondsPerEvent.map { $0 * batch }, citus.serviceCPUMicrosecondsPerEvent.map { $0 * batch })
-            lines.append("| service CPU per push | \(micros(service.0)) | \(micros(service.1)) | \(ratio(service.1, service.0, times: true)) |")
-            let database = (Self.total(one.nodesCPU), Self.total(citus.nodesCPU))
-            let perNode = (citus.nodesCPU ?? []).map { "\($0.name) \(micros($0.microsecondsPerPush))" }.joined(separator: ", ")
-            lines.append("| PostgreSQL CPU per push, every node | \(micros(database.0)) | \(micros(database.1))"
-                + (perNode.isEmpty ? "" : " (\(perNode))") + " | \(ratio(database.1, database.0, times: true)) |")
+            func service(_ figure: PushBenchmark.Throughput) -> Double? { figure.serviceCPUMicrosecondsPerEvent.map { $0 * batch } }
+            lines.append("| service CPU per push | \(micros(service(one))) | "
+                + figures.map { "\(micros(service($0))) | \(ratio(service($0), service(one), times: true)) |" }.joined(separator: " "))
+            func database(_ figure: PushBenchmark.Throughput) -> String {
+                let perNode = (figure.nodesCPU ?? []).map { "\($0.name) \(micros($0.microsecondsPerPush))" }.joined(separator: ", ")
+                return micros(Self.total(figure.nodesCPU)) + (perNode.isEmpty ? "" : " (\(perNode))")
+            }
+            lines.append("| PostgreSQL CPU per push, every node | \(micros(Self.total(one.nodesCPU))) | "
+                + figures.map { "\(database($0)) | \(ratio(Self.total($0.nodesCPU), Self.total(one.nodesCPU), times: true)) |" }.joined(separator: " "))
         }
-        let (one, cluster) = (onePostgreSQL.latency, citus.latency)
+        let one = onePostgreSQL.latency
         lines.append("| push → another device's pull through its stream, p50 / p99 (\(one.streams) streams, \(one.samples) samples) | "
-            + String(format: "%.1f / %.1f ms | %.1f / %.1f ms | ", one.p50Milliseconds, one.p99Milliseconds, cluster.p50Milliseconds,
-                     cluster.p99Milliseconds)
-            + ratio(cluster.p50Milliseconds, one.p50Milliseconds, times: true) + " / " + ratio(cluster.p99Milliseconds, one.p99Milliseconds, times: true)
-            + " |")
+            + String(format: "%.1f / %.1f ms | ", one.p50Milliseconds, one.p99Milliseconds)
+            + clusters.map(\.latency).map { cluster in
+                String(format: "%.1f / %.1f ms | ", cluster.p50Milliseconds, cluster.p99Milliseconds)
+                    + ratio(cluster.p50Milliseconds, one.p50Milliseconds, times: true) + " / "
+                    + ratio(cluster.p99Milliseconds, one.p99Milliseconds, times: true) + " |"
+            }.joined(separator: " "))
         return lines.joined(separator: "\n")
     }
 

@@ -50,31 +50,34 @@ extension PushBenchmark {
     /// coordinator's database, which a fresh database beside it would not be on the workers
     /// (it needs the extension and the workers added in it on every node). `nodes`: the
     /// database's servers on this machine, whose CPU each scenario reads (`Throughput.nodesCPU`).
-    /// `stackFloor`: `measuresStackFloor`; `pgbench`: `measuresPgbench`.
+    /// `stackFloor`: `measuresStackFloor`; `pgbench`: `measuresPgbench`. `serviceArguments`: more
+    /// of the service's `serve` options (`bench citus`: `--node`).
     public static func run(
         server: DatabaseURL, inPlace: Bool = false, nodes: [(name: String, postmaster: Int32)] = [], stackFloor: Bool = true, pgbench: Bool = true,
-        scenarios: [Scenario], load: Load, workerProcess: Bool, logger: Logger,
+        scenarios: [Scenario], load: Load, workerProcess: Bool, serviceArguments: [String] = [], logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
         guard !inPlace else {
             try await Migrator.migrate(server, logger: logger)
             return try await run(on: server, nodes: nodes, stackFloor: stackFloor, pgbench: pgbench, scenarios: scenarios, load: load,
-                                 workerProcess: workerProcess, logger: logger, report: report, interruptible: interruptible)
+                                 workerProcess: workerProcess, serviceArguments: serviceArguments, logger: logger, report: report,
+                                 interruptible: interruptible)
         }
         return try await withFreshDatabase(on: server, logger: logger) { url in
             try await run(on: url, nodes: nodes, stackFloor: stackFloor, pgbench: pgbench, scenarios: scenarios, load: load,
-                          workerProcess: workerProcess, logger: logger, report: report, interruptible: interruptible)
+                          workerProcess: workerProcess, serviceArguments: serviceArguments, logger: logger, report: report,
+                          interruptible: interruptible)
         }
     }
 
     private static func run(
         on url: DatabaseURL, nodes: [(name: String, postmaster: Int32)], stackFloor: Bool, pgbench: Bool, scenarios: [Scenario], load: Load,
-        workerProcess: Bool, logger: Logger,
+        workerProcess: Bool, serviceArguments: [String], logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
-        try await BenchService.with(database: url, workerProcess: workerProcess) { service in
+        try await BenchService.with(database: url, workerProcess: workerProcess, extraArguments: serviceArguments) { service in
             report("service: pid \(service.servicePID) on \(service.url.absoluteString), database \(url.database)"
                 + (service.workerPID.map { ", worker: pid \($0)" } ?? ""))
 

@@ -15,9 +15,11 @@ struct CitusBenchCommand: AsyncParsableCommand {
             Runs `bench push`'s 100-event pushes of 4 devices of 4 accounts, its 1-event pushes of 32 devices and its \
             push-to-pull latency through streams, first on one PostgreSQL (the embedded one, or --database-url), then on a \
             coordinator and two workers that it starts on this machine (Citus must be installed for the embedded PostgreSQL: \
-            ../shared/citus/build.sh) and stops afterwards, also on an error or a signal. Prints both with the ratio \
-            Citus / one and each node's PostgreSQL CPU per push (from /proc). The three nodes share this machine's cores with \
-            the service and the load. `bench all` runs it too where Citus is installed (--smoke: about 30 s in a debug build).
+            ../shared/citus/build.sh), once with the service on the coordinator and once with it attached to the first \
+            worker (serve --node), and stops the nodes afterwards, also on an error or a signal. Prints all three with the \
+            ratio to one PostgreSQL and each node's PostgreSQL CPU per push (from /proc). The three nodes share this machine's \
+            cores with the service and the load. `bench all` runs it too where Citus is installed (--smoke: about 45 s in a \
+            debug build).
             """)
 
     @Option(help: "Seconds each push scenario and each raw insert run lasts.")
