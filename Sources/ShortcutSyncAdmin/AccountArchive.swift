@@ -3,7 +3,8 @@ import ShortcutSyncDomain
 import ShortcutSyncStore
 
 /// The export format (`admin export`, read by `admin import`): NDJSON, one JSON object per line,
-/// each with a `kind`. The first line is the account, then its devices, then its events in the
+/// each with a `kind`. The first line is the account, then its devices, then (for a compacted
+/// account, issue 58) its horizon and its snapshot's rows, then its events in the
 /// account's version order, then whether the suggestions' learning is paused and what was
 /// forgotten (`learning`), then what the suggestions learned of each shortcut (`learned`); these
 /// last two are for the person to see: an import learns them again from the events. The file is self-contained. Times are ISO 8601 in UTC with microseconds; token hashes
@@ -40,6 +41,39 @@ public enum AccountArchive {
         var deviceId: UUID
         var recordedAt: String
         var event: Event
+    }
+
+    /// A compacted account's horizon (DESIGN §3, "Across the horizon"): its events up to `version`
+    /// were compacted into its snapshot (the `snapshot` lines after this one), `key` the greatest
+    /// key among them; `time` is the key's clock, for a person to read. The events that follow
+    /// are those the log kept: at or below the horizon, each donation group's latest donation and
+    /// each device's last push (partial, folded by nothing); after it, all of them.
+    struct HorizonLine: Codable {
+        struct Key: Codable {
+            var hlc: HLCTimestamp
+            var deviceId: UUID
+            var seq: Int64
+        }
+
+        var kind = "horizon"
+        var version: Int64
+        var key: Key
+        var time: String
+    }
+
+    /// One row of the account's snapshot: `table` (schema `snapshot`) and the row, every column
+    /// as PostgreSQL writes it in JSON (`row_to_json`). Written by hand around the database's
+    /// text, so that the row reaches the file, and back, as PostgreSQL wrote it; read here only
+    /// to be checked.
+    struct SnapshotLine: Decodable {
+        var kind: String
+        var table: String
+        var row: [String: JSONValue]
+
+        /// The line of `json`, a row of `table` (one of `ArchivedSnapshot.tables`: a plain name, no escape needed).
+        static func text(table: String, row json: String) -> String {
+            #"{"kind":"snapshot","row":"# + json + #","table":""# + table + #""}"#
+        }
     }
 
     /// What the account learned of one shortcut: per device, its donations and the weight of
@@ -100,6 +134,7 @@ public enum AccountArchive {
 
     /// The lines of an export, each without its line break.
     public static func lines(account: AccountRecord, devices: [ArchivedDevice], events: [RecordedEvent],
+                             horizon: AccountHorizon? = nil, snapshotRows: [(table: String, json: String)] = [],
                              learning: LearningRules = LearningRules(),
                              learned: [(shortcut: ShortcutID, habits: ShortcutHabits)] = [], at: Date) throws -> [String] {
         var lines = [try encode(AccountLine(formatVersion: formatVersion, accountId: account.accountId,
@@ -109,6 +144,12 @@ public enum AccountArchive {
             lines.append(try encode(DeviceLine(deviceId: record.deviceId, name: record.name, platform: record.platform,
                                                createdAt: ISO8601.format(record.createdAt), revokedAt: record.revokedAt.map(ISO8601.format),
                                                tokenHash: device.tokenHash.map(Hex.encode))))
+        }
+        if let horizon {
+            let key = horizon.key
+            lines.append(try encode(HorizonLine(version: horizon.version, key: .init(hlc: key.hlc, deviceId: key.deviceId, seq: key.seq),
+                                                time: ISO8601.format(Date(timeIntervalSince1970: Double(key.hlc.wallMillis) / 1000)))))
+            for row in snapshotRows { lines.append(SnapshotLine.text(table: row.table, row: row.json)) }
         }
         for event in events {
             lines.append(try encode(EventLine(version: event.version, position: event.position, deviceId: event.deviceId,
@@ -136,6 +177,8 @@ public enum AccountArchive {
         public var account: AccountRecord
         public var devices: [ArchivedDevice]
         public var events: [ArchivedEvent]
+        /// A compacted account's horizon and snapshot; nil for an account never compacted.
+        public var snapshot: ArchivedSnapshot?
     }
 
     /// A line that cannot be imported; nothing of the file is stored.
@@ -145,8 +188,10 @@ public enum AccountArchive {
         public var description: String { "line \(line): \(reason)" }
     }
 
-    /// Reads an export: the account first, then devices, then events of those devices, each
-    /// event valid by DESIGN §2. Empty lines are skipped. Throws the first `LineError`.
+    /// Reads an export: the account first, then devices, then a compacted account's horizon and
+    /// snapshot rows, then events of those devices, each event valid by DESIGN §2 (a compacted
+    /// account's each with its version, in order, those after the horizon later than it). Empty
+    /// lines are skipped. Throws the first `LineError`.
     public static func read(_ lines: some Sequence<Substring>) throws -> Contents {
         let decoder = JSONDecoder()
         let validator = EventValidator(nowMillis: Int64(Date().timeIntervalSince1970 * 1000))
@@ -155,6 +200,7 @@ public enum AccountArchive {
         var deviceIds: Set<UUID> = []
         var events: [ArchivedEvent] = []
         var seenEvents: Set<UUID> = []
+        var snapshot: ArchivedSnapshot?
         var number = 0
         for text in lines {
             number += 1
@@ -185,7 +231,7 @@ public enum AccountArchive {
             }
             switch kind {
             case "account":
-                guard account == nil, devices.isEmpty, events.isEmpty else { throw fail("the account line must come first, and once") }
+                guard account == nil, devices.isEmpty, events.isEmpty, snapshot == nil else { throw fail("the account line must come first, and once") }
                 let decoded = try decode(AccountLine.self)
                 guard decoded.formatVersion == formatVersion else {
                     throw fail("format version \(decoded.formatVersion) is not supported (this version reads \(formatVersion))")
@@ -194,7 +240,7 @@ public enum AccountArchive {
                                         tokenHash: try hex(decoded.tokenHash, "tokenHash"))
             case "device":
                 guard let account else { throw fail("a device before the account line") }
-                guard events.isEmpty else { throw fail("a device after the events: devices come before them") }
+                guard events.isEmpty, snapshot == nil else { throw fail("a device after the events or the horizon: devices come before them") }
                 let decoded = try decode(DeviceLine.self)
                 guard deviceIds.insert(decoded.deviceId).inserted else { throw fail("device \(decoded.deviceId.lowercased) is listed twice") }
                 guard (decoded.revokedAt == nil) != (decoded.tokenHash == nil) else {
@@ -205,6 +251,26 @@ public enum AccountArchive {
                                          platform: decoded.platform, createdAt: try time(decoded.createdAt, "createdAt"),
                                          revokedAt: try decoded.revokedAt.map { try time($0, "revokedAt") }),
                     tokenHash: try decoded.tokenHash.map { try hex($0, "tokenHash") }, line: line))
+            case "horizon":
+                guard account != nil else { throw fail("a horizon before the account line") }
+                guard snapshot == nil, events.isEmpty else { throw fail("the horizon comes once, before the snapshot and the events") }
+                let decoded = try decode(HorizonLine.self)
+                guard decoded.version > 0, decoded.key.hlc.wallMillis >= 0, decoded.key.hlc.counter >= 0, decoded.key.seq > 0 else {
+                    throw fail("the horizon's version, clock and seq must be positive")
+                }
+                snapshot = ArchivedSnapshot(horizon: AccountHorizon(version: decoded.version, key: EventKey(
+                    hlc: decoded.key.hlc, deviceId: decoded.key.deviceId, seq: decoded.key.seq)), line: line, rows: [])
+            case "snapshot":
+                guard let account, snapshot != nil else { throw fail("a snapshot row before the horizon line") }
+                guard events.isEmpty else { throw fail("a snapshot row after the events: the snapshot comes before them") }
+                let decoded = try decode(SnapshotLine.self)
+                guard ArchivedSnapshot.tables.contains(decoded.table) else {
+                    throw fail("unknown snapshot table \"\(decoded.table)\" (\(ArchivedSnapshot.tables.joined(separator: ", ")))")
+                }
+                guard case .string(let owner)? = decoded.row["account_id"], UUID(uuidString: owner) == account.accountId else {
+                    throw fail("the snapshot row's account_id is not the account's, \(account.accountId.lowercased)")
+                }
+                snapshot?.rows.append(ArchivedSnapshot.Row(table: decoded.table, text: String(text), columns: Set(decoded.row.keys), line: line))
             case "event":
                 guard account != nil else { throw fail("an event before the account line") }
                 let decoded = try decode(EventLine.self)
@@ -216,8 +282,17 @@ public enum AccountArchive {
                     throw fail("invalid event: " + violations.map { "/event\($0.pointer): \($0.detail)" }.joined(separator: "; "))
                 }
                 guard seenEvents.insert(decoded.event.id).inserted else { throw fail("event \(decoded.event.id.lowercased) is listed twice") }
+                if let horizon = snapshot?.horizon {
+                    // A compacted account's events keep their versions: its snapshot's rows name them.
+                    guard let version = decoded.version, version > (events.last?.version ?? 0) else {
+                        throw fail("an event of a compacted account needs its version, greater than the event's before it")
+                    }
+                    guard version <= horizon.version || EventKey(hlc: decoded.event.hlc, deviceId: decoded.deviceId, seq: decoded.event.seq) > horizon.key else {
+                        throw fail("the event at version \(version), after the horizon, is not later than the horizon's key")
+                    }
+                }
                 events.append(ArchivedEvent(line: line, deviceId: decoded.deviceId, recordedAt: try time(decoded.recordedAt, "recordedAt"),
-                                            event: decoded.event))
+                                            event: decoded.event, version: decoded.version))
             case "learned":
                 // Derived from the events: the import folds them and learns it again.
                 guard account != nil else { throw fail("a learned line before the account line") }
@@ -227,11 +302,14 @@ public enum AccountArchive {
                 guard account != nil else { throw fail("a learning line before the account line") }
                 _ = try decode(LearningLine.self)
             default:
-                throw fail("unknown kind \"\(kind)\" (account, device, event, learning or learned)")
+                throw fail("unknown kind \"\(kind)\" (account, device, horizon, snapshot, event, learning or learned)")
             }
         }
         guard let account else { throw LineError(line: max(number, 1), reason: "no account line: the file is empty or not an export") }
-        return Contents(account: account, devices: devices, events: events)
+        if let snapshot, snapshot.rows.count(where: { $0.table == "projection_accounts" }) != 1 {
+            throw LineError(line: snapshot.line, reason: "a compacted account's snapshot has one projection_accounts row, this file \(snapshot.rows.count(where: { $0.table == "projection_accounts" }))")
+        }
+        return Contents(account: account, devices: devices, events: events, snapshot: snapshot)
     }
 }
 

@@ -231,28 +231,45 @@ public struct Operator: Sendable {
         return VerifyReport(try await rebuilder.verify { await progress($0.processed, max($0.total, $0.processed)) })
     }
 
-    /// The account as export lines (`AccountArchive`).
+    /// The account as export lines (`AccountArchive`): a compacted account's with its horizon
+    /// and snapshot, and the events its log kept, each with its version (issue 58).
     public func export(account: UUID) async throws -> [String] {
         guard let record = try await store.accountRecord(account) else { throw noAccount(account) }
-        if let horizon = try await store.horizon(of: account) {
-            // The archive carries events only: imported, a compacted account would fold into a wrong view.
-            throw AdminUsageError("account \(account.lowercased) is \(Self.compactedThrough(horizon)): an export carries no snapshot, so none was written")
-        }
-        let events = try await store.accountLog(account, .all)
+        let history = try await store.archivedHistory(account: account)
+        let events = history.events
         // What was learned is decayed to the account's latest event: the same export of the same log, byte for byte.
         let latest = events.map(\.event.hlc.wallMillis).max() ?? 0
         let projections = ProjectionStore(client: client, logger: logger)
         return try AccountArchive.lines(account: record, devices: try await store.archivedDevices(account: account), events: events,
+                                        horizon: history.horizon, snapshotRows: history.snapshotRows,
                                         learning: try await projections.learningRules(account: account),
                                         learned: try await projections.allHabits(account: account),
                                         at: Date(timeIntervalSince1970: Double(latest) / 1000))
     }
 
-    /// Stores what an export holds that the database lacks, all or nothing.
+    /// Stores what an export holds that the database lacks, all or nothing. A compacted account's
+    /// file goes whole into a database without the account's history, or adds the events it lacks
+    /// to the same history; into another history it is refused (`ImportConflict`, naming both).
     public func importAccount(_ contents: AccountArchive.Contents) async throws -> ImportReport {
-        let counts = try await store.importAccount(contents.account, devices: contents.devices, events: contents.events)
+        let counts: ImportCounts
+        do {
+            counts = try await store.importAccount(contents.account, devices: contents.devices, events: contents.events,
+                                                   snapshot: contents.snapshot)
+        } catch let conflict as ImportedHistoryConflict {
+            let account = conflict.account.lowercased
+            let here = if let stored = conflict.stored {
+                stored == conflict.file ? "\(Self.compactedThrough(stored)) with another snapshot" : Self.compactedThrough(stored)
+            } else {
+                "uncompacted"
+            }
+            throw ImportConflict(line: conflict.line, reason: "account \(account) is stored here \(here), at version \(conflict.storedVersion), "
+                + "and the file holds it \(Self.compactedThrough(conflict.file)): two histories cut at different places cannot be merged; "
+                + "to replace the stored one with the file's, erase it first (`shortcut-sync admin erase --account \(account)`)")
+        }
         return ImportReport(accountId: contents.account.accountId, accountsAdded: counts.accounts, devicesAdded: counts.devices,
-                            eventsAdded: counts.events, eventsAlreadyStored: counts.eventsAlreadyStored)
+                            eventsAdded: counts.events, eventsAlreadyStored: counts.eventsAlreadyStored,
+                            compacted: contents.snapshot.map { CompactedHistory($0.horizon) },
+                            snapshotRowsAdded: contents.snapshot.map { _ in counts.snapshotRows })
     }
 
     public func erase(account: UUID) async throws -> EraseReport {

@@ -245,7 +245,7 @@ private func rowsMentioning(_ account: UUID, _ client: PostgresClient) async thr
 }
 
 /// An export line without the exporting database's log position.
-private func withoutPosition(_ line: String) -> String {
+func withoutPosition(_ line: String) -> String {
     line.replacingOccurrences(of: #""position":\d+,"#, with: "", options: .regularExpression)
 }
 

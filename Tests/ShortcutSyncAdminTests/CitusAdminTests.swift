@@ -31,6 +31,18 @@ struct CitusAdminTests {
         try await AdminMaintenanceTests().anExportImportedElsewhereGivesTheSameViewsAndASecondImportAddsNothing()
     }
 
+    @Test func aCompactedAccountImportedElsewhereFoldsAsItWas() async throws {
+        try await CompactedArchiveTests().aCompactedAccountImportedElsewhereFoldsAsItWas()
+    }
+
+    @Test func aCompactedFileIntoAnotherHistoryIsRefused() async throws {
+        try await CompactedArchiveTests().aCompactedFileIntoAnotherHistoryIsRefusedAndChangesNothing()
+    }
+
+    @Test func aBrokenSnapshotLineIsNamed() async throws {
+        try await CompactedArchiveTests().aBrokenSnapshotLineIsNamedAndNothingIsStored()
+    }
+
     @Test func erasureLeavesNoRow() async throws {
         try await AdminMaintenanceTests().erasureLeavesNoRowOfTheAccountAnywhereAndVerifyPasses()
     }

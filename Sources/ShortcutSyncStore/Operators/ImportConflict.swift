@@ -9,5 +9,10 @@ public struct ImportConflict: Error, Sendable, Hashable, CustomStringConvertible
     public var line: Int
     public var reason: String
 
+    public init(line: Int, reason: String) {
+        self.line = line
+        self.reason = reason
+    }
+
     public var description: String { "line \(line): \(reason)" }
 }

@@ -10,4 +10,6 @@ public struct ImportCounts: Sendable, Hashable, Codable {
     public var events = 0
     /// Events of the file the database already held.
     public var eventsAlreadyStored = 0
+    /// Rows of a compacted account's snapshot (issue 58) stored.
+    public var snapshotRows = 0
 }

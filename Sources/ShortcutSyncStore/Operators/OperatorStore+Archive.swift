@@ -29,8 +29,18 @@ extension OperatorStore {
     /// Stores an exported account in one transaction, adding only what the database lacks: the
     /// same file twice adds nothing. Throws `ImportConflict` (and stores nothing) when the file
     /// and the database disagree: an account, device or event id that is stored differently,
-    /// or a device's seq already taken by another event.
-    public func importAccount(_ account: AccountRecord, devices: [ArchivedDevice], events: [ArchivedEvent]) async throws -> ImportCounts {
+    /// a device's seq already taken by another event, or, in an account compacted here, an event
+    /// the log lacks that is not later than its horizon (it may be one compacted away).
+    ///
+    /// A compacted account's file (`snapshot`) goes into a database without the account's
+    /// history whole: its snapshot's rows, in `snapshot.*` and as its live rows, and its events
+    /// at their versions, its head folded to the horizon (the maintenance tasks fold the events
+    /// after it, as after any import). Into the same history (the same horizon and snapshot) it
+    /// adds the events after the horizon the database lacks, as any import does; into another
+    /// (the account stored uncompacted, or with another horizon or snapshot) it throws
+    /// `ImportedHistoryConflict`.
+    public func importAccount(_ account: AccountRecord, devices: [ArchivedDevice], events: [ArchivedEvent],
+                              snapshot: ArchivedSnapshot? = nil) async throws -> ImportCounts {
         try await client.withConnection { connection in
             try await connection.inTransaction(logger: logger) { connection in
                 var counts = ImportCounts()
@@ -42,9 +52,20 @@ extension OperatorStore {
                 }
                 // The account's head, locked: its pushes wait until the import commits.
                 var head = try await lockHead(account.accountId, on: connection)
-                let fresh = try await newEvents(events, account: account.accountId, on: connection)
+                let horizon = try await horizon(of: account.accountId, on: connection)
+                if let snapshot {
+                    if head == 0 && horizon == nil {
+                        return try await importCompacted(account.accountId, snapshot: snapshot, events: events, counts: counts, on: connection)
+                    }
+                    guard horizon == snapshot.horizon, try await holdsSnapshot(snapshot, account: account.accountId, on: connection) else {
+                        throw ImportedHistoryConflict(account: account.accountId, line: snapshot.line, file: snapshot.horizon,
+                                                      stored: horizon, storedVersion: head)
+                    }
+                }
+                let fresh = try await newEvents(events, account: account.accountId, horizon: horizon, on: connection)
                 counts.eventsAlreadyStored = events.count - fresh.count
-                counts.events = try await insertEvents(fresh, account: account.accountId, after: head, on: connection)
+                counts.events = try await insertEvents(fresh, account: account.accountId,
+                                                       versions: fresh.indices.map { head + 1 + Int64($0) }, on: connection)
                 if counts.events > 0 {
                     head += Int64(counts.events)
                     try await moveHead(account.accountId, to: head, on: connection)
@@ -52,6 +73,21 @@ extension OperatorStore {
                 return counts
             }
         }
+    }
+
+    /// A compacted account's file into a database without its history: the snapshot, the events
+    /// at their versions, the head at the greater of the horizon and the last event, folded to the horizon.
+    private func importCompacted(_ account: UUID, snapshot: ArchivedSnapshot, events: [ArchivedEvent], counts: ImportCounts,
+                                 on connection: PostgresConnection) async throws -> ImportCounts {
+        var counts = counts
+        counts.snapshotRows = try await insertSnapshot(snapshot, account: account, on: connection)
+        let versions = events.map { $0.version ?? 0 }
+        counts.events = try await insertEvents(events, account: account, versions: versions, on: connection)
+        let version = max(snapshot.horizon.version, versions.max() ?? 0)
+        try await connection.guardedQuery("""
+            UPDATE account_heads SET version = \(version), folded_version = \(snapshot.horizon.version) WHERE account_id = \(account)
+            """, logger: logger)
+        return counts
     }
 
     /// Adds the account unless it is stored; returns 1 when it was added. Throws when it is
@@ -98,8 +134,10 @@ extension OperatorStore {
         return 0
     }
 
-    /// The events the account does not hold yet; throws if one disagrees with a stored one.
-    private func newEvents(_ events: [ArchivedEvent], account: UUID, on connection: PostgresConnection) async throws -> [ArchivedEvent] {
+    /// The events the account does not hold yet; throws if one disagrees with a stored one, or,
+    /// when the account is compacted here, if one is not later than its horizon.
+    private func newEvents(_ events: [ArchivedEvent], account: UUID, horizon: AccountHorizon?,
+                           on connection: PostgresConnection) async throws -> [ArchivedEvent] {
         let rows = try await connection.guardedQuery(
             "SELECT event_id, device_id, seq FROM events WHERE account_id = \(account)", logger: logger)
         var storedByID: [UUID: (device: UUID, seq: Int64)] = [:]
@@ -115,6 +153,11 @@ extension OperatorStore {
                     throw ImportConflict(line: archived.line, reason: "event \(archived.event.id) is already stored as seq \(stored.seq) of device \(stored.device)")
                 }
                 continue
+            }
+            if let horizon, EventKey(hlc: archived.event.hlc, deviceId: archived.deviceId, seq: archived.event.seq) <= horizon.key {
+                // Every event this log compacted away is at or below the horizon's key: this one may be among them.
+                throw ImportConflict(line: archived.line, reason: "event \(archived.event.id) is not in the log here and is not later than its horizon "
+                    + "(the account is compacted through version \(horizon.version) here): it may be one compacted away, and would count twice")
             }
             let slot = DeviceSeq(device: archived.deviceId, seq: archived.event.seq)
             guard takenSeqs.insert(slot).inserted else {
@@ -156,24 +199,24 @@ extension OperatorStore {
             "UPDATE account_heads SET version = \(version) WHERE account_id = \(account)", logger: logger)
     }
 
-    /// Appends events after the account's version `head`, in the given order, with their recorded
-    /// times; returns how many. (Times go as seconds that `to_timestamp` rounds to whole
-    /// microseconds, as they were read: a `Date` bound directly would be truncated, a microsecond
-    /// off now and then.)
-    private func insertEvents(_ events: [ArchivedEvent], account: UUID, after head: Int64, on connection: PostgresConnection) async throws -> Int {
+    /// Stores events at `versions` (one each, in the same order), with their recorded times;
+    /// returns how many. (Times go as seconds that `to_timestamp` rounds to whole microseconds, as
+    /// they were read: a `Date` bound directly would be truncated, a microsecond off now and then.)
+    private func insertEvents(_ events: [ArchivedEvent], account: UUID, versions: [Int64], on connection: PostgresConnection) async throws -> Int {
         var inserted = 0
-        for chunk in stride(from: 0, to: events.count, by: 5000).map({ events[$0..<min($0 + 5000, events.count)] }) {
+        for range in stride(from: 0, to: events.count, by: 5000).map({ $0..<min($0 + 5000, events.count) }) {
+            let chunk = events[range]
             let bodies = chunk.map(\.event.body.fieldsJSON)
             let rows = try await connection.guardedQuery("""
                 WITH inserted AS (
                     INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, recorded_at)
-                    SELECT \(account), \(head + Int64(inserted)) + b.ord, b.device, b.seq, b.event_id, b.type, b.wall, b.counter,
+                    SELECT \(account), b.version, b.device, b.seq, b.event_id, b.type, b.wall, b.counter,
                            b.body::jsonb, to_timestamp(b.recorded_at)
-                    FROM unnest(\(chunk.map(\.deviceId))::uuid[], \(chunk.map(\.event.seq))::int8[], \(chunk.map(\.event.id))::uuid[],
-                                      \(chunk.map(\.event.type.rawValue))::text[], \(chunk.map(\.event.hlc.wallMillis))::int8[],
-                                      \(chunk.map { Int64($0.event.hlc.counter) })::int8[], \(bodies)::text[],
-                                      \(chunk.map(\.recordedAt.timeIntervalSince1970))::float8[])
-                         WITH ORDINALITY AS b(device, seq, event_id, type, wall, counter, body, recorded_at, ord)
+                    FROM unnest(\(Array(versions[range]))::int8[], \(chunk.map(\.deviceId))::uuid[], \(chunk.map(\.event.seq))::int8[],
+                                      \(chunk.map(\.event.id))::uuid[], \(chunk.map(\.event.type.rawValue))::text[],
+                                      \(chunk.map(\.event.hlc.wallMillis))::int8[], \(chunk.map { Int64($0.event.hlc.counter) })::int8[],
+                                      \(bodies)::text[], \(chunk.map(\.recordedAt.timeIntervalSince1970))::float8[])
+                         WITH ORDINALITY AS b(version, device, seq, event_id, type, wall, counter, body, recorded_at, ord)
                     ORDER BY b.ord
                     RETURNING 1
                 )

@@ -1,0 +1,127 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import ShortcutSyncDomain
+
+extension OperatorStore {
+    /// The account's history as an export writes it (`ArchivedHistory`), read in one snapshot of
+    /// the database: a compaction that commits meanwhile cannot leave the file with the horizon
+    /// of one moment and the events of another.
+    public func archivedHistory(account: UUID) async throws -> ArchivedHistory {
+        try await client.withConnection { connection in
+            try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
+                let horizon = try await horizon(of: account, on: connection)
+                var rows: [(table: String, json: String)] = []
+                if horizon != nil {
+                    for table in ProjectionTables.names {
+                        // Ordered by the text itself, byte by byte: the same snapshot gives the same lines.
+                        let texts = try await connection.guardedQuery("""
+                            SELECT row_to_json(s)::text FROM snapshot.\(unescaped: table) s WHERE s.account_id = \(account)
+                            ORDER BY row_to_json(s)::text COLLATE "C"
+                            """, logger: logger).decode(String.self).collectAll()
+                        rows += texts.map { (table, $0) }
+                    }
+                }
+                let events = try await EventCoding.decode(try await connection.guardedQuery("""
+                    SELECT \(unescaped: EventCoding.columns) FROM events WHERE account_id = \(account) ORDER BY version
+                    """, logger: logger))
+                return ArchivedHistory(events: events, horizon: horizon, snapshotRows: rows)
+            }
+        }
+    }
+
+    /// Stores the file's snapshot of `account` (its rows in `snapshot.*`, every row checked to
+    /// have this database's columns), checks that its account row holds the file's horizon, and
+    /// copies its rows to the live tables: the account's rows at its horizon, where the
+    /// maintenance tasks fold the events after it. Returns how many rows it stored. Throws
+    /// `ImportConflict` naming the line of a row that does not fit.
+    func insertSnapshot(_ snapshot: ArchivedSnapshot, account: UUID, on connection: PostgresConnection) async throws -> Int {
+        let columns = try await snapshotColumns(on: connection)
+        for row in snapshot.rows {
+            let expected = columns[row.table] ?? []
+            guard row.columns == expected else {
+                let missing = expected.subtracting(row.columns).sorted(), extra = row.columns.subtracting(expected).sorted()
+                throw ImportConflict(line: row.line, reason: "the snapshot row of \(row.table) does not have this database's columns ("
+                    + [missing.isEmpty ? nil : "missing \(missing.joined(separator: ", "))",
+                       extra.isEmpty ? nil : "unknown \(extra.joined(separator: ", "))"].compactMap { $0 }.joined(separator: "; ")
+                    + "): export the account again from a database of this version")
+            }
+        }
+        for table in ProjectionTables.names {
+            let rows = snapshot.rows.filter { $0.table == table }
+            guard !rows.isEmpty else { continue }
+            try await connection.inSavepoint("snapshot_rows", logger: logger) { connection in
+                try await insertSnapshotRows(rows, into: table, on: connection)
+            } recover: { error in
+                // One of them does not fit (a value its column cannot read, a key twice): which one.
+                for row in rows {
+                    try await connection.inSavepoint("snapshot_row", logger: logger) { connection in
+                        try await insertSnapshotRows([row], into: table, on: connection)
+                    } recover: { error in
+                        throw ImportConflict(line: row.line, reason: "the snapshot row does not fit table \(table): \(Self.databaseWords(error))")
+                    }
+                }
+                throw ImportConflict(line: rows[0].line, reason: "the snapshot rows of \(table) do not fit it: \(Self.databaseWords(error))")
+            }
+        }
+        let rows = try await connection.guardedQuery("""
+            SELECT horizon FROM snapshot.projection_accounts WHERE account_id = \(account)
+            """, logger: logger).decode(ByteBuffer?.self).collectAll()
+        guard rows.count == 1, let stored = rows[0], (try? CompactionColumns.horizon(stored: stored)) == snapshot.horizon else {
+            throw ImportConflict(line: snapshot.line, reason: "the snapshot's projection_accounts row does not hold the horizon of this line")
+        }
+        for table in ProjectionTables.names {
+            // The live rows start as the snapshot's (the tables have the same columns in the same order).
+            try await connection.guardedQuery("""
+                INSERT INTO \(unescaped: table) SELECT * FROM snapshot.\(unescaped: table) WHERE account_id = \(account)
+                """, logger: logger)
+        }
+        return snapshot.rows.count
+    }
+
+    /// Whether the database's snapshot of `account` holds exactly the file's rows (compared as
+    /// JSON values, so that only what they hold counts, not how the file spells it).
+    func holdsSnapshot(_ snapshot: ArchivedSnapshot, account: UUID, on connection: PostgresConnection) async throws -> Bool {
+        for table in ProjectionTables.names {
+            let texts = snapshot.rows.filter { $0.table == table }.map(\.text)
+            let rows = try await connection.guardedQuery("""
+                SELECT count(*) FROM (
+                    (SELECT to_jsonb(s) FROM snapshot.\(unescaped: table) s WHERE s.account_id = \(account)
+                     EXCEPT ALL SELECT l.line::jsonb -> 'row' FROM unnest(\(texts)::text[]) AS l(line))
+                    UNION ALL
+                    (SELECT l.line::jsonb -> 'row' FROM unnest(\(texts)::text[]) AS l(line)
+                     EXCEPT ALL SELECT to_jsonb(s) FROM snapshot.\(unescaped: table) s WHERE s.account_id = \(account))
+                ) differing
+                """, logger: logger)
+            guard try await rows.decode(Int64.self).collectAll().first == 0 else { return false }
+        }
+        return true
+    }
+
+    /// `rows` (of one table) into `snapshot.<table>`, each the `row` member of its line.
+    private func insertSnapshotRows(_ rows: [ArchivedSnapshot.Row], into table: String, on connection: PostgresConnection) async throws {
+        // Cross-account as the check reads it (no column list): every row was checked to be of the imported account.
+        try await connection.guardedQuery("""
+            INSERT INTO snapshot.\(unescaped: table)
+            SELECT r.* FROM unnest(\(rows.map(\.text))::text[]) AS l(line),
+                 jsonb_populate_record(NULL::snapshot.\(unescaped: table), l.line::jsonb -> 'row') AS r
+            """, logger: logger)
+    }
+
+    /// The columns of each snapshot table in this database.
+    private func snapshotColumns(on connection: PostgresConnection) async throws -> [String: Set<String>] {
+        let rows = try await connection.guardedQuery("""
+            SELECT table_name::text, column_name::text FROM information_schema.columns
+            WHERE table_schema = 'snapshot' AND table_name = ANY(\(ProjectionTables.names))
+            """, logger: logger)
+        var columns: [String: Set<String>] = [:]
+        for try await (table, column) in rows.decode((String, String).self) { columns[table, default: []].insert(column) }
+        return columns
+    }
+
+    /// What the database said of an error, in its own words (its first line), never the driver's.
+    private static func databaseWords(_ error: any Error) -> String {
+        if case .answered(let message)? = DatabaseFailure(error) { return message }
+        return DatabaseFailure.reason(error)
+    }
+}
