@@ -103,8 +103,8 @@ public struct Migrator: Sendable {
         for statement in SQLScript.statements(in: try Migration.citusDistribution()) {
             try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
         }
-        // The push's write as one call that Citus sends whole to the account's worker.
-        try await PushWriteFunction.install(on: connection, logger: logger)
+        // The push's write and the pull's record as calls that Citus sends whole to the account's worker.
+        try await DistributedFunctions.install(on: connection, logger: logger)
     }
 
     /// The versions the database has applied, or nil when it has never been migrated.

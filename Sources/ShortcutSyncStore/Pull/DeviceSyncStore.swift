@@ -10,7 +10,7 @@ import Tracing
 public struct DeviceSyncStore: Sendable {
     public let client: PostgresClient
     public let logger: Logger
-    /// One statement on one PostgreSQL; router statements on Citus (`recordPull`).
+    /// One statement on one PostgreSQL; a distributed function's call on Citus (`recordPull`).
     private let route = PushWriteRoute()
 
     public init(client: PostgresClient, logger: Logger) {
@@ -32,15 +32,16 @@ public struct DeviceSyncStore: Sendable {
     /// The lock is taken only when there is something to write, so a device pulling in a loop
     /// takes none.
     ///
-    /// On Citus the same as three router statements in a transaction: Citus plans the one
-    /// statement's data-modifying CTEs through intermediate results, which reached every worker,
-    /// so that with one worker lost every account's pull failed (issue 57, item 4).
+    /// On Citus the same as one call of a distributed function (`RecordPullFunction`), which
+    /// Citus sends to the account's worker whole: Citus plans the one statement's data-modifying
+    /// CTEs through intermediate results, which reached every worker, so that with one worker
+    /// lost every account's pull failed (issue 57, item 4).
     public func recordPull(device: UUID, account: UUID, version: Int64, complete: Bool, at: Date = Date()) async throws {
         try await withStatementSpan("pull: record what the device has", .update, "device_sync") {
             try await client.withConnection { connection in
-                if try await route.form(on: connection, logger: logger) == .routerStatements {
-                    try await recordPullAsRouterStatements(device: device, account: account, version: version, complete: complete, at: at,
-                                                           on: connection)
+                if try await route.form(on: connection, logger: logger) == .distributedFunction {
+                    try await recordPullAsFunction(device: device, account: account, version: version, complete: complete, at: at,
+                                                   on: connection)
                     return
                 }
                 // Prepared: it follows every pull, and planned once per connection it costs
@@ -51,33 +52,14 @@ public struct DeviceSyncStore: Sendable {
         }
     }
 
-    /// `RecordPullStatement`'s three writes, each a statement Citus sends to the account's shard whole.
-    private func recordPullAsRouterStatements(
+    /// `RecordPullStatement`'s three writes as one call of `record_pull` (`RecordPullFunction`),
+    /// which Citus sends to the account's worker whole.
+    private func recordPullAsFunction(
         device: UUID, account: UUID, version: Int64, complete: Bool, at: Date, on connection: PostgresConnection
     ) async throws {
-        let fresh = at.addingTimeInterval(-60)
-        try await connection.inTransaction(logger: logger) { connection in
-            let head = try await connection.guardedQuery("""
-                SELECT 1 FROM account_heads h
-                WHERE h.account_id = \(account) AND \(complete)
-                  AND NOT EXISTS (SELECT 1 FROM device_sync s WHERE s.account_id = \(account) AND s.device_id = \(device)
-                                                                 AND s.synced_version >= \(version) AND s.synced_at >= \(fresh))
-                FOR KEY SHARE OF h
-                """, logger: logger)
-            if try await !head.collectAll().isEmpty {
-                try await connection.guardedQuery("""
-                    INSERT INTO device_sync AS s (account_id, device_id, synced_version, synced_at)
-                    VALUES (\(account), \(device), \(version), \(at))
-                    ON CONFLICT (account_id, device_id) DO UPDATE SET synced_version = greatest(s.synced_version, excluded.synced_version),
-                                                                    synced_at = excluded.synced_at
-                    WHERE s.synced_version < excluded.synced_version OR s.synced_at < \(fresh)
-                    """, logger: logger).drain()
-            }
-            try await connection.guardedQuery("""
-                UPDATE push_tokens SET pulled_version = \(version)
-                WHERE account_id = \(account) AND device_id = \(device) AND pulled_version < \(version)
-                """, logger: logger).drain()
-        }
+        try await connection.guardedQuery("""
+            SELECT \(unescaped: RecordPullFunction.name)(\(account), \(device), \(version), \(at), \(complete), \(at.addingTimeInterval(-60)))
+            """, logger: logger).drain()
     }
 
     private struct RecordPullStatement: PostgresPreparedStatement {

@@ -265,7 +265,7 @@ public struct PostgresEventStore: Sendable {
         // The bound, exactly: what the view will hold once these rows are written (the fold
         // keeps the count on the account's row; nothing is counted).
         try requireRoom(for: batch, adding: result.addedShortcuts, held: result.shortcutCount)
-        let routed = try await writeRoute.form(on: connection, logger: logger) == .routerStatements
+        let routed = try await writeRoute.form(on: connection, logger: logger) == .distributedFunction
         // Only the arms this fold writes: a push of donations alone runs the smaller statement.
         let written = if DonationFoldArms.holds(result) {
             try await appendFolded(AppendFoldedStatement<DonationFoldArms>(

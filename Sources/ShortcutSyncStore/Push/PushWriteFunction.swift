@@ -15,7 +15,7 @@ import ShortcutSyncDomain
 /// parameters are the one statement's, `$1`…`$60`, in its types (`bindingDataTypes`), and the arms'
 /// bits: it is made from the same texts, so it cannot say something else. It is created (or
 /// replaced, when this build's arms differ) and distributed by the migrator on a Citus
-/// coordinator, after the tables are (`Migrator`); it exists nowhere else.
+/// coordinator, after the tables are (`DistributedFunctions`); it exists nowhere else.
 enum PushWriteFunction {
     static let name = "push_write_folded"
 
@@ -62,19 +62,6 @@ enum PushWriteFunction {
             END;
             $function$
             """
-    }
-
-    /// Creates or replaces the function and distributes it by its first parameter, the account,
-    /// with the accounts' tables (on a Citus coordinator whose tables are distributed). Citus
-    /// propagates a new function to every node by itself, as an object without a distribution
-    /// argument: one without one is distributed here.
-    static func install(on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.guardedQuery(definition, logger: logger)
-        try await connection.guardedQuery(PostgresQuery(unsafeSQL: """
-            SELECT create_distributed_function('\(signature)', '$1', colocate_with => 'events')
-            WHERE NOT EXISTS (SELECT 1 FROM pg_dist_object
-                              WHERE objid = '\(signature)'::regprocedure AND distribution_argument_index IS NOT NULL)
-            """), logger: logger)
     }
 }
 

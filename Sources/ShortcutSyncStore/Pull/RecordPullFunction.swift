@@ -1,0 +1,65 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The pull's record on Citus as one call of a distributed function, `record_pull`, which Citus
+/// sends whole to the worker holding the account's shards, as it does the push's write
+/// (`PushWriteFunction`): one command from the node a server talks to, instead of a transaction
+/// of three router statements. Its body is `DeviceSyncStore.RecordPullStatement`'s three writes
+/// as statements of their own, with its parameters: `$1` the account, `$2` the device, `$3` the
+/// version, `$4` the time, `$5` whether the pull was complete, `$6` a minute before the time.
+/// Made and distributed by the migrator on a Citus coordinator, with the push's function.
+enum RecordPullFunction {
+    static let name = "record_pull"
+
+    /// The function's signature, as `create_distributed_function` takes it.
+    static let signature = "public.record_pull(uuid, uuid, bigint, timestamptz, boolean, timestamptz)"
+
+    static var definition: PostgresQuery {
+        """
+        CREATE OR REPLACE FUNCTION \(unescaped: signature) RETURNS void LANGUAGE plpgsql AS $function$
+        BEGIN
+          -- The device's sync row, written under a key-share lock of the account's head (an erasure
+          -- takes it for update first), when the pull was complete and the row is behind or old.
+          PERFORM 1 FROM account_heads h
+          WHERE h.account_id = $1 AND $5
+            AND NOT EXISTS (SELECT 1 FROM device_sync s WHERE s.account_id = $1 AND s.device_id = $2
+                                                           AND s.synced_version >= $3 AND s.synced_at >= $6)
+          FOR KEY SHARE OF h;
+          IF FOUND THEN
+            INSERT INTO device_sync AS s (account_id, device_id, synced_version, synced_at)
+            VALUES ($1, $2, $3, $4)
+            ON CONFLICT (account_id, device_id) DO UPDATE SET synced_version = greatest(s.synced_version, excluded.synced_version),
+                                                            synced_at = excluded.synced_at
+            WHERE s.synced_version < excluded.synced_version OR s.synced_at < $6;
+          END IF;
+          UPDATE push_tokens SET pulled_version = $3
+          WHERE account_id = $1 AND device_id = $2 AND pulled_version < $3;
+        END;
+        $function$
+        """
+    }
+}
+
+/// The functions a Citus coordinator's migrate makes and distributes by their first parameter,
+/// the account, with the accounts' tables: the push's write and the pull's record.
+enum DistributedFunctions {
+    static let all: [(signature: String, definition: PostgresQuery)] = [
+        (PushWriteFunction.signature, PushWriteFunction.definition),
+        (RecordPullFunction.signature, RecordPullFunction.definition),
+    ]
+
+    /// Creates or replaces each function and distributes it. Citus propagates a new function to
+    /// every node by itself, as an object without a distribution argument: one without one is
+    /// distributed here.
+    static func install(on connection: PostgresConnection, logger: Logger) async throws {
+        for (signature, definition) in all {
+            try await connection.guardedQuery(definition, logger: logger)
+            try await connection.guardedQuery(PostgresQuery(unsafeSQL: """
+                SELECT create_distributed_function('\(signature)', '$1', colocate_with => 'events')
+                WHERE NOT EXISTS (SELECT 1 FROM pg_dist_object
+                                  WHERE objid = '\(signature)'::regprocedure AND distribution_argument_index IS NOT NULL)
+                """), logger: logger)
+        }
+    }
+}
