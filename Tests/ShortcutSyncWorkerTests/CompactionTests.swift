@@ -101,6 +101,42 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// A rebuild's pass reads a compacted account's log after its horizon only (the events kept
+    /// below it, which no fold reads, are left out), and every event of an account not compacted.
+    @Test func aRebuildsPassReadsACompactedAccountAfterItsHorizonOnly() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let compacted = UUID(), whole = UUID()
+            var phone = DeviceScript(account: compacted), other = DeviceScript(account: whole)
+            try await register([phone, other], client: client)
+            let store = PostgresEventStore(client: client, logger: logger)
+            // Versions 1…12 of each; "early" (1) is donated once. Below the horizon (8) stay its
+            // donation and each soup's latest up to there (6, 7, 8), which the snapshot shows.
+            for index in 0..<12 {
+                let wall = 1000 + Int64(index) * 10
+                _ = try await store.append([phone.donate(index == 0 ? "early" : "soup-\(index % 3)", at: wall).event],
+                                           account: compacted, device: phone.deviceId)
+                _ = try await store.append([other.donate("tea-\(index % 2)", at: wall).event], account: whole, device: other.deviceId)
+            }
+            let projections = ProjectionStore(client: client, logger: logger)
+            let compaction = try await projections.compact(account: compacted, through: 8)
+            #expect(compaction.outcome == .compacted && compaction.horizonVersion == 8 && compaction.eventsKept == 4, "\(compaction)")
+
+            let horizons = try await projections.seedRebuildFromSnapshots()
+            #expect(horizons == [compacted: 8])
+            let read = try await client.withConnection { connection in
+                var versions: [UUID: [Int64]] = [:]
+                for try await entry in try await store.foldLogByAccount(after: horizons, on: connection) {
+                    versions[entry.accountId, default: []].append(entry.event.version)
+                }
+                return versions
+            }
+            #expect(read[compacted] == Array(9...12), "the kept donations are not read")
+            #expect(read[whole] == Array(1...12))
+            let verified = try await ProjectionRebuilder(client: client, logger: logger).verify()
+            #expect(verified.accountsCompared == 2 && verified.differences == [], "\(verified.differences.prefix(3))")
+        }
+    }
+
     /// A live row the fold of the snapshot and the rest does not give (here, made so by hand) is
     /// a defect: the compaction is refused whole and the log keeps every event.
     @Test func aLiveRowTheFoldDoesNotGiveRefusesTheCompaction() async throws {

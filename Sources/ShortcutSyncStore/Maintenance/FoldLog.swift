@@ -17,8 +17,12 @@ extension PostgresEventStore {
     /// Every event of the accounts in `accounts` (by uuid order), account after account (each in
     /// version order), read as a stream on `connection`, in one snapshot: for a rebuild, which
     /// folds one account at a time. A push commits its events with its head, so in the snapshot
-    /// each account's events are whole, versions 1 to its head.
-    public func foldLogByAccount(accounts: AccountRange = .all, on connection: PostgresConnection) async throws -> some AsyncSequence<FoldLogEntry, any Error> {
+    /// each account's events are whole, versions 1 to its head. The events of an account in
+    /// `after` at or below its version there (a compacted account's anchors, below its horizon)
+    /// are left out, read no further than their first two columns.
+    public func foldLogByAccount(
+        accounts: AccountRange = .all, after horizons: [UUID: Int64] = [:], on connection: PostgresConnection
+    ) async throws -> some AsyncSequence<FoldLogEntry, any Error> {
         // Cross-account: a rebuild reads the whole log, range by range.
         let rows = try await connection.guardedQuery("""
             SELECT \(unescaped: FoldLogCoding.columns) FROM events
@@ -26,6 +30,6 @@ extension PostgresEventStore {
             ORDER BY account_id, version
             """, logger: logger)
         let coding = FoldLogCoding()
-        return rows.map { try coding.entry($0) }
+        return rows.compactMap { try coding.entry($0, after: horizons) }
     }
 }

@@ -34,7 +34,23 @@ struct FoldLogCoding: Sendable {
     func entry(_ row: PostgresRow) throws -> FoldLogEntry {
         var cells = CellReader(row)
         let version = try cells.next(Int64.self)
-        let account = try cells.next(UUID.self), device = try cells.next(UUID.self)
+        let account = try cells.next(UUID.self)
+        return try entry(version: version, account: account, rest: &cells)
+    }
+
+    /// As `entry(_:)`, but nil for an event of an account in `horizons` at or below its version
+    /// there, whose other columns are not decoded.
+    func entry(_ row: PostgresRow, after horizons: [UUID: Int64]) throws -> FoldLogEntry? {
+        var cells = CellReader(row)
+        let version = try cells.next(Int64.self)
+        let account = try cells.next(UUID.self)
+        if let horizon = horizons[account], version <= horizon { return nil }
+        return try entry(version: version, account: account, rest: &cells)
+    }
+
+    /// The event whose version and account were read, from the rest of its cells.
+    private func entry(version: Int64, account: UUID, rest cells: inout CellReader) throws -> FoldLogEntry {
+        let device = try cells.next(UUID.self)
         let seq = try cells.next(Int64.self), wall = try cells.next(Int64.self), counter = try cells.next(Int64.self)
         let type = try cells.next(Int16.self)
         let bundleId = try cells.next(String?.self), identifier = try cells.next(String?.self), group = try cells.next(String?.self)

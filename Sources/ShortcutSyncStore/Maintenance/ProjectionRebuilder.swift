@@ -45,13 +45,13 @@ public struct ProjectionRebuilder: Sendable {
     public func rebuild(progress: @escaping @Sendable (RebuildProgress) async -> Void = { _ in }) async throws -> RebuildProgress {
         let total = try await store.eventCount()
         try await rows.reset(client)
-        // Compacted accounts start from their snapshots, and their catch-up folds the rest.
+        // Compacted accounts start from their snapshots; the pass folds their events after the horizon.
         let compacted = try await store.seedRebuildFromSnapshots()
         let counter = RebuildCounter(total: total)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for range in AccountRange.split(into: partitions) {
                 group.addTask {
-                    try await foldAccounts(in: range, skipping: compacted) { events, accounts in
+                    try await foldAccounts(in: range, compacted: compacted) { events, accounts in
                         await progress(counter.add(events: events, accounts: accounts))
                     }
                 }
@@ -76,9 +76,12 @@ public struct ProjectionRebuilder: Sendable {
     /// bulk every `accountsPerWrite` accounts; tells `folded` how many events and accounts after
     /// every write. The range's events are streamed on one connection, in one snapshot (each
     /// account whole up to its head then), while its rows are written on another: a connection
-    /// runs one statement at a time, and the stream's statement only ends once read.
+    /// runs one statement at a time, and the stream's statement only ends once read. A compacted
+    /// account (in `compacted`, with its horizon version), whose snapshot the rebuild tables hold
+    /// already, has only its events after the horizon read, and folded over those rows as a
+    /// catch-up folds them (`ProjectionRowStore.fold`), once the stream has passed it.
     private func foldAccounts(
-        in range: AccountRange, skipping compacted: Set<UUID>, folded: @Sendable (_ events: Int, _ accounts: Int) async -> Void
+        in range: AccountRange, compacted: [UUID: Int64], folded: @Sendable (_ events: Int, _ accounts: Int) async -> Void
     ) async throws {
         let log = log, rows = rows, accountsPerWrite = accountsPerWrite
         try await client.withConnection { reader in
@@ -86,13 +89,32 @@ public struct ProjectionRebuilder: Sendable {
                 var unreported = 0
                 var pending: [UUID: AccountBatchResult] = [:]
                 var current: (account: UUID, fold: AccountBatchFold)?
+                // Compacted accounts' events after their horizons, with the horizons: the last one's
+                // still being read, and those read whole, folded at the next write.
+                var tail: (account: UUID, horizon: Int64, events: [FoldEvent])?
+                var tails: [(account: UUID, horizon: Int64, events: [FoldEvent])] = []
 
                 func finishAccount() throws {
                     guard let (account, fold) = current else { return }
                     pending[account] = try fold.finish()
                     current = nil
                 }
+                func finishTail() {
+                    guard let finished = tail else { return }
+                    tails.append(finished)
+                    tail = nil
+                }
                 func flush() async throws {
+                    if !tails.isEmpty {
+                        // In one transaction: a commit per account would wait for the disk each time.
+                        try await writer.inTransaction(logger: logger) { writer in
+                            for (account, horizon, events) in tails {
+                                try await rows.fold(account: account, batch: AccountBatch(events: events, foldedVersion: horizon), on: writer)
+                            }
+                        }
+                        await folded(tails.reduce(0) { $0 + $1.events.count }, tails.count)
+                        tails.removeAll(keepingCapacity: true)
+                    }
                     guard !pending.isEmpty else { return }
                     try await rows.copy(pending, on: writer)
                     await folded(unreported, pending.count)
@@ -100,16 +122,27 @@ public struct ProjectionRebuilder: Sendable {
                     unreported = 0
                 }
 
-                for try await entry in try await log.foldLogByAccount(accounts: range, on: reader) {
-                    if compacted.contains(entry.accountId) { continue }
+                for try await entry in try await log.foldLogByAccount(accounts: range, after: compacted, on: reader) {
+                    if let horizon = compacted[entry.accountId] {
+                        if entry.accountId != tail?.account {
+                            finishTail()
+                            try finishAccount()
+                            if pending.count + tails.count >= accountsPerWrite { try await flush() }
+                            tail = (entry.accountId, horizon, [])
+                        }
+                        tail?.events.append(entry.event)
+                        continue
+                    }
+                    finishTail()
                     if entry.accountId != current?.account {
                         try finishAccount()
-                        if pending.count >= accountsPerWrite { try await flush() }
+                        if pending.count + tails.count >= accountsPerWrite { try await flush() }
                         current = (entry.accountId, AccountBatchFold(before: AccountFoldRows()))
                     }
                     current?.fold.apply(entry.event)
                     unreported += 1
                 }
+                finishTail()
                 try finishAccount()
                 try await flush()
             }

@@ -159,29 +159,30 @@ extension ProjectionStore {
 
         // 3. The log up to the horizon, but for what is still read of it.
         try await connection.guardedQuery("SET LOCAL shortcut_sync.compaction = 'on'", logger: logger)
-        let doomed = try await connection.guardedQuery("""
-            SELECT e.version, pg_column_size(e.*) FROM events e
-            WHERE e.account_id = \(account) AND e.version <= \(horizon.version) AND e.version NOT IN (
-                SELECT latest_version FROM projection_donation_groups WHERE account_id = \(account)
-                UNION SELECT latest_version FROM snapshot.projection_donation_groups WHERE account_id = \(account)
-                UNION SELECT l.version FROM events l
-                      JOIN (SELECT DISTINCT ON (device_id) device_id, recorded_at FROM events
-                            WHERE account_id = \(account) ORDER BY device_id, seq DESC) last
-                        ON last.device_id = l.device_id AND last.recorded_at = l.recorded_at
-                      WHERE l.account_id = \(account))
+        // Those kept are marked, the others measured and removed, in one statement: nothing of them
+        // comes back here (Citus refuses a function such as pg_column_size in a RETURNING).
+        let removed = try await connection.guardedQuery("""
+            WITH below AS (
+                SELECT e.version, pg_column_size(e.*) AS size, e.version IN (
+                    SELECT latest_version FROM projection_donation_groups WHERE account_id = \(account)
+                    UNION SELECT latest_version FROM snapshot.projection_donation_groups WHERE account_id = \(account)
+                    UNION SELECT l.version FROM events l
+                          JOIN (SELECT DISTINCT ON (device_id) device_id, recorded_at FROM events
+                                WHERE account_id = \(account) ORDER BY device_id, seq DESC) last
+                            ON last.device_id = l.device_id AND last.recorded_at = l.recorded_at
+                          WHERE l.account_id = \(account)) AS kept
+                FROM events e WHERE e.account_id = \(account) AND e.version <= \(horizon.version)),
+            gone AS (
+                DELETE FROM events e USING below b
+                WHERE e.account_id = \(account) AND e.version = b.version AND NOT b.kept)
+            SELECT count(*) FILTER (WHERE NOT kept), count(*) FILTER (WHERE kept), coalesce(sum(size) FILTER (WHERE NOT kept), 0)::int8
+            FROM below
             """, logger: logger)
-        var versions: [Int64] = []
-        for try await (version, size) in doomed.decode((Int64, Int32).self) {
-            versions.append(version)
-            compaction.bytesRemoved += Int64(size)
+        for try await (gone, kept, bytes) in removed.decode((Int64, Int64, Int64).self) {
+            compaction.eventsRemoved = Int(gone)
+            compaction.eventsKept = Int(kept)
+            compaction.bytesRemoved = bytes
         }
-        compaction.eventsRemoved = versions.count
-        // Measured first, then removed (Citus refuses a function such as pg_column_size in a RETURNING).
-        try await connection.guardedQuery("DELETE FROM events WHERE account_id = \(account) AND version = ANY(\(versions))", logger: logger)
-        let kept = try await connection.guardedQuery("""
-            SELECT count(*) FROM events WHERE account_id = \(account) AND version <= \(horizon.version)
-            """, logger: logger)
-        compaction.eventsKept = Int(try await kept.decode(Int64.self).collectAll().first ?? 0)
 
         // 4. The head: what a server kept of the account's rows is of no use past this. It counts
         // the compaction and what it removed (migration 0026, `admin projections status`).

@@ -26,9 +26,9 @@ extension ProjectionStore {
     }
 
     /// Copies every compacted account's snapshot (its rows at its horizon) into the emptied rebuild
-    /// tables, where its rebuild starts (its catch-up folds the events after the horizon); returns
-    /// those accounts, whose events the account-by-account pass leaves alone.
-    public func seedRebuildFromSnapshots() async throws -> Set<UUID> {
+    /// tables, where its rebuild starts; returns those accounts with their horizon versions (the
+    /// version of the snapshot's rows): the account-by-account pass folds only their events after it.
+    public func seedRebuildFromSnapshots() async throws -> [UUID: Int64] {
         try await client.withConnection { connection in
             try await connection.inTransaction(logger: logger) { connection in
                 for table in ProjectionTables.names {
@@ -37,8 +37,10 @@ extension ProjectionStore {
                                                       logger: logger)
                 }
                 // Cross-account: the compacted accounts, once at a rebuild's start.
-                let rows = try await connection.guardedQuery("SELECT account_id FROM snapshot.projection_accounts", logger: logger)
-                return Set(try await rows.decode(UUID.self).collectAll())
+                let rows = try await connection.guardedQuery("SELECT account_id, version FROM snapshot.projection_accounts", logger: logger)
+                var horizons: [UUID: Int64] = [:]
+                for try await (account, version) in rows.decode((UUID, Int64).self) { horizons[account] = version }
+                return horizons
             }
         }
     }
