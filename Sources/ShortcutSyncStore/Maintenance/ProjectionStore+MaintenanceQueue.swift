@@ -8,10 +8,12 @@ extension ProjectionStore: MaintenanceQueue {
     /// transaction: a task that dies leaves nothing half done, and its account is taken by another.
     public func foldNextBehind(batchSize: Int, parkedRetry: (first: Duration, longest: Duration)) async throws -> MaintenanceStep {
         precondition(batchSize > 0, "a step folds at least one event")
-        let rows = ProjectionRowStore(tables: .live, logger: logger)
         let log = PostgresEventStore(client: client, logger: logger)
         return try await client.withConnection { connection in
-            try await connection.inTransaction(logger: logger) { connection -> MaintenanceStep in
+            var rows = ProjectionRowStore(tables: .live, logger: logger)
+            // On Citus the fold's one statement is planned through intermediate results: one router statement an arm instead.
+            rows.routedArms = try await writeRoute.form(on: connection, logger: logger) == .distributedFunction
+            return try await connection.inTransaction(logger: logger) { connection -> MaintenanceStep in
                 guard let account = try await rows.takeAccountBehind(on: connection) else { return .idle }
                 // A migration's refold reads the whole log and folds it from nothing; else up to batchSize events.
                 let upper = account.refoldPending ? account.version

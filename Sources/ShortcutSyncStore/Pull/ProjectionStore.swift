@@ -19,6 +19,8 @@ public struct ProjectionStore: Sendable {
 
     /// About the most bytes of views one pull answers (`defaultPullPageBytes` but in tests).
     public let pullPageBytes: Int
+    /// Whether the maintenance fold writes its rows as router statements (on Citus).
+    let writeRoute = PushWriteRoute()
 
     public init(client: PostgresClient, logger: Logger, pullPageSize: Int = Self.defaultPullPageSize,
                 pullPageBytes: Int = Self.defaultPullPageBytes) {

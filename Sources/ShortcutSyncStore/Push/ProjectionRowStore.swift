@@ -11,6 +11,10 @@ import ShortcutSyncDomain
 public struct ProjectionRowStore: Sendable {
     public let tables: ProjectionTables
     public let logger: Logger
+    /// On Citus, the live tables' fold written as one router statement per arm that writes
+    /// (`FoldArm.routedSQL`), each sent to the account's worker whole, in the caller's transaction;
+    /// false: one statement of every arm (`FoldWriteStatement`), as on one PostgreSQL.
+    public var routedArms = false
 
     public init(tables: ProjectionTables, logger: Logger) {
         self.tables = tables
