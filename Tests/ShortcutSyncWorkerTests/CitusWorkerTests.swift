@@ -41,6 +41,10 @@ struct CitusWorkerTests {
         try await CompactionTests().compactingKeepsTheViewsAndALateDeletionCoversEverythingCompacted()
     }
 
+    @Test func aWorkerWithAShortRetentionCompactsAnAccountByItself() async throws {
+        try await RetentionTests().aWorkerWithAShortRetentionCompactsAnAccountByItselfAndItsViewsStay()
+    }
+
     @Test func anUpgradedDatabaseKeepsEveryView() async throws {
         try await UpgradeTests().anUpgradedDatabaseKeepsEveryViewAndFoldsOnFromIt()
     }

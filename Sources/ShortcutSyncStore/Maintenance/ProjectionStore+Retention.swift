@@ -61,8 +61,9 @@ extension ProjectionStore {
                         try await compact(&compaction, through: through, on: connection)
                         step = .compacted(compaction)
                         if compaction.outcome != .compacted {
+                            // The time as a value: Citus refuses a non-immutable function in some writes.
                             try await connection.guardedQuery("""
-                                UPDATE account_heads SET compaction_due_at = now() + make_interval(secs => \(retry)) WHERE account_id = \(account)
+                                UPDATE account_heads SET compaction_due_at = \(Date().addingTimeInterval(retry)) WHERE account_id = \(account)
                                 """, logger: logger)
                             return step
                         }
@@ -88,16 +89,17 @@ extension ProjectionStore {
 
     /// Writes when the account is next due: the recorded time of its `minimumEvents`-th event past
     /// its horizon plus the retention; with fewer events, no sooner than now plus the retention
-    /// (every event still to come is recorded after now).
+    /// (every event still to come is recorded after now). The time is read, then written as a
+    /// value: Citus refuses `coalesce(…, now())` in an UPDATE (non-immutable in COALESCE).
     private func scheduleNextCompaction(of account: UUID, _ schedule: CompactionSchedule, on connection: PostgresConnection) async throws {
-        let keep = schedule.keepSeconds
         let horizon = try await horizonVersion(of: account, on: connection)
-        try await connection.guardedQuery("""
-            UPDATE account_heads SET compaction_due_at =
-                coalesce((SELECT recorded_at FROM events WHERE account_id = \(account) AND version > \(horizon)
-                          ORDER BY version OFFSET \(schedule.minimumEvents - 1) LIMIT 1), now()) + make_interval(secs => \(keep))
-            WHERE account_id = \(account)
-            """, logger: logger)
+        let recorded = try await connection.guardedQuery("""
+            SELECT recorded_at FROM events WHERE account_id = \(account) AND version > \(horizon)
+            ORDER BY version OFFSET \(schedule.minimumEvents - 1) LIMIT 1
+            """, logger: logger).decode(Date.self).collectAll().first
+        let due = (recorded ?? Date()).addingTimeInterval(schedule.keepSeconds)
+        try await connection.guardedQuery(
+            "UPDATE account_heads SET compaction_due_at = \(due) WHERE account_id = \(account)", logger: logger)
     }
 
     /// The account's horizon version (0: never compacted).
