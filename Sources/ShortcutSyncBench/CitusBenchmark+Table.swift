@@ -37,6 +37,26 @@ extension CitusBenchmark.Results {
             lines.append("| PostgreSQL CPU per push, every node | \(micros(Self.total(one.nodesCPU))) | "
                 + figures.map { "\(database($0)) | \(ratio(Self.total($0.nodesCPU), Self.total(one.nodesCPU), times: true)) |" }.joined(separator: " "))
         }
+        if let onePulls = onePostgreSQL.pulls {
+            let figures = clusters.compactMap(\.pulls)
+            if figures.count == clusters.count {
+                func rate(_ figure: PushBenchmark.PullThroughput) -> String {
+                    "\(count(figure.pullsPerSecond)) pulls/s, p50 / p99 " + String(format: "%.1f / %.1f ms", figure.p50Milliseconds, figure.p99Milliseconds)
+                        + (figure.failedPulls > 0 ? " (\(figure.failedPulls) failed)" : "")
+                }
+                lines.append("| whole-view pulls, \(onePulls.devices) devices of as many accounts | \(rate(onePulls)) | "
+                    + figures.map { "\(rate($0)) | " + ratio($0.pullsPerSecond, onePulls.pullsPerSecond, times: false) + " |" }.joined(separator: " "))
+                lines.append("| service CPU per pull | \(micros(onePulls.serviceCPUMicrosecondsPerPull)) | "
+                    + figures.map { "\(micros($0.serviceCPUMicrosecondsPerPull)) | \(ratio($0.serviceCPUMicrosecondsPerPull, onePulls.serviceCPUMicrosecondsPerPull, times: true)) |" }
+                        .joined(separator: " "))
+                func database(_ figure: PushBenchmark.PullThroughput) -> String {
+                    let perNode = (figure.nodesCPU ?? []).map { "\($0.name) \(micros($0.microsecondsPerPush))" }.joined(separator: ", ")
+                    return micros(Self.total(figure.nodesCPU)) + (perNode.isEmpty ? "" : " (\(perNode))")
+                }
+                lines.append("| PostgreSQL CPU per pull, every node | \(micros(Self.total(onePulls.nodesCPU))) | "
+                    + figures.map { "\(database($0)) | \(ratio(Self.total($0.nodesCPU), Self.total(onePulls.nodesCPU), times: true)) |" }.joined(separator: " "))
+            }
+        }
         let one = onePostgreSQL.latency
         lines.append("| push → another device's pull through its stream, p50 / p99 (\(one.streams) streams, \(one.samples) samples) | "
             + String(format: "%.1f / %.1f ms | ", one.p50Milliseconds, one.p99Milliseconds)

@@ -24,6 +24,9 @@ public enum CitusBenchmark {
     /// Workers beside the coordinator.
     public static let workerCount = 2
 
+    /// Devices of the pull part (`PushBenchmark.pullThroughput`), as many as the 1-event pushes'.
+    public static let pullDevices = 32
+
     public struct Results: Sendable, Codable {
         public var machine: BenchMachine
         /// The Citus extension's version on the coordinator.
@@ -51,7 +54,7 @@ public enum CitusBenchmark {
         let postmaster = try await DatabaseMeter.with(onePostgreSQL, logger: logger) { $0.postmaster }
         report("one PostgreSQL" + (postmaster.map { ": postmaster \($0)" } ?? ", not on this machine (its CPU is not read)"))
         let one = try await PushBenchmark.run(server: onePostgreSQL, nodes: postmaster.map { [("PostgreSQL", $0)] } ?? [], stackFloor: false,
-                                              pgbench: false, scenarios: scenarios, load: load, workerProcess: false, logger: logger, report: report,
+                                              pgbench: false, pullDevices: pullDevices, scenarios: scenarios, load: load, workerProcess: false, logger: logger, report: report,
                                               interruptible: interruptible)
         report("Citus: starting a coordinator and \(workerCount) workers")
         return try await CitusNodes.with(workerCount: workerCount, statementStatistics: true, logger: logger) { cluster in
@@ -66,7 +69,7 @@ public enum CitusBenchmark {
                     .decode(String.self).collectAll().first ?? "?"
             }
             let citus = try await PushBenchmark.run(server: database, inPlace: true, nodes: nodes, stackFloor: false, pgbench: false,
-                                                    scenarios: scenarios, load: load, workerProcess: false, logger: logger, report: report, interruptible: interruptible)
+                                                    pullDevices: pullDevices, scenarios: scenarios, load: load, workerProcess: false, logger: logger, report: report, interruptible: interruptible)
             // The same again with the service attached to the first worker, as pg_dist_node names it.
             let worker = try await database.withSingleConnection(logger: logger) { connection in
                 try await connection.query("SELECT nodename || ':' || nodeport FROM pg_dist_node WHERE groupid > 0 ORDER BY nodeid LIMIT 1",
@@ -75,7 +78,7 @@ public enum CitusBenchmark {
             guard let worker else { throw BenchError("the cluster has no worker in pg_dist_node") }
             report("Citus: the service attached to \(worker)")
             let attached = try await PushBenchmark.run(server: database, inPlace: true, nodes: nodes, stackFloor: false, pgbench: false,
-                                                       scenarios: scenarios, load: load, workerProcess: false, serviceArguments: ["--node", worker],
+                                                       pullDevices: pullDevices, scenarios: scenarios, load: load, workerProcess: false, serviceArguments: ["--node", worker],
                                                        logger: logger, report: report, interruptible: interruptible)
             return Results(machine: machine, citusVersion: version, onePostgreSQL: one, citus: citus, attached: attached, attachedTo: worker)
         }

@@ -27,15 +27,18 @@ extension PushBenchmark {
     public struct Results: Sendable, Codable {
         public var throughput: [Throughput]
         public var latency: Latency
+        /// The pull part, where it ran (`bench citus`).
+        public var pulls: PullThroughput? = nil
 
         /// Each scenario's two ratios, by its key, beside the figures: a script reading the JSON
         /// needs not work them out.
-        private enum EncodedKeys: String, CodingKey { case throughput, latency, ratios }
+        private enum EncodedKeys: String, CodingKey { case throughput, latency, pulls, ratios }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: EncodedKeys.self)
             try container.encode(throughput, forKey: .throughput)
             try container.encode(latency, forKey: .latency)
+            try container.encodeIfPresent(pulls, forKey: .pulls)
             let ratios = throughput.map { ($0.scenario.key, ["toPostgresNIORaw": $0.ratio, "toPgbenchRaw": $0.pgbenchRatio]) }
             try container.encode(Dictionary(ratios, uniquingKeysWith: { $1 }), forKey: .ratios)
         }
@@ -50,29 +53,31 @@ extension PushBenchmark {
     /// coordinator's database, which a fresh database beside it would not be on the workers
     /// (it needs the extension and the workers added in it on every node). `nodes`: the
     /// database's servers on this machine, whose CPU each scenario reads (`Throughput.nodesCPU`).
-    /// `stackFloor`: `measuresStackFloor`; `pgbench`: `measuresPgbench`. `serviceArguments`: more
-    /// of the service's `serve` options (`bench citus`: `--node`).
+    /// `stackFloor`: `measuresStackFloor`; `pgbench`: `measuresPgbench`; `pullDevices`: the pull
+    /// part's devices (0: none). `serviceArguments`: more of the service's `serve` options
+    /// (`bench citus`: `--node`).
     public static func run(
         server: DatabaseURL, inPlace: Bool = false, nodes: [(name: String, postmaster: Int32)] = [], stackFloor: Bool = true, pgbench: Bool = true,
-        scenarios: [Scenario], load: Load, workerProcess: Bool, serviceArguments: [String] = [], logger: Logger,
+        pullDevices: Int = 0, scenarios: [Scenario], load: Load, workerProcess: Bool, serviceArguments: [String] = [], logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
         guard !inPlace else {
             try await Migrator.migrate(server, logger: logger)
-            return try await run(on: server, nodes: nodes, stackFloor: stackFloor, pgbench: pgbench, scenarios: scenarios, load: load,
+            return try await run(on: server, nodes: nodes, stackFloor: stackFloor, pgbench: pgbench, pullDevices: pullDevices, scenarios: scenarios, load: load,
                                  workerProcess: workerProcess, serviceArguments: serviceArguments, logger: logger, report: report,
                                  interruptible: interruptible)
         }
         return try await withFreshDatabase(on: server, logger: logger) { url in
-            try await run(on: url, nodes: nodes, stackFloor: stackFloor, pgbench: pgbench, scenarios: scenarios, load: load,
+            try await run(on: url, nodes: nodes, stackFloor: stackFloor, pgbench: pgbench, pullDevices: pullDevices, scenarios: scenarios, load: load,
                           workerProcess: workerProcess, serviceArguments: serviceArguments, logger: logger, report: report,
                           interruptible: interruptible)
         }
     }
 
     private static func run(
-        on url: DatabaseURL, nodes: [(name: String, postmaster: Int32)], stackFloor: Bool, pgbench: Bool, scenarios: [Scenario], load: Load,
+        on url: DatabaseURL, nodes: [(name: String, postmaster: Int32)], stackFloor: Bool, pgbench: Bool, pullDevices: Int, scenarios: [Scenario],
+        load: Load,
         workerProcess: Bool, serviceArguments: [String], logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
@@ -88,6 +93,7 @@ extension PushBenchmark {
             benchmark.nodes = nodes
             benchmark.measuresStackFloor = stackFloor
             benchmark.measuresPgbench = pgbench
+            benchmark.pullDevices = pullDevices
             let measure = benchmark
             return try await withBenchHTTPClient(connections: load.streams + 1024) { http in
                 try await interruptible {
@@ -95,8 +101,9 @@ extension PushBenchmark {
                     for scenario in scenarios {
                         throughput.append(try await measure.throughput(scenario, http: http))
                     }
+                    let pulls = measure.pullDevices > 0 ? try await measure.pullThroughput(devices: measure.pullDevices, http: http) : nil
                     let latency = try await measure.endToEnd(streams: load.streams, samples: load.samples, http: http)
-                    return Results(throughput: throughput, latency: latency)
+                    return Results(throughput: throughput, latency: latency, pulls: pulls)
                 }
             }
         }

@@ -174,6 +174,9 @@ public struct PushBenchmark: Sendable {
     /// Whether the raw inserts are also made by pgbench where it is installed (`PgbenchAppend`):
     /// `bench citus`, whose table shows the PostgresNIO raw alone, leaves it out.
     public var measuresPgbench = true
+    /// Devices of the pull part (`pullThroughput`), run after the push scenarios; 0: none
+    /// (`bench citus` runs it).
+    public var pullDevices = 0
 
     public init(service: URL, operators: URL, adminToken: String, database: DatabaseURL, servicePID: Int32?, workerPID: Int32? = nil,
                 duration: Duration, logger: Logger) {
@@ -338,15 +341,20 @@ public struct PushBenchmark: Sendable {
                     return (accepted, histogram, failed)
                 }
             }
-            var total = 0, failures = 0
-            var merged = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-            for try await (accepted, histogram, failed) in group {
-                total += accepted
-                failures += failed
-                merged.add(histogram)
-            }
-            return (total, merged, failures)
+            return try await Self.merged(&group)
         }
+    }
+
+    /// The devices' tasks' counts, histograms (microseconds) and failures, added up.
+    static func merged(_ group: inout ThrowingTaskGroup<(Int, Histogram<UInt64>, Int), any Error>) async throws -> (Int, Histogram<UInt64>, Int) {
+        var total = 0, failures = 0
+        var merged = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        for try await (count, histogram, failed) in group {
+            total += count
+            failures += failed
+            merged.add(histogram)
+        }
+        return (total, merged, failures)
     }
 
     /// `clients` connections insert `batch`-row transactions of the same event-shaped rows into a
@@ -510,7 +518,7 @@ public struct PushBenchmark: Sendable {
     }
 
     /// A push's status, its answer read and dropped.
-    private func pushStatus(token: String, body: String, to server: URL, http: HTTPClient) async throws -> UInt {
+    func pushStatus(token: String, body: String, to server: URL, http: HTTPClient) async throws -> UInt {
         let response = try await http.execute(pushRequest(service: server, token: token, body: body), timeout: .seconds(30))
         _ = try await response.body.collect(upTo: 1 << 20)
         return response.status.code

@@ -30,13 +30,15 @@ struct CitusBenchTests {
         #expect(header.hasPrefix("| | one PostgreSQL | Citus, a coordinator and 2 workers, the service on the coordinator | Citus / one |"
                                  + " the service attached to "), "\(header)")
         #expect(header.hasSuffix(" | attached / one |"), "\(header)")
-        for scenario in ["100-event pushes, 4 devices of 4 accounts", "1-event pushes, 32 devices"] {
+        for scenario in ["100-event pushes, 4 devices of 4 accounts", "1-event pushes, 32 devices", "whole-view pulls, 32 devices of as many accounts"] {
             let row = try #require(lines.first { $0.hasPrefix("| \(scenario) |") }, "no row for \(scenario)")
             let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             #expect(cells.count == 6 && [1, 2, 4].allSatisfy { cells[$0].hasSuffix("ms") }, "\(row)")
             #expect(cells.count == 6 && [3, 5].allSatisfy { Double(cells[$0]).map { $0 > 0 } == true }, "no ratio in \(row)")
         }
         let cpu = lines.filter { $0.hasPrefix("| PostgreSQL CPU per push, every node |") }
+        let pullCPU = try #require(lines.first { $0.hasPrefix("| PostgreSQL CPU per pull, every node |") }, "\(command.output)")
+        #expect(pullCPU.components(separatedBy: "worker1").count == 3 && pullCPU.hasSuffix("× |"), "\(pullCPU)")
         #expect(cpu.count == 2 && cpu.allSatisfy { row in
             row.components(separatedBy: "coordinator").count == 3 && row.components(separatedBy: "worker2").count == 3 && row.hasSuffix("× |")
         }, "\(cpu)")
