@@ -137,6 +137,36 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// An account compacted between a rebuild and its promotion, past the version its rebuilt rows
+    /// include: the events between are gone from the log, so its promotion starts its rebuilt rows
+    /// again from the new snapshot instead of folding on without them, and its views stay.
+    @Test func anAccountCompactedWhileARebuildRunsKeepsItsViewsAtThePromotion() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let account = UUID()
+            var phone = DeviceScript(account: account)
+            try await register([phone], client: client)
+            let store = PostgresEventStore(client: client, logger: logger)
+            let projections = ProjectionStore(client: client, logger: logger)
+            // Versions 1…10 are rebuilt; 11…20, donations of new shortcuts, come after the rebuild.
+            for index in 0..<10 {
+                _ = try await store.append([phone.donate("soup-\(index % 3)", at: 1000 + Int64(index) * 10).event], account: account, device: phone.deviceId)
+            }
+            let rebuilder = ProjectionRebuilder(client: client, logger: logger)
+            try await rebuilder.rebuild()
+            for index in 10..<20 {
+                _ = try await store.append([phone.donate("tea-\(index)", at: 1000 + Int64(index) * 10).event], account: account, device: phone.deviceId)
+            }
+            let before = try await projections.fullViews(account: account, devices: [phone.deviceId])
+            let compaction = try await projections.compact(account: account, through: 20)
+            #expect(compaction.outcome == .compacted && compaction.horizonVersion == 20, "\(compaction)")
+
+            try await rebuilder.promote()
+            #expect(try await projections.fullViews(account: account, devices: [phone.deviceId]) == before)
+            let verified = try await ProjectionRebuilder(client: client, logger: logger).verify()
+            #expect(verified.accountsCompared == 1 && verified.differences == [], "\(verified.differences.prefix(3))")
+        }
+    }
+
     /// A live row the fold of the snapshot and the rest does not give (here, made so by hand) is
     /// a defect: the compaction is refused whole and the log keeps every event.
     @Test func aLiveRowTheFoldDoesNotGiveRefusesTheCompaction() async throws {

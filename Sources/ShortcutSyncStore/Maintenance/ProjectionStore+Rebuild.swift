@@ -163,9 +163,34 @@ extension ProjectionStore {
             FROM account_heads h WHERE h.account_id = \(account)
             FOR UPDATE OF h
             """, logger: logger)
-        return try await rows.decode((Int64, Int64, Int64, Bool).self).collectAll().first.map {
-            (RebuildLag(accountId: account, version: $0.0, rebuiltVersion: $0.2), $0.1, $0.3)
+        guard let (version, folded, rebuilt, refoldPending) = try await rows.decode((Int64, Int64, Int64, Bool).self).collectAll().first else {
+            return nil
         }
+        let reseeded = try await reseedRebuildIfCompactedSince(account, on: connection)
+        return (RebuildLag(accountId: account, version: version, rebuiltVersion: reseeded ?? rebuilt), folded, refoldPending)
+    }
+
+    /// When the account was compacted since the rebuild read it (its live horizon is not the one
+    /// its rebuilt rows stand on: the events between the two may be gone from the log, and a
+    /// catch-up would fold the rows on without them), its rebuilt rows start again from its
+    /// snapshot, in the caller's transaction, which holds its head (no compaction comes between).
+    /// The version they include then; nil when the horizons agree.
+    func reseedRebuildIfCompactedSince(_ account: UUID, on connection: PostgresConnection) async throws -> Int64? {
+        let moved = try await connection.guardedQuery("""
+            SELECT (SELECT p.horizon FROM projection_accounts p WHERE p.account_id = \(account))
+                   IS DISTINCT FROM (SELECT r.horizon FROM rebuild.projection_accounts r WHERE r.account_id = \(account))
+            """, logger: logger).decode(Bool.self).collectAll().first ?? false
+        guard moved else { return nil }
+        for table in ProjectionTables.names {
+            try await connection.guardedQuery("DELETE FROM rebuild.\(unescaped: table) WHERE account_id = \(account)", logger: logger)
+            try await connection.guardedQuery(
+                "INSERT INTO rebuild.\(unescaped: table) SELECT * FROM snapshot.\(unescaped: table) WHERE account_id = \(account)", logger: logger)
+        }
+        let seeded = try await connection.guardedQuery(
+            "SELECT version FROM rebuild.projection_accounts WHERE account_id = \(account)", logger: logger).decode(Int64.self).collectAll().first
+        logger.info("the account was compacted while the rebuild ran: its rebuilt rows start again from its snapshot",
+                    metadata: ["account": "\(account)", "version": "\(seeded ?? 0)"])
+        return seeded ?? 0
     }
 
     /// Replaces the account's live rows with its rebuilt ones, in the caller's transaction on
