@@ -40,7 +40,15 @@ public func buildApplication(
     }
     let migrator = try Migrator(client: client, logger: logger)
     // One LISTEN connection (one a node, on Citus) for the streams' hub and the waker.
-    let notifications = SharedNotifications(try await database.serviceNotifications(attachedTo: configuration.node, logger: logger))
+    let listened = try await database.serviceNotifications(attachedTo: configuration.node, logger: logger)
+    let notifications = SharedNotifications(listened)
+    // Each account's pushes and pulls on the worker of its shards, asked of the requests' node;
+    // a worker whose LISTEN is lost is away for the router until it is back.
+    let router = configuration.routesByAccount
+        ? try await (configuration.node ?? database).accountRouter(lookup: requests, maximumConnections: configuration.server.maximumConnections,
+                                                                   keptOpen: keptOpen, logger: logger)
+        : nil
+    if let router { (listened as? ClusterNotifications)?.observeNodes { router.node($0, listening: $1) } }
     let worker = configuration.runsWorker ? {
         var worker = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, tasks: configuration.workerTasks)
         worker.compaction = configuration.compaction
@@ -55,11 +63,20 @@ public func buildApplication(
             var events = PostgresEventStore(client: requests, logger: logger)
             events.maximumShortcuts = configuration.server.maximumShortcutsPerAccount
             events.readCache = configuration.pushRowsKept > 0 ? FoldReadCache(capacity: configuration.pushRowsKept) : nil
+            events.router = router
             return events
         }(),
-        projections: ProjectionStore(client: requests, logger: logger, pullPageSize: configuration.server.pullPageSize),
+        projections: {
+            var projections = ProjectionStore(client: requests, logger: logger, pullPageSize: configuration.server.pullPageSize)
+            projections.router = router
+            return projections
+        }(),
         pushTokens: PushTokenStore(client: requests, logger: logger),
-        deviceSync: DeviceSyncStore(client: requests, logger: logger),
+        deviceSync: {
+            var deviceSync = DeviceSyncStore(client: requests, logger: logger)
+            deviceSync.router = router
+            return deviceSync
+        }(),
         migrator: migrator,
         notifications: notifications,
         wakes: {
@@ -77,6 +94,7 @@ public func buildApplication(
     let (wakerMigrated, wakerMigrationsApplied) = AsyncStream<Void>.makeStream()
     var services: [any Service] = [client]
     if configuration.node != nil { services.append(requests) }
+    for (_, pool) in (router?.pools ?? [:]).sorted(by: { $0.key < $1.key }) { services.append(pool) }
     if let worker { services.append(AfterMigrations(service: worker, migrated: workerMigrated)) }
     services.append(AfterMigrations(service: waker, migrated: wakerMigrated))
     services.append(AdminTokenReloader(file: configuration.adminTokenFile.map(AdminTokenFile.init), adminToken: adminToken,

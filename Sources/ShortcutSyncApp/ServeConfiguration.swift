@@ -17,6 +17,11 @@ public struct ServeConfiguration: Sendable {
     /// waker's sweeps stay on `database`. nil: every statement on `database`, as on one PostgreSQL.
     /// Either way the server listens on every node of the cluster (`ClusterNotifications`).
     public var node: DatabaseURL?
+    /// On a Citus cluster, whether each account's pushes and pulls go to the worker that holds its
+    /// shards (`--route-by-account`, `AccountRouter`), over a pool on every such worker, instead
+    /// of to `node` (or `database`), which forwards those of accounts held elsewhere. The other
+    /// requests stay on `node` or `database`.
+    public var routesByAccount = false
     /// Whether this process also runs maintenance tasks (any number of processes may).
     public var runsWorker: Bool
     /// How many maintenance tasks it runs side by side.

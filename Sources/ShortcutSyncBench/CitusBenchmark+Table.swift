@@ -14,7 +14,7 @@ extension CitusBenchmark.Results {
         let clusters = [citus] + (attached.map { [$0] } ?? [])
         var lines = ["Machine: \(machine); Citus \(citusVersion)", "",
                      "| | one PostgreSQL | Citus, a coordinator and \(CitusBenchmark.workerCount) workers, the service on the coordinator | Citus / one |"
-                        + (attached != nil ? " the service attached to \(attachedTo ?? "a worker") | attached / one |" : ""),
+                        + (attached != nil ? " the service attached to \(attachedTo ?? "a worker"), routing by account | attached / one |" : ""),
                      "| --- | --- | --- | --- |" + (attached != nil ? " --- | --- |" : "")]
         for one in onePostgreSQL.throughput {
             let figures = clusters.compactMap { $0.throughput.first(where: { $0.scenario.key == one.scenario.key }) }

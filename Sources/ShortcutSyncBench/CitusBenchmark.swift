@@ -8,7 +8,8 @@ import ShortcutSyncStore
 /// one PostgreSQL and on a Citus coordinator with two workers that it starts itself
 /// (`CitusNodes`, as the tests' cluster does), in one run, side by side with the ratio of the
 /// cluster to the one and each node's PostgreSQL CPU per push: once with the service on the
-/// coordinator, once attached to a worker (`serve --node`).
+/// coordinator, once attached to a worker (`serve --node`) and routing each account's pushes and
+/// pulls to the worker of its shards (`--route-by-account`).
 ///
 /// On one machine the three nodes share its cores with the service and the load, so the ratio
 /// is one of CPU per push more than of capacity; each node's CPU per push is what a cluster of
@@ -34,8 +35,9 @@ public enum CitusBenchmark {
         public var onePostgreSQL: PushBenchmark.Results
         /// The service on the coordinator.
         public var citus: PushBenchmark.Results
-        /// The service attached to the first worker (`serve --node`, issue 57 item 2), its
-        /// statements there; the coordinator takes none of a push's or a pull's.
+        /// The service attached to the first worker (`serve --node`, issue 57 item 2), each
+        /// account's pushes and pulls on the worker of its shards (`--route-by-account`), its
+        /// other statements on that worker; the coordinator takes none of a push's or a pull's.
         public var attached: PushBenchmark.Results?
         /// The worker it was attached to, as `pg_dist_node` names it.
         public var attachedTo: String?
@@ -70,7 +72,8 @@ public enum CitusBenchmark {
             }
             let citus = try await PushBenchmark.run(server: database, inPlace: true, nodes: nodes, stackFloor: false, pgbench: false,
                                                     pullDevices: pullDevices, scenarios: scenarios, load: load, workerProcess: false, logger: logger, report: report, interruptible: interruptible)
-            // The same again with the service attached to the first worker, as pg_dist_node names it.
+            // The same again with the service attached to the first worker, as pg_dist_node names it,
+            // each account's pushes and pulls sent to the worker of its shards (`--route-by-account`).
             let worker = try await database.withSingleConnection(logger: logger) { connection in
                 try await connection.query("SELECT nodename || ':' || nodeport FROM pg_dist_node WHERE groupid > 0 ORDER BY nodeid LIMIT 1",
                                            logger: logger).decode(String.self).collectAll().first
@@ -78,7 +81,7 @@ public enum CitusBenchmark {
             guard let worker else { throw BenchError("the cluster has no worker in pg_dist_node") }
             report("Citus: the service attached to \(worker)")
             let attached = try await PushBenchmark.run(server: database, inPlace: true, nodes: nodes, stackFloor: false, pgbench: false,
-                                                       pullDevices: pullDevices, scenarios: scenarios, load: load, workerProcess: false, serviceArguments: ["--node", worker],
+                                                       pullDevices: pullDevices, scenarios: scenarios, load: load, workerProcess: false, serviceArguments: ["--node", worker, "--route-by-account"],
                                                        logger: logger, report: report, interruptible: interruptible)
             return Results(machine: machine, citusVersion: version, onePostgreSQL: one, citus: citus, attached: attached, attachedTo: worker)
         }

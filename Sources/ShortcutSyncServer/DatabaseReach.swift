@@ -1,3 +1,4 @@
+import ShortcutSyncStore
 import Synchronization
 
 /// Whether the database can serve requests now, and the requests that are waiting on it.
@@ -62,14 +63,20 @@ public final class DatabaseReach: Sendable {
         guard isReachable else { throw DatabaseAway() }
         return try await withThrowingTaskGroup(of: Result<Value, any Error>.self) { group in
             let race = FirstOutcome<Value>()
+            // On a Citus cluster routed by account, the loss of a worker the request's statements
+            // went to ends it too (`AccountRouter`), as the database's going does.
+            let watch = NodeOutageWatch { race.settle(.outage) }
             group.addTask {
                 let result: Result<Value, any Error>
-                do { result = .success(try await operation()) } catch { result = .failure(error) }
+                do { result = .success(try await NodeOutageWatch.$current.withValue(watch) { try await operation() }) } catch { result = .failure(error) }
                 race.settle(.finished(result))
                 return result
             }
             let ticket = onUnreachable { race.settle(.outage) }
-            defer { if let ticket { cancel(ticket) } }
+            defer {
+                if let ticket { cancel(ticket) }
+                watch.end()
+            }
             switch await race.outcome() {
             case .finished(let result):
                 return try result.get()

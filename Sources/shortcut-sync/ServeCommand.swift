@@ -134,6 +134,7 @@ struct ServeCommand: AsyncParsableCommand {
         server.pushBudget = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst)
         var configuration = ServeConfiguration(server: server, database: location.url, runsWorker: !noWorker)
         configuration.node = try node.url(of: location.url)
+        configuration.routesByAccount = node.routesByAccount()
         configuration.workerTasks = workerTasks
         configuration.compaction = try keepHistory.schedule()
         configuration.pushRowsKept = pushRowsKept

@@ -35,6 +35,17 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// Routing accounts to the workers of their shards (`--route-by-account`) is refused on one
+    /// PostgreSQL, with a message that says why, before any pool is made.
+    @Test func routingByAccountIsRefusedOnOnePostgreSQL() async throws {
+        try await TestDatabase.withClient(maximumConnections: 2) { client, url in
+            let error = await #expect(throws: RoutingNeedsCitus.self) {
+                _ = try await url.accountRouter(lookup: client, maximumConnections: 2, keptOpen: 0, logger: logger)
+            }
+            #expect(error?.description.contains("no citus extension") == true)
+        }
+    }
+
     /// The attached node's connection news pass as they are; another node's do not (its being
     /// away is not the database's), but it is named among the nodes not listened to, while the
     /// notifications of the nodes that listen arrive.

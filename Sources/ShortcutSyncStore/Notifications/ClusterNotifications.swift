@@ -30,6 +30,7 @@ public final class ClusterNotifications: NotificationEvents {
     private let logger: Logger
     /// The nodes whose `LISTEN` is not in place now (every one until its first is).
     private let notListening: Mutex<Set<String>>
+    private let observers = Mutex<[@Sendable (String, Bool) -> Void]>([])
 
     public init(attached: Node, others: [Node], logger: Logger) {
         self.attached = attached
@@ -91,12 +92,22 @@ public final class ClusterNotifications: NotificationEvents {
         }
     }
 
-    /// Keeps whether `node`'s `LISTEN` is in place.
+    /// Tells `observer` each time a node's `LISTEN` comes into place (`true`) or is lost
+    /// (`false`): what `AccountRouter` reads as a worker back or away. A node not listened to yet
+    /// is not told as lost.
+    public func observeNodes(_ observer: @escaping @Sendable (_ node: String, _ listening: Bool) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    /// Keeps whether `node`'s `LISTEN` is in place, and tells the observers when that changes.
     private func track(_ event: NotificationSource.Event, of node: String) {
+        let changed: Bool?
         switch event {
-        case .connected, .unreachable: notListening.withLock { _ = $0.insert(node) }
-        case .listening: notListening.withLock { _ = $0.remove(node) }
-        case .projection, .deviceSignedOut, .accountErased, .accountTokenRotated, .adminTokenRotated: break
+        case .connected, .unreachable: changed = notListening.withLock { $0.insert(node).inserted } ? false : nil
+        case .listening: changed = notListening.withLock { $0.remove(node) != nil } ? true : nil
+        case .projection, .deviceSignedOut, .accountErased, .accountTokenRotated, .adminTokenRotated: changed = nil
         }
+        guard let listening = changed else { return }
+        for observer in observers.withLock({ $0 }) { observer(node, listening) }
     }
 }

@@ -12,6 +12,8 @@ public struct DeviceSyncStore: Sendable {
     public let logger: Logger
     /// One statement on one PostgreSQL; a distributed function's call on Citus (`recordPull`).
     private let route = PushWriteRoute()
+    /// On a Citus cluster, where each account's record goes (`AccountRouter`); nil: to `client`.
+    public var router: AccountRouter?
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -38,7 +40,7 @@ public struct DeviceSyncStore: Sendable {
     /// lost every account's pull failed (issue 57, item 4).
     public func recordPull(device: UUID, account: UUID, version: Int64, complete: Bool, at: Date = Date()) async throws {
         try await withStatementSpan("pull: record what the device has", .update, "device_sync") {
-            try await client.withConnection { connection in
+            try await (await router?.pool(for: account) ?? client).withConnection { connection in
                 if try await route.form(on: connection, logger: logger) == .distributedFunction {
                     try await recordPullAsFunction(device: device, account: account, version: version, complete: complete, at: at,
                                                    on: connection)

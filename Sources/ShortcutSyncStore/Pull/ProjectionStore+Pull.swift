@@ -24,7 +24,7 @@ extension ProjectionStore {
     /// page size.
     public func pull(account: UUID, device: UUID, cursor: PullCursor?) async throws -> PullSnapshot {
         try await withStatementSpan("pull: read the view's changes", .select, "projection_items") {
-            try await client.withConnection { connection in
+            try await pool(for: account).withConnection { connection in
                 if let snapshot = try await pullInOneStatement(account: account, device: device, cursor: cursor, on: connection) {
                     return snapshot
                 }

@@ -21,6 +21,8 @@ public struct ProjectionStore: Sendable {
     public let pullPageBytes: Int
     /// Whether the maintenance fold writes its rows as router statements (on Citus).
     let writeRoute = PushWriteRoute()
+    /// On a Citus cluster, where each account's pulls go (`AccountRouter`); nil: to `client`.
+    public var router: AccountRouter?
 
     public init(client: PostgresClient, logger: Logger, pullPageSize: Int = Self.defaultPullPageSize,
                 pullPageBytes: Int = Self.defaultPullPageBytes) {
@@ -31,18 +33,23 @@ public struct ProjectionStore: Sendable {
         self.pullPageBytes = pullPageBytes
     }
 
+    /// The pool the account's pulls go to: its node's, when routed by account, else `client`.
+    func pool(for account: UUID) async -> PostgresClient {
+        await router?.pool(for: account) ?? client
+    }
+
     /// Whether the account's views include its version `version`: true once its folded version
     /// reached it. An account with no head has nothing to wait for.
     public func includes(version: Int64, account: UUID) async throws -> Bool {
         guard version > 0 else { return true }
-        return try await client.query("""
+        return try await pool(for: account).query("""
             SELECT coalesce((SELECT folded_version >= \(version) FROM account_heads WHERE account_id = \(account)), true)
             """, logger: logger).decode(Bool.self).collectAll().first ?? true
     }
 
     /// The account's version and how far its projections include it (0, 0 when it has no head).
     public func head(account: UUID) async throws -> (version: Int64, folded: Int64) {
-        let rows = try await client.query(
+        let rows = try await pool(for: account).query(
             "SELECT version, folded_version FROM account_heads WHERE account_id = \(account)", logger: logger)
         return try await rows.decode((Int64, Int64).self).collectAll().first.map { ($0.0, $0.1) } ?? (0, 0)
     }

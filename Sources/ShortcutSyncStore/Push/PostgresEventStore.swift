@@ -30,10 +30,18 @@ public struct PostgresEventStore: Sendable {
     /// How the optimistic push's write is sent: one statement, or router statements on Citus
     /// (`PushWriteRoute`); by default the database is asked at the first push.
     public var writeRoute = PushWriteRoute()
+    /// On a Citus cluster, where each account's push goes (`AccountRouter`): the worker that holds
+    /// its shards. nil: every statement goes to `client`.
+    public var router: AccountRouter?
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
         self.logger = logger
+    }
+
+    /// The pool the account's statements go to: its node's, when routed by account, else `client`.
+    func pool(for account: UUID) async -> PostgresClient {
+        await router?.pool(for: account) ?? client
     }
 
     /// Appends a device's batch atomically and idempotently (DESIGN §4), and folds it in the same
@@ -73,7 +81,7 @@ public struct PostgresEventStore: Sendable {
                 readCache?.forget(account)
                 let batch = horizon.map { Self.recorded(pending, of: device, after: $0) } ?? pending
                 outcome = try await withStatementSpan("push: append and fold in a transaction", .insert, "events") {
-                    try await client.withConnection { connection in
+                    try await pool(for: account).withConnection { connection in
                         try await appendAndFold(batch, account: account, device: device, fold: fold, on: connection)
                     }
                 }
@@ -209,7 +217,7 @@ public struct PostgresEventStore: Sendable {
         // A learning event (rare) writes the account's rules in a statement of their own: the locking way.
         guard !events.contains(where: \.changesLearning) else { return nil }
         let needs = FoldNeeds(events: events)
-        return try await client.withConnection { connection -> AppendResult? in
+        return try await pool(for: account).withConnection { connection -> AppendResult? in
             if let kept = readCache?.rows(of: account, needs: needs, device: device, after: first.seq - 1) {
                 do {
                     if let appended = try await foldAndWrite(batch, events, needs: needs, over: kept.rows, reading: kept.needs, at: kept.head,
@@ -435,7 +443,7 @@ public struct PostgresEventStore: Sendable {
     }
 
     private func acceptedEvents(device: UUID, account: UUID, seqs: ClosedRange<Int64>) async throws -> [Int64: UUID] {
-        let rows = try await client.query("""
+        let rows = try await pool(for: account).query("""
             SELECT seq, event_id FROM events
             WHERE account_id = \(account) AND device_id = \(device) AND seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
             """, logger: logger)
@@ -450,7 +458,7 @@ public struct PostgresEventStore: Sendable {
     /// another seq, or another device. Exact retries earlier in the batch (same device, seq and
     /// id) are not reuses.
     private func idReuse(in events: [Event], account: UUID, device: UUID) async throws -> AppendError {
-        let rows = try await client.query(
+        let rows = try await pool(for: account).query(
             "SELECT event_id, device_id, seq FROM events WHERE account_id = \(account) AND event_id = ANY(\(events.map(\.id)))",
             logger: logger)
         var stored: [UUID: (device: UUID, seq: Int64)] = [:]
@@ -486,7 +494,7 @@ public struct PostgresEventStore: Sendable {
             let outcome: AppendOutcome
             do {
                 readCache?.forget(account)
-                outcome = try await client.withConnection { connection in
+                outcome = try await pool(for: account).withConnection { connection in
                     try await appendAndFold([signOut][...], account: account, device: device, fold: fold, after: last, on: connection)
                 }
             } catch let error as PSQLError where error.isUniqueViolation {
@@ -508,14 +516,14 @@ public struct PostgresEventStore: Sendable {
 
     /// The greatest seq accepted from a device, 0 when none.
     public func lastAcceptedSeq(account: UUID, device: UUID) async throws -> Int64 {
-        try await client.query(
+        try await pool(for: account).query(
             "SELECT seq FROM events WHERE account_id = \(account) AND device_id = \(device) ORDER BY seq DESC LIMIT 1",
             logger: logger).decode(Int64.self).collectAll().first ?? 0
     }
 
     /// The account's version: that of its last event, 0 when it has none.
     public func version(account: UUID) async throws -> Int64 {
-        try await client.query(
+        try await pool(for: account).query(
             "SELECT version FROM events WHERE account_id = \(account) ORDER BY version DESC LIMIT 1",
             logger: logger).decode(Int64.self).collectAll().first ?? 0
     }

@@ -16,7 +16,7 @@ struct CitusBenchCommand: AsyncParsableCommand {
             push-to-pull latency through streams, first on one PostgreSQL (the embedded one, or --database-url), then on a \
             coordinator and two workers that it starts on this machine (Citus must be installed for the embedded PostgreSQL: \
             ../shared/citus/build.sh), once with the service on the coordinator and once with it attached to the first \
-            worker (serve --node), and stops the nodes afterwards, also on an error or a signal. Prints all three with the \
+            worker and routing each account to the worker of its shards (serve --node --route-by-account), and stops the nodes afterwards, also on an error or a signal. Prints all three with the \
             ratio to one PostgreSQL and each node's PostgreSQL CPU per push (from /proc). The three nodes share this machine's \
             cores with the service and the load. `bench all` runs it too where Citus is installed (--smoke: about 45 s in a \
             debug build).

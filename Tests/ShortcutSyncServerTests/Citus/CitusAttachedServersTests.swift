@@ -93,24 +93,54 @@ struct CitusAttachedServersTests {
                 // on every node, the coordinator's included.
                 let account = try await server.createAccount()
                 let phone = try await server.createDevice(accountToken: account.token)
-                try await sql.query("SELECT pg_stat_statements_reset()")
-                for node in nodes {
-                    try await node.withSingleConnection(logger: TestDatabase.shared.logger) { try await $0.query("SELECT pg_stat_statements_reset()", logger: TestDatabase.shared.logger) }
-                }
-                phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
-                let version = try await phone.push()
-                try await phone.pull()
-                try await phone.pull()
-                phone.record(EndToEndTests.donation("leek"), at: Int64(Date().timeIntervalSince1970 * 1000))
-                async let waited = phone.pull(waitFor: version + 1)
-                try await Task.sleep(for: .milliseconds(200))
-                try await phone.push()
-                _ = try await waited
+                try await Self.pushAndPullAfterResettingStatistics(phone, sql: sql, nodes: nodes)
 
                 let onCoordinator = try await Self.serviceStatements(on: url)
                 #expect(onCoordinator.isEmpty, "the coordinator ran: \(onCoordinator)")
                 let onWorker = try await Self.serviceStatements(on: nodes[0])
                 #expect(onWorker.contains { $0.contains("account_heads") }, "the worker ran no push: \(onWorker)")
+            }
+        }
+    }
+
+    /// A server that routes by account (`serve --route-by-account`, `AccountRouter`) sends an
+    /// account's pushes, pulls and waiting pull to the worker that holds its shards: attached to
+    /// the other worker, that worker runs none of their statements (no call forwarded through it),
+    /// the coordinator none, and the holding worker all of them.
+    @Test func aServerRoutingByAccountSendsEachAccountToTheWorkerOfItsShards() async throws {
+        try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+            let nodes = try Self.workerNodes(of: url)
+            try await sql.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            try await TestServer.with(database: url, sql: sql, runsWorker: false, configure: {
+                $0.node = nodes[0]
+                $0.routesByAccount = true
+                $0.runsWaker = false
+            }) { server in
+                try await Self.everyNodeListened(server)
+                // An account whose shards are on the second worker, the one the server is not attached to.
+                var held: (account: (id: UUID, token: String), port: Int)?
+                for _ in 0..<32 where held?.port != nodes[1].port {
+                    let account = try await server.createAccount()
+                    let port = try await sql.query("""
+                        SELECT n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
+                        WHERE p.shardid = get_shard_id_for_distribution_column('account_heads', \(account.id))
+                        """).decode(Int32.self).collectAll().first.map(Int.init)
+                    held = (account, port ?? 0)
+                }
+                let account = try #require(held?.port == nodes[1].port ? held?.account : nil, "no account of 32 had its shards on the second worker")
+                let phone = try await server.createDevice(accountToken: account.token)
+                try await Self.pushAndPullAfterResettingStatistics(phone, sql: sql, nodes: nodes)
+
+                // The push's write and the pull's record are calls of distributed functions, which
+                // name no table: a forwarded call shows as one on the node it passed through.
+                let pushesAndPulls = "push_write|record_pull|account_heads|projection_|events"
+                let onAttached = try await Self.statements(matching: pushesAndPulls, on: nodes[0])
+                #expect(onAttached.isEmpty, "the attached worker ran (or forwarded): \(onAttached)")
+                let onCoordinator = try await Self.statements(matching: pushesAndPulls, on: url)
+                #expect(onCoordinator.isEmpty, "the coordinator ran: \(onCoordinator)")
+                let onHolder = try await Self.statements(matching: pushesAndPulls, on: nodes[1])
+                #expect(onHolder.contains { $0.contains("push_write") }, "the worker of the account's shards ran no push: \(onHolder)")
+                #expect(onHolder.contains { $0.contains("record_pull") }, "the worker of the account's shards recorded no pull: \(onHolder)")
             }
         }
     }
@@ -212,6 +242,37 @@ struct CitusAttachedServersTests {
         try await eventually("the server listens on every node", timeout: .seconds(15)) {
             let ready = try await server.operators("/readyz")
             return ready.status == 200 && ready.json["nodesNotListening"] == nil
+        }
+    }
+
+    /// Resets `pg_stat_statements` on the coordinator (`sql`) and on every worker, then has
+    /// `phone` push a donation, pull twice and wait in a pull that a second push answers.
+    static func pushAndPullAfterResettingStatistics(_ phone: SimulatedDevice, sql: PostgresClient, nodes: [DatabaseURL]) async throws {
+        try await sql.query("SELECT pg_stat_statements_reset()")
+        for node in nodes {
+            try await node.withSingleConnection(logger: TestDatabase.shared.logger) { try await $0.query("SELECT pg_stat_statements_reset()", logger: TestDatabase.shared.logger) }
+        }
+        phone.record(EndToEndTests.donation("tomato"), at: Int64(Date().timeIntervalSince1970 * 1000))
+        let version = try await phone.push()
+        try await phone.pull()
+        try await phone.pull()
+        phone.record(EndToEndTests.donation("leek"), at: Int64(Date().timeIntervalSince1970 * 1000))
+        async let waited = phone.pull(waitFor: version + 1)
+        try await Task.sleep(for: .milliseconds(200))
+        try await phone.push()
+        #expect(try await waited.shortcuts.upserted.count == 1)
+    }
+
+    /// The statements matching the regular expression `pattern` that the node of `url` ran in
+    /// its database since `pg_stat_statements` was reset there, with their calls.
+    static func statements(matching pattern: String, on url: DatabaseURL) async throws -> [String] {
+        try await url.withSingleConnection(logger: TestDatabase.shared.logger) { connection in
+            try await connection.query("""
+            SELECT calls::text || ' × ' || query FROM pg_stat_statements
+            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND query ~ \(pattern) AND query !~ 'pg_stat_statements'
+            ORDER BY calls DESC
+            """, logger: TestDatabase.shared.logger).decode(String.self).collectAll()
         }
     }
 

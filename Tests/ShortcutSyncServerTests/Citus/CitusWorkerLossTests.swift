@@ -2,6 +2,7 @@ import EmbeddedPostgres
 import Foundation
 import NIOHTTP1
 import PostgresNIO
+import ShortcutSyncApp
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncDomain
 import ShortcutSyncStore
@@ -29,9 +30,12 @@ struct CitusWorkerLossTests {
         return (answer.status, answer.headers)
     }
 
-    @Test func aLostWorkersAccountsAre503TheOthersAreServedAndNothingAcknowledgedIsLost() async throws {
+    /// Both ways a server reaches the workers: through the coordinator, and routing each account
+    /// to the worker of its shards (`--route-by-account`), whose pool on the lost worker fails.
+    @Test(arguments: [false, true])
+    func aLostWorkersAccountsAre503TheOthersAreServedAndNothingAcknowledgedIsLost(routesByAccount: Bool) async throws {
         let cluster = try CitusCluster.required()
-        try await TestServer.with { server in
+        try await TestServer.with(configure: { $0.routesByAccount = routesByAccount }) { server in
             // An account whose shard is on each worker, each with a device that pushed once.
             var byPort: [Int: (device: SimulatedDevice, seq: Int)] = [:]
             for _ in 0..<40 where byPort.count < 2 {
