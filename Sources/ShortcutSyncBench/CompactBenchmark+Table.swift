@@ -21,9 +21,10 @@ extension CompactBenchmark.Result {
                 + "\(count(accounts / rebuildUncompactedSeconds)) accounts/s | \(count(accounts / rebuildCompactedSeconds)) accounts/s | "
                 + String(format: "%.2f×", rebuildRatio) + " | ≥ 10× | \(verdict(rebuildRatio >= 10)) |",
             "| other accounts' push p99 (\(load.pushers) pushers, 10 events, no HTTP), without / while the maintenance tasks compact "
-                + "(\(count(Double(backgroundEventsRemoved))) events of \(count(accounts)) accounts in " + String(format: "%.1f s", backgroundSeconds) + ") | "
-                + String(format: "%.2f ms (%d pushes)", pushesWithout.p99Milliseconds, pushesWithout.count) + " | "
-                + String(format: "%.2f ms (%d pushes)", pushesDuring.p99Milliseconds, pushesDuring.count) + " | "
+                + "(\(count(Double(backgroundEventsRemoved))) events of \(count(accounts)) accounts in " + String(format: "%.1f s", backgroundSeconds)
+                + ", compacting at most " + String(format: "%.0f %%", load.compactionShare * 100) + " of a connection's time) | "
+                + String(format: "%.2f ms (%d pushes in %.1f s)", pushesWithout.p99Milliseconds, pushesWithout.count, pushesWithout.seconds) + " | "
+                + String(format: "%.2f ms (%d pushes in %.1f s)", pushesDuring.p99Milliseconds, pushesDuring.count, pushesDuring.seconds) + " | "
                 + String(format: "%.2f×", p99Ratio) + " | ≤ 1.2× | \(verdict(p99Ratio <= 1.2)) |",
         ].joined(separator: "\n")
     }

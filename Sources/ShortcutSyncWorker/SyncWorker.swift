@@ -96,8 +96,8 @@ public struct SyncWorker: Service {
                 if compacts, let compaction, ContinuousClock.now >= nextCompaction {
                     let started = ContinuousClock.now
                     if try await compactNext(compaction, metrics: metrics) {
-                        // Throttled: at most half of one connection's time goes to compacting.
-                        nextCompaction = .now + max(started.duration(to: .now), .milliseconds(10))
+                        // Throttled: at most `share` of one connection's time goes to compacting.
+                        nextCompaction = .now + compaction.rest(after: started.duration(to: .now))
                         continue
                     }
                     nextCompaction = .now + compaction.poll

@@ -9,12 +9,18 @@ struct KeepHistoryOption: ParsableArguments {
         valueName: "duration"))
     var keepHistory = "90d"
 
+    @Option(name: .long, help: ArgumentHelp(
+        "The most of one connection's time the compacting task takes, above 0 and at most 1: after a compaction that took t it rests t × (1 − share) / share.",
+        valueName: "fraction"))
+    var compactionShare = CompactionSchedule.defaultShare
+
     func validate() throws {
         if case .failure(let error) = CompactionSchedule.keepHistory(parsing: keepHistory) { throw ValidationError("--keep-history: \(error)") }
+        guard compactionShare > 0, compactionShare <= 1 else { throw ValidationError("--compaction-share must be above 0 and at most 1, not \(compactionShare)") }
     }
 
     /// The maintenance tasks' schedule; nil for `0` and `forever`.
     func schedule() throws -> CompactionSchedule? {
-        try CompactionSchedule.keepHistory(parsing: keepHistory).get().map { CompactionSchedule(keepHistory: $0) }
+        try CompactionSchedule.keepHistory(parsing: keepHistory).get().map { CompactionSchedule(keepHistory: $0, share: compactionShare) }
     }
 }

@@ -95,4 +95,19 @@ private let logger = TestDatabase.shared.logger
             #expect((try? CompactionSchedule.keepHistory(parsing: refused).get()) == nil, "\(refused)")
         }
     }
+
+    /// The compacting task takes at most `share` of one connection's time: after a compaction
+    /// that took t it rests t × (1 − share) / share, never less than 10 ms.
+    @Test func theCompactingTaskRestsForItsShare() {
+        // Within a microsecond: the share is a fraction, and a Duration times a Double rounds.
+        func rests(_ schedule: CompactionSchedule, after took: Duration, _ expected: Duration) -> Bool {
+            let rest = schedule.rest(after: took)
+            return rest > expected - .microseconds(1) && rest < expected + .microseconds(1)
+        }
+        #expect(CompactionSchedule().share == 0.25)
+        #expect(rests(CompactionSchedule(), after: .milliseconds(100), .milliseconds(300)))
+        #expect(rests(CompactionSchedule(share: 0.5), after: .milliseconds(70), .milliseconds(70)))
+        #expect(rests(CompactionSchedule(share: 1), after: .milliseconds(70), .milliseconds(10)))
+        #expect(rests(CompactionSchedule(share: 0.1), after: .seconds(1), .seconds(9)))
+    }
 }

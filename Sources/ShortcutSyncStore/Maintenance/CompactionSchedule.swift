@@ -20,14 +20,29 @@ public struct CompactionSchedule: Sendable, Hashable {
     public var retryAfter: Duration
     /// How long the compacting task waits, when no account is due, before it looks again.
     public var poll: Duration
+    /// The most of one connection's time that compacting takes, 0 < share ≤ 1: after a
+    /// compaction that took t, the task rests t × (1 − share) / share before the next one.
+    /// Compaction is background work with months to do it in; the pushes it competes with are
+    /// not (docs/decisions.md, "How long history is kept").
+    public var share: Double
+
+    /// The default of `share`: a quarter of one connection's time.
+    public static let defaultShare = 0.25
 
     public init(keepHistory: Duration = Self.defaultKeepHistory, minimumEvents: Int = Self.defaultMinimumEvents,
-                retryAfter: Duration = .seconds(3_600), poll: Duration = .seconds(60)) {
+                retryAfter: Duration = .seconds(3_600), poll: Duration = .seconds(60), share: Double = Self.defaultShare) {
         precondition(keepHistory > .zero && minimumEvents > 0, "a schedule keeps some history and compacts at least one event")
+        precondition(share > 0 && share <= 1, "compacting takes some of a connection's time and at most all of it, not \(share)")
         self.keepHistory = keepHistory
         self.minimumEvents = minimumEvents
         self.retryAfter = retryAfter
         self.poll = poll
+        self.share = share
+    }
+
+    /// How long to rest after a compaction that took `took`: at least 10 ms.
+    public func rest(after took: Duration) -> Duration {
+        max(took * ((1 - share) / share), .milliseconds(10))
     }
 
     /// `keepHistory` and `retryAfter` in seconds, as SQL's make_interval takes them.

@@ -17,7 +17,9 @@ struct CompactBenchCommand: AsyncParsableCommand {
     @Option(help: "Donations of the heavy account.") var donations = CompactBenchmark.Load().donations
     @Option(help: "Accounts of the rebuild and the background compaction.") var accounts = CompactBenchmark.Load().accounts
     @Option(help: "Events of each of them.") var eventsPerAccount = CompactBenchmark.Load().eventsPerAccount
-    @Option(help: "Seconds of other accounts' pushes without compaction.") var pushSeconds = CompactBenchmark.Load().pushSeconds
+    @Option(help: "Seconds of other accounts' pushes without compaction, and at most while it runs.") var pushSeconds = CompactBenchmark.Load().pushSeconds
+    @Option(help: "The most of one connection's time compacting takes, above 0 and at most 1 (serve's and worker's share).")
+    var compactionShare = CompactBenchmark.Load().compactionShare
     @Flag(help: "Small sizes, to check that it works.") var smoke = false
     @Option(help: "Also write the results as JSON to this file.") var json: String?
     @OptionGroup var database: DatabaseOptions
@@ -26,6 +28,7 @@ struct CompactBenchCommand: AsyncParsableCommand {
         if donations < 100 || accounts < 1 || eventsPerAccount < 10 || pushSeconds <= 0 {
             throw ValidationError("--donations must be 100 or more, --accounts 1 or more, --events-per-account 10 or more, --push-seconds above 0")
         }
+        guard compactionShare > 0, compactionShare <= 1 else { throw ValidationError("--compaction-share must be above 0 and at most 1") }
     }
 
     func run() async throws {
@@ -36,6 +39,7 @@ struct CompactBenchCommand: AsyncParsableCommand {
             load.accounts = accounts
             load.eventsPerAccount = eventsPerAccount
             load.pushSeconds = pushSeconds
+            load.compactionShare = compactionShare
             return load
         }()
         let result = try await database.withDatabase(logger: logger) { location in
