@@ -104,8 +104,9 @@ private let logger = TestDatabase.shared.logger
             let rest = schedule.rest(after: took)
             return rest > expected - .microseconds(1) && rest < expected + .microseconds(1)
         }
-        #expect(CompactionSchedule().share == 0.25)
-        #expect(rests(CompactionSchedule(), after: .milliseconds(100), .milliseconds(300)))
+        #expect(CompactionSchedule().share == 0.1)
+        #expect(rests(CompactionSchedule(), after: .milliseconds(100), .milliseconds(900)))
+        #expect(rests(CompactionSchedule(share: 0.25), after: .milliseconds(100), .milliseconds(300)))
         #expect(rests(CompactionSchedule(share: 0.5), after: .milliseconds(70), .milliseconds(70)))
         #expect(rests(CompactionSchedule(share: 1), after: .milliseconds(70), .milliseconds(10)))
         #expect(rests(CompactionSchedule(share: 0.1), after: .seconds(1), .seconds(9)))

@@ -118,11 +118,6 @@ public final class AccountRouter: Sendable {
         }
         for watch in told { watch.outage() }
     }
-
-    /// The node each account is routed to now, for tests and `/readyz`-like reports: nil when not asked yet.
-    public func routedNode(of account: UUID) -> String? {
-        routes.withLock { $0[account]?.node }
-    }
 }
 
 extension DatabaseURL {

@@ -26,8 +26,10 @@ public struct CompactionSchedule: Sendable, Hashable {
     /// not (docs/decisions.md, "How long history is kept").
     public var share: Double
 
-    /// The default of `share`: a quarter of one connection's time.
-    public static let defaultShare = 0.25
+    /// The default of `share`: a tenth of one connection's time, the share at which `bench
+    /// compact` measured other accounts' push p99 within 1.2× of it without compaction
+    /// (docs/benchmarks.md, "Compaction's share of a connection").
+    public static let defaultShare = 0.1
 
     public init(keepHistory: Duration = Self.defaultKeepHistory, minimumEvents: Int = Self.defaultMinimumEvents,
                 retryAfter: Duration = .seconds(3_600), poll: Duration = .seconds(60), share: Double = Self.defaultShare) {
