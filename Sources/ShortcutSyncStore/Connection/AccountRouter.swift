@@ -123,17 +123,21 @@ public final class AccountRouter: Sendable {
 extension DatabaseURL {
     /// The router of a Citus cluster's accounts (`serve --route-by-account`): a pool of
     /// `maximumConnections` (`keptOpen` open from the start) on every worker of the cluster that
-    /// holds shards, with this URL's user, password, database and TLS, and `lookup` for the
+    /// holds shards of the accounts' tables, with this URL's user, password, database and TLS, and `lookup` for the
     /// routes. The caller runs the pools (each a `Service`). Refused on one PostgreSQL.
     public func accountRouter(lookup: DatabasePool, maximumConnections: Int, keptOpen: Int,
                               routeLifetime: Duration = .seconds(300), maximumRoutes: Int = 1_000_000,
                               logger: Logger) async throws -> AccountRouter {
         let nodes = try await withSingleConnection(logger: logger) { connection -> [(String, Int32)]? in
             guard try await connection.hasCitus(logger: logger) else { return nil }
-            // Cross-account: Citus's own metadata, the workers that hold any shard, once at start.
+            // Citus's own metadata, once at start: the nodes that hold shards of the accounts'
+            // tables (`account_heads`' placements; every account table is colocated with it), not
+            // those holding only reference tables' copies, as the coordinator does.
             return try await connection.guardedQuery("""
                 SELECT n.nodename, n.nodeport FROM pg_dist_node n
-                WHERE n.isactive AND n.noderole = 'primary' AND EXISTS (SELECT 1 FROM pg_dist_placement p WHERE p.groupid = n.groupid)
+                WHERE n.isactive AND n.noderole = 'primary'
+                  AND EXISTS (SELECT 1 FROM pg_dist_placement p JOIN pg_dist_shard s ON s.shardid = p.shardid
+                              WHERE p.groupid = n.groupid AND s.logicalrelid = 'account_heads'::regclass)
                 ORDER BY n.groupid
                 """, logger: logger).decode((String, Int32).self).collectAll()
         }

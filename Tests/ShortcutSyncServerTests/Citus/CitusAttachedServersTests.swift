@@ -11,6 +11,7 @@ import ShortcutSyncServer
 import ShortcutSyncStore
 import ShortcutSyncWake
 import ShortcutSyncTestSupport
+import Synchronization
 import Testing
 
 /// Servers attached to the workers of a Citus cluster (`serve --node`, issue 57 item 2): their
@@ -141,6 +142,49 @@ struct CitusAttachedServersTests {
                 let onHolder = try await Self.statements(matching: pushesAndPulls, on: nodes[1])
                 #expect(onHolder.contains { $0.contains("push_write") }, "the worker of the account's shards ran no push: \(onHolder)")
                 #expect(onHolder.contains { $0.contains("record_pull") }, "the worker of the account's shards recorded no pull: \(onHolder)")
+            }
+        }
+    }
+
+    /// The router's own rules, step by step (`AccountRouter`): an account goes to the pool of the
+    /// worker that holds its shards; when that worker's `LISTEN` is lost, the requests routed there
+    /// are told at once (their `NodeOutageWatch`) and its accounts go to the attached node's
+    /// pool; when it is back, to its own again. A watch whose request ended is told nothing.
+    @Test func theRouterSendsAnAccountToItsWorkerAndToTheAttachedNodeWhileThatWorkerIsAway() async throws {
+        try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+            let logger = TestDatabase.shared.logger
+            let router = try await url.accountRouter(lookup: sql, maximumConnections: 2, keptOpen: 0, logger: logger)
+            #expect(router.pools.count == 2, "a pool on each worker: \(router.pools.keys.sorted())")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for pool in router.pools.values { group.addTask { await pool.run() } }
+                defer { group.cancelAll() }
+                let account = UUID()
+                let holder = try #require(try await sql.query("""
+                    SELECT n.nodename || ':' || n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
+                    WHERE p.shardid = get_shard_id_for_distribution_column('account_heads', \(account))
+                    """).decode(String.self).collectAll().first)
+                let holderPool = try #require(router.pools[holder])
+
+                let told = Mutex(0)
+                let watch = NodeOutageWatch { told.withLock { $0 += 1 } }
+                let routed = await NodeOutageWatch.$current.withValue(watch) { await router.pool(for: account) }
+                #expect(routed === holderPool)
+                // The statement runs there: the account's shard is that node's.
+                #expect(try await routed.query("SELECT 1").decode(Int.self).collectAll() == [1])
+
+                router.node(holder, listening: false)
+                #expect(told.withLock { $0 } == 1, "the request routed to the lost worker is told")
+                #expect(await router.pool(for: account) === sql, "while it is away, to the attached node")
+                router.node(holder, listening: true)
+                #expect(await router.pool(for: account) === holderPool, "back: to its worker again")
+
+                // A request that ended is not told of a later loss.
+                let ended = NodeOutageWatch { told.withLock { $0 += 10 } }
+                _ = await NodeOutageWatch.$current.withValue(ended) { await router.pool(for: account) }
+                ended.end()
+                router.node(holder, listening: false)
+                #expect(told.withLock { $0 } == 1)
+                router.node(holder, listening: true)
             }
         }
     }
