@@ -66,17 +66,9 @@ public func buildApplication(
             events.router = router
             return events
         }(),
-        projections: {
-            var projections = ProjectionStore(client: requests, logger: logger, pullPageSize: configuration.server.pullPageSize)
-            projections.router = router
-            return projections
-        }(),
+        projections: ProjectionStore(client: requests, logger: logger, pullPageSize: configuration.server.pullPageSize, router: router),
         pushTokens: PushTokenStore(client: requests, logger: logger),
-        deviceSync: {
-            var deviceSync = DeviceSyncStore(client: requests, logger: logger)
-            deviceSync.router = router
-            return deviceSync
-        }(),
+        deviceSync: DeviceSyncStore(client: requests, logger: logger, router: router),
         migrator: migrator,
         notifications: notifications,
         wakes: {

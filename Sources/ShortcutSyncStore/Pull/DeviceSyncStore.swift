@@ -7,17 +7,18 @@ import Tracing
 /// What each device has of its account, recorded by its pulls (issue 33): for the wakes (a device
 /// at its account's version needs none, DESIGN §6) and for the account's devices, which show
 /// "synced to your iPad two minutes ago" (`GET /v1/devices`).
-public struct DeviceSyncStore: Sendable {
+public struct DeviceSyncStore: Sendable, RoutedByAccount {
     public let client: PostgresClient
     public let logger: Logger
     /// One statement on one PostgreSQL; a distributed function's call on Citus (`recordPull`).
     private let route = PushWriteRoute()
     /// On a Citus cluster, where each account's record goes (`AccountRouter`); nil: to `client`.
-    public var router: AccountRouter?
+    public let router: AccountRouter?
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, logger: Logger, router: AccountRouter? = nil) {
         self.client = client
         self.logger = logger
+        self.router = router
     }
 
     /// Records that the device pulled its view at `version`, `at` this moment, in one statement:
@@ -40,7 +41,7 @@ public struct DeviceSyncStore: Sendable {
     /// lost every account's pull failed (issue 57, item 4).
     public func recordPull(device: UUID, account: UUID, version: Int64, complete: Bool, at: Date = Date()) async throws {
         try await withStatementSpan("pull: record what the device has", .update, "device_sync") {
-            try await (await router?.pool(for: account) ?? client).withConnection { connection in
+            try await pool(for: account).withConnection { connection in
                 if try await route.form(on: connection, logger: logger) == .distributedFunction {
                     try await recordPullAsFunction(device: device, account: account, version: version, complete: complete, at: at,
                                                    on: connection)

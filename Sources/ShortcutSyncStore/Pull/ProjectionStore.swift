@@ -11,7 +11,7 @@ import Tracing
 /// the device's installed apps. Every changed row carries the account version that changed it
 /// and a removed item stays as a tombstone, so a pull with a cursor reads exactly the rows above
 /// the cursor's version, in pages of at most `pullPageSize` rows (`ProjectionStore+Pull.swift`).
-public struct ProjectionStore: Sendable {
+public struct ProjectionStore: Sendable, RoutedByAccount {
     public let client: PostgresClient
     public let logger: Logger
     /// The most items (rows) one pull answers: `defaultPullPageSize` but in tests.
@@ -22,20 +22,16 @@ public struct ProjectionStore: Sendable {
     /// Whether the maintenance fold writes its rows as router statements (on Citus).
     let writeRoute = PushWriteRoute()
     /// On a Citus cluster, where each account's pulls go (`AccountRouter`); nil: to `client`.
-    public var router: AccountRouter?
+    public let router: AccountRouter?
 
     public init(client: PostgresClient, logger: Logger, pullPageSize: Int = Self.defaultPullPageSize,
-                pullPageBytes: Int = Self.defaultPullPageBytes) {
+                pullPageBytes: Int = Self.defaultPullPageBytes, router: AccountRouter? = nil) {
         precondition((1...100_000).contains(pullPageSize), "a pull's page size must be 1 to 100,000, not \(pullPageSize)")
         self.client = client
         self.logger = logger
         self.pullPageSize = pullPageSize
         self.pullPageBytes = pullPageBytes
-    }
-
-    /// The pool the account's pulls go to: its node's, when routed by account, else `client`.
-    func pool(for account: UUID) async -> PostgresClient {
-        await router?.pool(for: account) ?? client
+        self.router = router
     }
 
     /// Whether the account's views include its version `version`: true once its folded version

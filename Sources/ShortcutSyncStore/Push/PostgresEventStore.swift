@@ -13,7 +13,7 @@ import Tracing
 /// each other on the head row; pushes of different accounts never meet. Only when a batch does
 /// not simply continue the device's seqs (a retry, a gap, a reuse) does the store look closer,
 /// and it recognises duplicates by reading what the constraints guard, never by swallowing them.
-public struct PostgresEventStore: Sendable {
+public struct PostgresEventStore: Sendable, RoutedByAccount {
     public let client: PostgresClient
     public let logger: Logger
     /// How many lost races (a concurrent push of the same device) are retried.
@@ -37,11 +37,6 @@ public struct PostgresEventStore: Sendable {
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
         self.logger = logger
-    }
-
-    /// The pool the account's statements go to: its node's, when routed by account, else `client`.
-    func pool(for account: UUID) async -> PostgresClient {
-        await router?.pool(for: account) ?? client
     }
 
     /// Appends a device's batch atomically and idempotently (DESIGN §4), and folds it in the same
