@@ -26,7 +26,13 @@ public final class DatabaseReach: Sendable {
     /// The same as `state.isReachable`, for the check every request makes, without the lock.
     private let reachable = Atomic<Bool>(true)
 
-    public init() {}
+    /// Whether each request gets a `NodeOutageWatch`: only where statements are routed by account
+    /// (`AccountRouter`), the one thing that tells a watch; elsewhere a request makes none.
+    private let watchesNodes: Bool
+
+    public init(watchesNodes: Bool = false) {
+        self.watchesNodes = watchesNodes
+    }
 
     public var isReachable: Bool { reachable.load(ordering: .relaxed) }
 
@@ -65,17 +71,25 @@ public final class DatabaseReach: Sendable {
             let race = FirstOutcome<Value>()
             // On a Citus cluster routed by account, the loss of a worker the request's statements
             // went to ends it too (`AccountRouter`), as the database's going does.
-            let watch = NodeOutageWatch { race.settle(.outage) }
+            let watch = watchesNodes ? NodeOutageWatch { race.settle(.outage) } : nil
             group.addTask {
                 let result: Result<Value, any Error>
-                do { result = .success(try await NodeOutageWatch.$current.withValue(watch) { try await operation() }) } catch { result = .failure(error) }
+                do {
+                    if let watch {
+                        result = .success(try await NodeOutageWatch.$current.withValue(watch) { try await operation() })
+                    } else {
+                        result = .success(try await operation())
+                    }
+                } catch {
+                    result = .failure(error)
+                }
                 race.settle(.finished(result))
                 return result
             }
             let ticket = onUnreachable { race.settle(.outage) }
             defer {
                 if let ticket { cancel(ticket) }
-                watch.end()
+                watch?.end()
             }
             switch await race.outcome() {
             case .finished(let result):

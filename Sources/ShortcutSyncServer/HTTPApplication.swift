@@ -68,7 +68,8 @@ public func buildHTTPApplication(
     let hub = NotificationHub(notifications: parts.notifications, logger: logger,
                               keepAliveInterval: configuration.keepAliveInterval,
                               signedIn: { try await accounts.signedIn(among: $0) },
-                              poolServes: { try await accounts.ping() })
+                              poolServes: { try await accounts.ping() },
+                              watchesNodes: parts.projections.router != nil)
     let announcer = ChangeAnnouncer(projections: parts.projections, hub: hub, logger: logger)
     let api = SyncAPI(
         accounts: accounts,

@@ -36,7 +36,7 @@ public final class NotificationHub: Service, Sendable {
     /// The callers of tokens looked up lately; the sessions this hub ends take their tokens with them.
     let tokens = TokenCache()
     /// Whether requests that need the database are let through (`DatabaseReach`).
-    public let reach = DatabaseReach()
+    public let reach: DatabaseReach
     /// Returns once the pool has served a query: after an outage the hub lets requests in again
     /// only then, since the pool may still be in its backoff when LISTEN's connection is made.
     private let poolServes: @Sendable () async throws -> Void
@@ -48,8 +48,10 @@ public final class NotificationHub: Service, Sendable {
     public init(
         notifications: any NotificationEvents, logger: Logger, keepAliveInterval: Duration = .seconds(15),
         signedIn: @escaping @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>,
-        poolServes: @escaping @Sendable () async throws -> Void = {}
+        poolServes: @escaping @Sendable () async throws -> Void = {},
+        watchesNodes: Bool = false
     ) {
+        reach = DatabaseReach(watchesNodes: watchesNodes)
         self.poolServes = poolServes
         self.notifications = notifications
         self.signedIn = signedIn

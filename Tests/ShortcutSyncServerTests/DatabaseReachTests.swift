@@ -1,4 +1,5 @@
 import ShortcutSyncServer
+@testable import ShortcutSyncStore
 import ShortcutSyncTestSupport
 import Synchronization
 import Testing
@@ -20,6 +21,27 @@ import Testing
         await iterator.next()
         reach.becameUnreachable()
         let outcome = try await within(.seconds(10), "the waiting operation to end") { await waiting.result }
+        #expect(throws: DatabaseAway.self) { try outcome.get() }
+    }
+
+    /// Where statements are routed by account, each operation runs with a `NodeOutageWatch`, and
+    /// the loss of a worker it was routed to ends it as the database's going does; elsewhere an
+    /// operation runs with none.
+    @Test func aWatchedOperationEndsWhenItsWorkerIsLost() async throws {
+        #expect(try await DatabaseReach().whileReachable { NodeOutageWatch.current == nil })
+        let reach = DatabaseReach(watchesNodes: true)
+        let watches = AsyncStream<NodeOutageWatch?>.makeStream()
+        let waiting = Task {
+            try await reach.whileReachable {
+                watches.continuation.yield(NodeOutageWatch.current)
+                try await Task.sleep(for: .seconds(3600))
+                return "served"
+            }
+        }
+        var iterator = watches.stream.makeAsyncIterator()
+        let watch = try #require(await iterator.next() ?? nil, "the operation runs with a watch")
+        watch.outage()
+        let outcome = try await within(.seconds(10), "the watched operation to end") { await waiting.result }
         #expect(throws: DatabaseAway.self) { try outcome.get() }
     }
 
