@@ -153,34 +153,33 @@ extension ProjectionStore {
 
     /// Locks the account's head in the caller's transaction (its pushes and its maintenance fold
     /// wait), and reads how far its rebuilt rows are and how far its live ones, and whether a
-    /// migration asked for its refold; nil when it has no head any more (erased).
+    /// migration asked for its refold; nil when it has no head any more (erased). An account
+    /// compacted since the rebuild read it (its live horizon is not the one its rebuilt rows stand
+    /// on) has its rebuilt rows started again from its snapshot first (`reseedRebuild`).
     public func lockHeadForRebuild(_ account: UUID, on connection: PostgresConnection) async throws
         -> (lag: RebuildLag, foldedVersion: Int64, refoldPending: Bool)? {
         let rows = try await connection.guardedQuery("""
             SELECT h.version, h.folded_version,
                    coalesce((SELECT r.version FROM rebuild.projection_accounts r WHERE r.account_id = \(account)), 0),
-                   h.refold_pending
+                   h.refold_pending,
+                   (SELECT p.horizon FROM projection_accounts p WHERE p.account_id = \(account))
+                   IS DISTINCT FROM (SELECT r.horizon FROM rebuild.projection_accounts r WHERE r.account_id = \(account))
             FROM account_heads h WHERE h.account_id = \(account)
             FOR UPDATE OF h
             """, logger: logger)
-        guard let (version, folded, rebuilt, refoldPending) = try await rows.decode((Int64, Int64, Int64, Bool).self).collectAll().first else {
+        guard let (version, folded, rebuilt, refoldPending, compactedSince) = try await rows.decode((Int64, Int64, Int64, Bool, Bool).self)
+            .collectAll().first else {
             return nil
         }
-        let reseeded = try await reseedRebuildIfCompactedSince(account, on: connection)
-        return (RebuildLag(accountId: account, version: version, rebuiltVersion: reseeded ?? rebuilt), folded, refoldPending)
+        let from = compactedSince ? try await reseedRebuild(account, on: connection) : rebuilt
+        return (RebuildLag(accountId: account, version: version, rebuiltVersion: from), folded, refoldPending)
     }
 
-    /// When the account was compacted since the rebuild read it (its live horizon is not the one
-    /// its rebuilt rows stand on: the events between the two may be gone from the log, and a
-    /// catch-up would fold the rows on without them), its rebuilt rows start again from its
-    /// snapshot, in the caller's transaction, which holds its head (no compaction comes between).
-    /// The version they include then; nil when the horizons agree.
-    func reseedRebuildIfCompactedSince(_ account: UUID, on connection: PostgresConnection) async throws -> Int64? {
-        let moved = try await connection.guardedQuery("""
-            SELECT (SELECT p.horizon FROM projection_accounts p WHERE p.account_id = \(account))
-                   IS DISTINCT FROM (SELECT r.horizon FROM rebuild.projection_accounts r WHERE r.account_id = \(account))
-            """, logger: logger).decode(Bool.self).collectAll().first ?? false
-        guard moved else { return nil }
+    /// Starts the account's rebuilt rows again from its snapshot, in the caller's transaction,
+    /// which holds its head (no compaction comes between): the account was compacted since the
+    /// rebuild read it, so the events between the two horizons may be gone from the log, and a
+    /// catch-up would fold the rows on without them. Returns the version they include then.
+    func reseedRebuild(_ account: UUID, on connection: PostgresConnection) async throws -> Int64 {
         for table in ProjectionTables.names {
             try await connection.guardedQuery("DELETE FROM rebuild.\(unescaped: table) WHERE account_id = \(account)", logger: logger)
             try await connection.guardedQuery(
