@@ -101,13 +101,17 @@ public final class ClusterNotifications: NotificationEvents {
 
     /// Keeps whether `node`'s `LISTEN` is in place, and tells the observers when that changes.
     private func track(_ event: NotificationSource.Event, of node: String) {
-        let changed: Bool?
+        let listening: Bool
         switch event {
-        case .connected, .unreachable: changed = notListening.withLock { $0.insert(node).inserted } ? false : nil
-        case .listening: changed = notListening.withLock { $0.remove(node) != nil } ? true : nil
-        case .projection, .deviceSignedOut, .accountErased, .accountTokenRotated, .adminTokenRotated: changed = nil
+        case .connected, .unreachable:
+            guard notListening.withLock({ $0.insert(node).inserted }) else { return }
+            listening = false
+        case .listening:
+            guard notListening.withLock({ $0.remove(node) != nil }) else { return }
+            listening = true
+        case .projection, .deviceSignedOut, .accountErased, .accountTokenRotated, .adminTokenRotated:
+            return
         }
-        guard let listening = changed else { return }
         for observer in observers.withLock({ $0 }) { observer(node, listening) }
     }
 }
