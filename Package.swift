@@ -342,6 +342,8 @@ let package = Package(
                 "SecretFiles",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/ShortcutSyncTestSupport/Database",
             swiftSettings: swiftSettings

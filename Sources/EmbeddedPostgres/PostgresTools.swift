@@ -15,7 +15,7 @@ import Glibc
 /// it holds none of this process's sockets and files, nor the socket a parent process watches to
 /// learn that this one ended.
 struct PostgresTools: Sendable {
-    /// The directory that holds `initdb` and `pg_ctl`.
+    /// The directory that holds `initdb`, `pg_ctl` and the installation's other tools.
     let bin: String
     /// Whether they run as the `postgres` user.
     let asPostgres: Bool
@@ -26,7 +26,10 @@ struct PostgresTools: Sendable {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         for directory in path.split(separator: ":").map(String.init)
         where fm.isExecutableFile(atPath: directory + "/initdb") && fm.isExecutableFile(atPath: directory + "/pg_ctl") {
-            return PostgresTools(bin: directory, asPostgres: asPostgres)
+            // The installation's own directory, where links to initdb and pg_ctl lead
+            // (/usr/local/bin may link those two alone): its other tools (pg_basebackup) are there.
+            let installation = URL(fileURLWithPath: directory + "/initdb").resolvingSymlinksInPath().deletingLastPathComponent().path
+            return PostgresTools(bin: installation, asPostgres: asPostgres)
         }
         let root = "/usr/lib/postgresql"
         let versions = ((try? fm.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted(by: >)

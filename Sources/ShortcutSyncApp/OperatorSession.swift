@@ -8,7 +8,10 @@ public func withOperator<Result: Sendable>(database: DatabaseURL, logger: Logger
                                            _ body: (Operator) async throws -> Result) async throws -> Result {
     try await Migrator.migrate(database, logger: logger)
     let client = try database.commandPool(maximumConnections: 6, logger: logger)
-    return try await client.withRunning {
-        try await body(Operator(client: client, logger: logger, database: database))
+    // An operator's statements take as long as their work (`SessionLimits.command`).
+    return try await SessionLimits.withStatementDeadline(SessionLimits.command.statementDeadline) {
+        try await client.withRunning {
+            try await body(Operator(client: client, logger: logger, database: database))
+        }
     }
 }

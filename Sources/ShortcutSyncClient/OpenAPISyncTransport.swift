@@ -22,6 +22,7 @@ public struct OpenAPISyncTransport: SyncTransport {
         case .default(let status, let problem):
             let body = try? problem.body.applicationProblemJson
             if status == 409, let expected = body?.expectedSeq { return .seqMismatch(expectedSeq: expected) }
+            if status == 409, let index = body.flatMap(Self.reusedIdIndex) { return .idAlreadyStored(index: index) }
             throw Self.error(status: status, detail: body.map(Self.detail) ?? "")
         }
     }
@@ -104,6 +105,15 @@ public struct OpenAPISyncTransport: SyncTransport {
         case 400..<500: .refused(status: status, detail: detail)
         default: .failed(status: status, detail: detail)
         }
+    }
+
+    /// The batch index of the event whose id the service holds with another seq: the 409 whose
+    /// only error points at `/events/<index>/id` (and names no `expectedSeq`, nor a limit).
+    static func reusedIdIndex(_ problem: Components.Schemas.Problem) -> Int? {
+        guard problem.expectedSeq == nil, problem.limit == nil, let errors = problem.errors, errors.count == 1 else { return nil }
+        let parts = errors[0].pointer.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].isEmpty, parts[1] == "events", parts[3] == "id", let index = Int(parts[2]), index >= 0 else { return nil }
+        return index
     }
 
     static func detail(_ problem: Components.Schemas.Problem) -> String {

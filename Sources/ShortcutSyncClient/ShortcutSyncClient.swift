@@ -25,6 +25,9 @@ public actor ShortcutSyncClient {
         public var maximumBackoff: Duration = .seconds(30)
         /// The most events one push carries (the service takes 500).
         public var pushBatchSize = 500
+        /// How long, and how much of, what the service acknowledged the device keeps, to give it
+        /// back should the service's database lose it (a restored backup).
+        public var recoveryWindow = RecoveryWindow.standard
         /// The device's clock, in epoch milliseconds.
         public var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
         /// The device's offset from UTC at a moment (epoch milliseconds), in minutes: each
@@ -45,7 +48,8 @@ public actor ShortcutSyncClient {
     static let waitableVersions: ClosedRange<Int64> = 1...(1 << 53)
 
     public let configuration: Configuration
-    let transport: any SyncTransport
+    /// The device's transport: replaced by `signIn(transport:)`.
+    private(set) var transport: any SyncTransport
     private let store: ClientStore
     private let logger: Logger
     private var view: DeviceView
@@ -206,6 +210,35 @@ public actor ShortcutSyncClient {
         try store.pendingCount()
     }
 
+    /// What the recovery window holds: how many acknowledged events, and their bytes (of JSON).
+    public func keptChanges() throws -> (events: Int, bytes: Int) {
+        try store.keptSize()
+    }
+
+    /// Whether the service refused this device's token (401) and the app must sign it in again
+    /// (`signIn(transport:)`); until then every sync fails with `SignInRequired`.
+    public func signInRequired() throws -> Bool {
+        try store.state().signInRequired
+    }
+
+    /// The device signed in again, as a new device of the same account (the app made it with
+    /// `POST /v1/devices` and the account's token, and gives its transport here), after the
+    /// service stopped knowing the old one (`SignInRequired`): typically, the device had signed in
+    /// after the backup the service's database was restored from. What the old identity's
+    /// recovery window kept is sent again as the new device's, first, with new seqs but the same
+    /// ids and clocks (so the fold places each change where it was), then what waits in the
+    /// outbox; the next pull is the whole view. Should the service hold those events already (the
+    /// device had been signed out, its events kept), they are dropped at the first push that says
+    /// so. Returns how many kept events are sent again. Call it while `run()` is not running.
+    @discardableResult
+    public func signIn(transport: any SyncTransport) throws -> Int {
+        let resent = try store.signedIn()
+        self.transport = transport
+        logger.notice("signed in as a new device; the old identity's kept changes are sent again", metadata: ["kept": "\(resent)"])
+        wake?.yield()
+        return resent
+    }
+
     /// The account's signed-in devices and what each has of it (`GET /v1/devices`): "synced to
     /// your iPad two minutes ago".
     public func devices() async throws -> DevicesAnswer {
@@ -249,8 +282,29 @@ public actor ShortcutSyncClient {
     /// Pushes everything waiting, then pulls what changed (waiting for its own pushes to show):
     /// once, now. Throws what the service or the network said.
     public func sync() async throws {
-        let version = try await pushPending()
-        try await pull(waitFor: version)
+        try await signInChecked {
+            let version = try await pushPending()
+            // A pull that found the service missing acknowledged changes put them back in the
+            // outbox: they are pushed, and what they change pulled.
+            if try await pull(waitFor: version) {
+                let version = try await pushPending()
+                try await pull(waitFor: version)
+            }
+        }
+    }
+
+    /// `operation`, with a refusal of the device's token (401) recorded and thrown as `SignInRequired`.
+    private func signInChecked<T>(_ operation: () async throws -> T) async throws -> T {
+        do {
+            return try await operation()
+        } catch {
+            if case .refused(401, let detail) = SyncTransportError.unwrapping(error) {
+                try store.requireSignIn()
+                logger.error("the service no longer knows this device: it must sign in again", metadata: ["detail": "\(detail)"])
+                throw SignInRequired(detail: detail)
+            }
+            throw error
+        }
     }
 
     /// Pushes the outbox, batch by batch; returns the account's version after the last push
@@ -263,13 +317,29 @@ public actor ShortcutSyncClient {
             guard let first = batch.first else { return version }
             switch try await transport.push(batch) {
             case .accepted(let lastAcceptedSeq, let after):
-                try store.acknowledge(through: lastAcceptedSeq, version: after)
+                try store.acknowledge(through: lastAcceptedSeq, version: after, physicalMillis: configuration.now(),
+                                      window: configuration.recoveryWindow)
                 version = max(version, after)
             case .seqMismatch(let expectedSeq):
-                logger.notice("the service expects another seq: the outbox is numbered anew", metadata: [
-                    "expected_seq": "\(expectedSeq)", "first_pending_seq": "\(first.seq)",
-                ])
-                try store.renumberPending(from: expectedSeq)
+                // Below what the service acknowledged: its database lost changes (a restored
+                // backup), and the recovery window gives them back as they were, before what waits.
+                if try store.giveBack(from: expectedSeq) {
+                    logger.notice("the service lost acknowledged changes: the kept ones are sent again", metadata: [
+                        "expected_seq": "\(expectedSeq)", "first_pending_seq": "\(first.seq)",
+                    ])
+                } else {
+                    logger.notice("the service expects another seq: the outbox is numbered anew", metadata: [
+                        "expected_seq": "\(expectedSeq)", "first_pending_seq": "\(first.seq)",
+                    ])
+                    try store.renumberPending(from: expectedSeq)
+                }
+            case .idAlreadyStored(let index):
+                // After a sign-in, the old identity's kept events are stored already: it had been
+                // signed out, not lost. Otherwise a refusal like any other.
+                guard try store.dropResent() else {
+                    throw SyncTransportError.refused(status: 409, detail: "event \(index) of the push has an id stored with another seq")
+                }
+                logger.notice("the old identity's changes are stored already: they are not sent again")
             }
         }
     }
@@ -280,11 +350,26 @@ public actor ShortcutSyncClient {
     /// with and publishes changes only once the last page is applied, never to a part of one.
     /// With `version` (the account's), the first page waits until the view includes it; a version
     /// outside `waitableVersions` is not waited for.
-    func pull(waitFor version: Int64? = nil) async throws {
+    ///
+    /// An answer whose `lastAcceptedSeq` is below what the service had acknowledged to this device
+    /// when the pull was sent says that the service lost changes (a restored backup): the kept
+    /// ones go back to the outbox (`ClientStore.giveBack`), the push loop is woken, and it returns
+    /// true.
+    @discardableResult
+    func pull(waitFor version: Int64? = nil) async throws -> Bool {
         var waitFor = version.flatMap { Self.waitableVersions.contains($0) ? $0 : nil }
+        var gaveBack = false
         while true {
             let state = try store.state()
             let answer = try await transport.pull(cursor: state.cursor, waitFor: waitFor, timeoutMillis: waitFor == nil ? nil : 10_000)
+            if !gaveBack, answer.lastAcceptedSeq >= 0, answer.lastAcceptedSeq < state.acknowledgedSeq,
+               try store.giveBack(from: answer.lastAcceptedSeq + 1) {
+                logger.notice("the service lost acknowledged changes: the kept ones are sent again", metadata: [
+                    "last_accepted_seq": "\(answer.lastAcceptedSeq)", "acknowledged_seq": "\(state.acknowledgedSeq)",
+                ])
+                gaveBack = true
+                wake?.yield()
+            }
             let updated = try store.apply(reset: answer.reset, more: answer.more, changes: answer.changes, cursor: answer.cursor,
                                           serviceClock: answer.serviceClock, physicalMillis: configuration.now())
             guard let updated else {
@@ -296,7 +381,7 @@ public actor ShortcutSyncClient {
                 view = updated
                 for subscriber in subscribers.values { subscriber.yield(updated) }
             }
-            return
+            return gaveBack
         }
     }
 
@@ -337,6 +422,10 @@ public actor ShortcutSyncClient {
                     }
                 }
             } catch where !Task.isCancelled {
+                if error is SignInRequired { throw error }
+                if case .refused(401, _) = SyncTransportError.unwrapping(error) {
+                    try await signInChecked { throw error }
+                }
                 logger.info("the stream ended; reconnecting", metadata: ["error": "\(error)"])
                 failures += 1
             }
@@ -349,8 +438,9 @@ public actor ShortcutSyncClient {
         var failures = 0
         while true {
             do {
-                return try await operation()
+                return try await signInChecked { try await operation() }
             } catch where !Task.isCancelled {
+                if error is SignInRequired { throw error }
                 let reason = SyncTransportError.unwrapping(error)
                 if case .refused = reason {
                     logger.error("the service refused a \(what); it will not be retried", metadata: ["error": "\(reason.map { "\($0)" } ?? "\(error)")"])

@@ -8,16 +8,17 @@ import Synchronization
 /// Turns pull cursors into the opaque text devices hand back, and refuses any text it did not make.
 ///
 /// The text is `3.<payload>.<mac>` in base64url: the payload (`PullCursor.payload`) names the
-/// epoch, account, device, the device's apps version and the account version, and for a page
+/// epoch, account, device, the device's apps version, the account version and the history it
+/// belongs to (a cursor of `3.` made before it had one reads without, and resets), and for a page
 /// that stopped short (`more: true`) where it stopped; the mac is the first 16 bytes of its HMAC-SHA256 under the
 /// database's `cursor_signing` key. A cursor of another account or device is refused by the
 /// store, a changed or made-up one here, and so is one of an older format (`2.`, before pulls
 /// were paged): either way the device gets the whole view (`reset: true`).
 struct CursorCodec: Sendable {
-    /// The longest text this codec accepts. The longest it makes is 2,049 bytes: a page that
+    /// The longest text this codec accepts. The longest it makes is 2,079 bytes: a page that
     /// stopped at a shortcut with a 255-character bundle id and an identifier of 256 code points
-    /// of 4 bytes each, every number at its widest (`CursorCodecTests` makes it); a complete
-    /// cursor is under 200.
+    /// of 4 bytes each, every number at its widest, the history's too (`CursorCodecTests` makes
+    /// it); a complete cursor is under 200.
     static let maximumTextLength = 2_560
     static let format = "3"
 

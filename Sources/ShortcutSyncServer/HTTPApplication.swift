@@ -68,7 +68,13 @@ public func buildHTTPApplication(
     let hub = NotificationHub(notifications: parts.notifications, logger: logger,
                               keepAliveInterval: configuration.keepAliveInterval,
                               signedIn: { try await accounts.signedIn(among: $0) },
-                              poolServes: { try await accounts.ping() },
+                              poolServes: { everyConnection in
+                                  if everyConnection {
+                                      try await accounts.pingEveryConnection(configuration.maximumConnections)
+                                  } else {
+                                      try await accounts.ping()
+                                  }
+                              },
                               watchesNodes: parts.projections.router != nil)
     let announcer = ChangeAnnouncer(projections: parts.projections, hub: hub, logger: logger)
     let api = SyncAPI(

@@ -39,7 +39,12 @@ public final class NotificationHub: Service, Sendable {
     public let reach: DatabaseReach
     /// Returns once the pool has served a query: after an outage the hub lets requests in again
     /// only then, since the pool may still be in its backoff when LISTEN's connection is made.
-    private let poolServes: @Sendable () async throws -> Void
+    /// With `true`, after the database went silent: once every connection the pool holds has
+    /// answered, since the ones opened before may never answer again (a black hole leaves them
+    /// open), and a request lent one would wait for its statement's deadline.
+    private let poolServes: @Sendable (_ everyConnection: Bool) async throws -> Void
+    /// Whether the database went silent since it was last reachable (`NotificationSource.Event.silent`).
+    private let wentSilent = Atomic<Bool>(false)
     /// This process, as the sender of the notifications its `ChangeAnnouncer` sends.
     public let processID = UUID()
     /// How fresh the views are where this server's devices see them (`/metrics`, `/readyz`).
@@ -48,7 +53,7 @@ public final class NotificationHub: Service, Sendable {
     public init(
         notifications: any NotificationEvents, logger: Logger, keepAliveInterval: Duration = .seconds(15),
         signedIn: @escaping @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>,
-        poolServes: @escaping @Sendable () async throws -> Void = {},
+        poolServes: @escaping @Sendable (_ everyConnection: Bool) async throws -> Void = { _ in },
         watchesNodes: Bool = false
     ) {
         reach = DatabaseReach(watchesNodes: watchesNodes)
@@ -201,6 +206,12 @@ public final class NotificationHub: Service, Sendable {
         case .unreachable:
             if reach.isReachable { logger.warning("the database cannot be reached; requests that need it are answered 503") }
             reach.becameUnreachable()
+        case .silent:
+            // The requests waiting on it end now, their statements' connections closed: the
+            // pool's other connections are tried before requests are let in again.
+            if reach.isReachable { logger.warning("the database stopped answering; requests that need it are answered 503") }
+            wentSilent.store(true, ordering: .relaxed)
+            reach.becameUnreachable()
         case .listening(let resumed):
             // Whatever was notified while the connection was down is lost: everyone pulls once,
             // and the sessions of devices signed out (or erased) meanwhile end.
@@ -228,7 +239,10 @@ public final class NotificationHub: Service, Sendable {
     /// for a pooled connection (the pool connects with its own backoff) and ends when cancelled.
     private func waitUntilThePoolServes() async {
         while !Task.isCancelled {
-            if (try? await poolServes()) != nil { return }
+            if (try? await poolServes(wentSilent.load(ordering: .relaxed))) != nil {
+                wentSilent.store(false, ordering: .relaxed)
+                return
+            }
             try? await Task.sleep(for: .milliseconds(100))
         }
     }

@@ -81,7 +81,7 @@ public final class Waker: Service, Sendable {
                         }
                     case .listening:
                         await attempt("look for devices behind") { try await self.store.sweep(delay: self.configuration.delay) }
-                    case .connected, .unreachable, .deviceSignedOut, .accountErased, .accountTokenRotated, .adminTokenRotated:
+                    case .connected, .unreachable, .silent, .deviceSignedOut, .accountErased, .accountTokenRotated, .adminTokenRotated:
                         break
                     }
                 }

@@ -16,8 +16,10 @@ import Testing
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max)), keys) { seed, scalars in
             var rng = SeededGenerator(seed: UInt64(seed))
             let version = Int64.random(in: 0...Int64.max, using: &rng)
+            // A history most of the time; none, as cursors made before histories, now and then.
+            let history = Int.random(in: 0..<4, using: &rng) == 0 ? nil : Int64.random(in: Int64.min...Int64.max, using: &rng)
             var cursor = PullCursor(epoch: Int64.random(in: Int64.min...Int64.max, using: &rng), account: UUID(), device: UUID(),
-                                    appsVersion: Int64.random(in: 0...1_000, using: &rng), version: version)
+                                    appsVersion: Int64.random(in: 0...1_000, using: &rng), version: version, history: history)
             if Bool.random(using: &rng) {
                 // An identifier of 1 to 12 characters, colons included, and an emoji; a bundle id with a colon.
                 let identifier = String(String.UnicodeScalarView(scalars.map { Unicode.Scalar(UInt32($0 % 0xD7FF) + 1)! })) + "🍅"
@@ -42,11 +44,19 @@ import Testing
             head + ":0:0::0:0:com.example", head + ":0:0::0:11:com.example",    // the bundle id's length outside the key
             head + ":0:0::0:-1:com.example", head + ":0:0::0:x:com.example",
             head + ":0:0::0:1:",                                                // a length with no key: the fuzzer's first find, a trap before
+            head + ":h", head + ":hx", head + ":h1:", head + ":h1:2:3:4:5",      // a history that is not one, or no layout after it
+            head + ":h1:h2", head + ":h99999999999999999999",
+            head + ":h1:43:0::0::",                                             // a page past its cursor, with a history
         ]
         for text in refused { #expect(PullCursor(payload: Array(text.utf8)) == nil, "\(text)") }
         let paged = PullCursor(payload: Array((head + ":40:12::41:16:com.example.soupleek:🍅").utf8))
         #expect(paged?.page?.shortcuts.key == ShortcutID(bundleId: "com.example.soup", identifier: "leek:🍅"))
         #expect(paged?.version == 42 && paged?.page?.removalsAfter == 40 && paged?.page?.voiceShortcuts.key == nil)
+        #expect(paged?.history == nil)
+        let withHistory = PullCursor(payload: Array((head + ":h-77:40:12::41:16:com.example.soupleek:h🍅").utf8))
+        #expect(withHistory?.history == -77 && withHistory?.page?.removalsAfter == 40)
+        #expect(withHistory?.page?.shortcuts.key == ShortcutID(bundleId: "com.example.soup", identifier: "leek:h🍅"))
+        #expect(PullCursor(payload: Array((head + ":h5").utf8))?.history == 5)
     }
 
     /// Every input of the fuzzer's corpus: refused, or read back the same once written.

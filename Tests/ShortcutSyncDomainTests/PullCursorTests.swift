@@ -7,15 +7,16 @@ import Testing
 @Suite struct PullCursorTests {
     let account = UUID(), device = UUID()
 
-    /// A cursor read at account version 40, in epoch 3, with the device's apps at version 2.
-    func cursor(page: PullPage? = nil) -> PullCursor {
-        PullCursor(epoch: 3, account: account, device: device, appsVersion: 2, version: 40, page: page)
+    /// A cursor read at account version 40, in epoch 3, with the device's apps at version 2, in
+    /// the history where version 40 has the value 77.
+    func cursor(page: PullPage? = nil, history: Int64? = 77) -> PullCursor {
+        PullCursor(epoch: 3, account: account, device: device, appsVersion: 2, version: 40, history: history, page: page)
     }
 
     func resumption(of cursor: PullCursor, account: UUID? = nil, device: UUID? = nil, epoch: Int64 = 3, appsVersion: Int64 = 2,
-                    version: Int64 = 45) -> PullPage? {
+                    version: Int64 = 45, historyAtCursor: Int64? = 77) -> PullPage? {
         cursor.resumption(account: account ?? self.account, device: device ?? self.device, epoch: epoch, appsVersion: appsVersion,
-                          version: version)
+                          version: version, historyAtCursor: historyAtCursor)
     }
 
     @Test func aCompleteCursorGoesOnWithWhatChangedAfterItsVersion() {
@@ -44,5 +45,16 @@ import Testing
 
     @Test func aCursorAheadOfTheAccountResets() {
         #expect(resumption(of: cursor(), version: 39) == nil)
+    }
+
+    /// A restored backup: version 40 now means other events (another value), or the database no
+    /// longer knows its value, or the cursor was made before cursors named their history.
+    @Test func aCursorOfAnotherHistoryOrOfNoneResets() {
+        #expect(resumption(of: cursor(), historyAtCursor: 78) == nil)
+        #expect(resumption(of: cursor(), historyAtCursor: nil) == nil)
+        #expect(resumption(of: cursor(history: nil)) == nil)
+        #expect(resumption(of: cursor(history: nil), historyAtCursor: nil) == nil)
+        let page = PullPage(removalsAfter: 12, shortcuts: PullPosition(version: 38), voiceShortcuts: PullPosition(version: 12))
+        #expect(resumption(of: cursor(page: page), historyAtCursor: 78) == nil)
     }
 }

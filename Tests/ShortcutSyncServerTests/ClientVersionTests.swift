@@ -101,11 +101,11 @@ final class ScriptedService: ClientTransport {
         var events: [SentEvent]
     }
 
-    private let state: Mutex<(versions: [Int64], pushes: Int, pulls: [Pull], streams: Int)>
+    private let state: Mutex<(versions: [Int64], pushes: Int, pulls: [Pull], streams: Int, accepted: Int64)>
     private let stream: String
 
     init(versions: [Int64], stream: String = "") {
-        state = Mutex((versions, 0, [], 0))
+        state = Mutex((versions, 0, [], 0, 0))
         self.stream = stream
     }
 
@@ -120,6 +120,7 @@ final class ScriptedService: ClientTransport {
             let lastSeq = sent.events.last?.seq ?? 0
             let version = state.withLock { state -> Int64 in
                 state.pushes += 1
+                state.accepted = max(state.accepted, lastSeq)
                 return state.versions.isEmpty ? 0 : state.versions.removeFirst()
             }
             return Self.json(#"{"lastAcceptedSeq": \#(lastSeq), "version": \#(version)}"#)
@@ -127,9 +128,13 @@ final class ScriptedService: ClientTransport {
             let query = URLComponents(string: request.path ?? "")?.queryItems ?? []
             let value = { (name: String) in query.first { $0.name == name }?.value }
             let pull = Pull(waitFor: value("waitFor").flatMap { Int64($0) }, timeout: value("timeout").flatMap { Int($0) })
-            state.withLock { $0.pulls.append(pull) }
+            // What it accepted, as a service that lost nothing answers (a lower one is a restore).
+            let accepted = state.withLock { state -> Int64 in
+                state.pulls.append(pull)
+                return state.accepted
+            }
             return Self.json("""
-                {"cursor": "c", "reset": true, "more": false, "lastAcceptedSeq": 0, "hlc": {"wallMillis": 0, "counter": 0},
+                {"cursor": "c", "reset": true, "more": false, "lastAcceptedSeq": \(accepted), "hlc": {"wallMillis": 0, "counter": 0},
                  "shortcuts": {"upserted": [], "removed": []}, "voiceShortcuts": {"upserted": [], "removed": []}}
                 """)
         case "stream":

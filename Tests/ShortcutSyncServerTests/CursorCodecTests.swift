@@ -10,7 +10,7 @@ import Testing
     let account = UUID(), device = UUID()
 
     func cursor(_ page: PullPage?) -> PullCursor {
-        PullCursor(epoch: 3, account: account, device: device, appsVersion: 2, version: 917, page: page)
+        PullCursor(epoch: 3, account: account, device: device, appsVersion: 2, version: 917, history: 8_123_456_789_012, page: page)
     }
 
     @Test func completeAndPagedCursorsComeBackAsTheyWent() {
@@ -32,7 +32,8 @@ import Testing
     }
 
     /// The longest key a page can stop at (a 255-character bundle id, an identifier of 256 code
-    /// points of 4 bytes each) still makes a cursor within the cap, and it comes back.
+    /// points of 4 bytes each), every number at its widest, the history included, still makes a
+    /// cursor within the cap, and it comes back.
     @Test func theLongestPagedCursorFitsTheCap() {
         let bundle = "com." + String(repeating: "a", count: 251)
         let identifier = String(repeating: "🍵", count: 256)
@@ -42,8 +43,9 @@ import Testing
         longest.epoch = Int64.min
         longest.appsVersion = Int64.min
         longest.version = Int64.max
+        longest.history = Int64.min
         let text = codec.text(longest)
-        #expect(text.utf8.count == 2_049)
+        #expect(text.utf8.count == 2_079)
         #expect(text.utf8.count <= CursorCodec.maximumTextLength)
         #expect(codec.cursor(text) == longest)
     }
@@ -76,5 +78,19 @@ import Testing
         #expect(codec.cursor(String(tampered)) == nil)
         #expect(codec.cursor(text + String(repeating: "A", count: CursorCodec.maximumTextLength)) == nil)
         #expect(CursorCodec(key: Array("another key".utf8)).cursor(text) == nil)
+    }
+
+    /// A cursor handed out before cursors named their history (its payload without the field)
+    /// still reads, without one: the pull answers it with the whole view, never an error.
+    @Test func aCursorWithoutAHistoryReadsWithoutOne() {
+        var old = cursor(nil)
+        old.history = nil
+        let text = codec.text(old)
+        #expect(!String(decoding: old.payload, as: UTF8.self).contains(":h"))
+        #expect(codec.cursor(text) == old)
+        #expect(codec.cursor(text)?.resumption(account: account, device: device, epoch: 3, appsVersion: 2, version: 917,
+                                               historyAtCursor: 8_123_456_789_012) == nil)
+        #expect(codec.cursor(codec.text(cursor(nil)))?.resumption(account: account, device: device, epoch: 3, appsVersion: 2, version: 917,
+                                                                 historyAtCursor: 8_123_456_789_012) == PullPage(completeAt: 917))
     }
 }

@@ -146,7 +146,7 @@ import Glibc
     }
 
     /// A new account with one device on the running service: the account's id and the device's token.
-    private static func signIn(_ serve: ServeProcess) async throws -> (account: UUID, token: String) {
+    static func signIn(_ serve: ServeProcess) async throws -> (account: UUID, token: String) {
         let account = try await ShutdownTests.request(.POST, serve.baseURL + "/v1/accounts", token: serve.adminToken)
         let accountID = try #require((account.json["accountId"] as? String).flatMap(UUID.init(uuidString:)))
         let accountToken = try #require(account.json["accountToken"] as? String)

@@ -57,9 +57,9 @@ import Testing
             try await Self.change(home)
             // The waker heard the change (it woke the iPad), so both listen by now.
             #expect(try await standIn.waitForRequests(1, within: .seconds(20)).count == 1)
-            let sessions = try await server.sql.query("""
-                SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'
-                """, logger: TestDatabase.shared.logger).decode(Int64.self).collectAll()
+            let sessions = try await server.sql.query(PostgresQuery(unsafeSQL: """
+                SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND \(ListenSession.predicate)
+                """), logger: TestDatabase.shared.logger).decode(Int64.self).collectAll()
             #expect(sessions == [1])
         }
     }

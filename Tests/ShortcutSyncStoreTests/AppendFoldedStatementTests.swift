@@ -14,7 +14,7 @@ import Testing
         let types = AppendFoldedStatement<EveryFoldArm>.bindingDataTypes
         let numbers = Set(sql.matches(of: /\$([0-9]+)/).compactMap { Int($0.1) })
         #expect(numbers == Set(1...types.count))
-        #expect(types.count == 60)
+        #expect(types.count == 61)
         let named: [String: PostgresDataType] = [
             "uuid[]": .uuidArray, "int8[]": .int8Array, "text[]": .textArray, "bytea[]": .byteaArray, "bool[]": .boolArray,
         ]

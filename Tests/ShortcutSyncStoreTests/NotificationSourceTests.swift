@@ -38,10 +38,10 @@ private let logger = TestDatabase.shared.logger
                     try await eventually("the erasure arrives") { seen.all.contains(.accountErased(erased)) }
 
                     // The server ends the LISTEN session: the source connects again and says that it resumed.
-                    let terminated = try await client.query("""
+                    let terminated = try await client.query(PostgresQuery(unsafeSQL: """
                         SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
-                        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'LISTEN%'
-                        """).decode(Int64.self).collectAll()
+                        WHERE datname = current_database() AND pid <> pg_backend_pid() AND \(ListenSession.predicate)
+                        """)).decode(Int64.self).collectAll()
                     #expect(terminated == [1])
                     try await eventually("the source listens again") { seen.all.contains(.listening(resumed: true)) }
                     try await notify(ProjectionNotification.channel, ProjectionNotification.payloads(sender: nil, versions: later.versions)[0], client: client)
@@ -77,7 +77,7 @@ private let logger = TestDatabase.shared.logger
 /// One LISTEN session for several listeners of a process (`SharedNotifications`).
 @Suite struct SharedNotificationsTests {
     static func listenSessions(_ client: PostgresClient) async throws -> Int64 {
-        try await client.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
+        try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND \(ListenSession.predicate)"))
             .decode(Int64.self).collectAll().first ?? 0
     }
 

@@ -50,11 +50,13 @@ private let logger = TestDatabase.shared.logger
                     if donationArmsOnly {
                         #expect(DonationFoldArms.holds(result))
                         let statement = AppendFoldedStatement<DonationFoldArms>(account: phone.account, device: phone.deviceId, batch: batch[...],
-                                                                                expectedVersion: version, expectedMark: mark, result: result)
+                                                                                expectedVersion: version, expectedMark: mark, result: result,
+                                                                                history: PostgresEventStore.newHistory())
                         return try await connection.guardedExecute(statement, logger: logger).first.map { $0?.appended ?? 0 } ?? -1
                     }
                     let statement = AppendFoldedStatement<EveryFoldArm>(account: phone.account, device: phone.deviceId, batch: batch[...],
-                                                                        expectedVersion: version, expectedMark: mark, result: result)
+                                                                        expectedVersion: version, expectedMark: mark, result: result,
+                                                                        history: PostgresEventStore.newHistory())
                     return try await connection.guardedExecute(statement, logger: logger).first.map { $0?.appended ?? 0 } ?? -1
                 }
             }

@@ -17,7 +17,7 @@ public struct AccountStore: Sendable {
     /// Makes an account, with its head (DESIGN §6: the row its pushes lock).
     public func createAccount(id: UUID = UUID(), tokenHash: [UInt8]) async throws -> UUID {
         // The account and its head (DESIGN §6), in one statement: its pushes lock the head.
-        try await client.query("""
+        try await client.guardedQuery("""
             WITH account AS (INSERT INTO accounts (account_id, token_hash) VALUES (\(id), \(ByteBuffer(bytes: tokenHash))))
             INSERT INTO account_heads (account_id) VALUES (\(id))
             """, logger: logger)
@@ -66,9 +66,58 @@ public struct AccountStore: Sendable {
     /// connection that died under it can wait forever, and would hold up the service's shutdown.
     public func ping() async throws {
         let logger = logger
-        try await client.withConnection { connection in
-            try await connection.guardedQuery("SELECT 1", logger: logger)
+        try await SessionLimits.withStatementDeadline(Self.pingDeadline) {
+            try await client.withConnection { connection in
+                try await connection.guardedQuery("SELECT 1", logger: logger)
+            }
         }
+    }
+
+    /// How long a ping's `SELECT 1` may go unanswered before its connection is closed: a
+    /// server that is back answers in milliseconds, one just restarted in well under a second.
+    static let pingDeadline: Duration = .seconds(3)
+
+    /// Pings `count` connections of the pool at once (the most it holds), for when the network
+    /// to the database went silent and came back: the connections opened before may never answer
+    /// (a black hole leaves them open), and a ping on each closes those that do not answer by its
+    /// deadline, so the pool opens new ones. Returns when all answered, or when some answered and
+    /// the others were still waiting for a connection after `leaseWait` (the pool lends the rest
+    /// to other work); throws when any did not answer, for the caller to try again.
+    public func pingEveryConnection(_ count: Int, leaseWait: Duration = .seconds(5)) async throws {
+        let logger = logger, client = client, count = max(1, count)
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<count {
+                group.addTask {
+                    try await SessionLimits.withStatementDeadline(Self.pingDeadline) {
+                        try await client.withConnection { connection in
+                            try await connection.guardedQuery("SELECT 1", logger: logger)
+                        }
+                    }
+                    return true
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: leaseWait)
+                return false
+            }
+            var answered = 0
+            for try await pinged in group {
+                if pinged {
+                    answered += 1
+                    if answered == count { break }
+                } else {
+                    guard answered > 0 else { throw PoolDidNotServe(leaseWait: leaseWait) }
+                    break
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// No connection of the pool answered a ping within `leaseWait`.
+    struct PoolDidNotServe: Error, CustomStringConvertible {
+        var leaseWait: Duration
+        var description: String { "no connection of the pool answered within \(leaseWait)" }
     }
 
     /// Of the given devices, those still signed in. A cross-account statement (DESIGN §6): a
@@ -88,7 +137,7 @@ public struct AccountStore: Sendable {
 
     /// Whether `device` of `account` is still signed in (its token not revoked, its account not erased).
     public func isSignedIn(device: UUID, account: UUID) async throws -> Bool {
-        try await client.query("""
+        try await client.guardedQuery("""
             SELECT EXISTS (SELECT 1 FROM devices WHERE account_id = \(account) AND device_id = \(device) AND token_hash IS NOT NULL)
             """, logger: logger).decode(Bool.self).collectAll().first ?? false
     }
@@ -105,7 +154,7 @@ public struct AccountStore: Sendable {
     /// CASE in an UPDATE of a Citus table (it evaluates `now()` once on the coordinator only where
     /// the function is evaluated unconditionally).
     public func revokeDevice(_ device: UUID, account: UUID) async throws -> Bool {
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             WITH revoked AS (
                 UPDATE devices SET token_hash = NULL, revoked_at = least(revoked_at, now())
                 WHERE device_id = \(device) AND account_id = \(account)
@@ -149,7 +198,7 @@ public struct AccountStore: Sendable {
 
     /// The account whose token has this hash.
     public func account(tokenHash: [UInt8]) async throws -> UUID? {
-        try await client.query("SELECT account_id FROM accounts WHERE token_hash = \(ByteBuffer(bytes: tokenHash))", logger: logger)
+        try await client.guardedQuery("SELECT account_id FROM accounts WHERE token_hash = \(ByteBuffer(bytes: tokenHash))", logger: logger)
             .decode(UUID.self).collectAll().first
     }
 
@@ -185,7 +234,7 @@ public struct AccountStore: Sendable {
 extension AccountStore {
     /// The key that signs pull cursors (migration 0004), shared by every server of the database.
     public func cursorSigningKey() async throws -> [UInt8] {
-        let rows = try await client.query("SELECT secret FROM service_secrets WHERE name = 'cursor_signing'", logger: logger)
+        let rows = try await client.guardedQuery("SELECT secret FROM service_secrets WHERE name = 'cursor_signing'", logger: logger)
         guard let secret = try await rows.decode(ByteBuffer.self).collectAll().first, secret.readableBytes >= 16 else {
             throw StoreError.corruptRow("the cursor signing key is missing; run shortcut-sync migrate")
         }

@@ -56,7 +56,7 @@ public final class AccountRouter: Sendable {
         }
         do {
             // The statement names the account only as the value whose shard is asked: it reads Citus's metadata.
-            let rows = try await lookup.query("""
+            let rows = try await lookup.guardedQuery("""
                 SELECT n.nodename, n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
                 WHERE p.shardid = get_shard_id_for_distribution_column('account_heads', \(account))
                   AND n.isactive AND n.noderole = 'primary'

@@ -24,8 +24,12 @@ public enum DatabaseAvailability {
             case .server:
                 let state = error.serverInfo?[.sqlState] ?? ""
                 // 08 connection exception, 53 insufficient resources, 57 operator intervention
-                // (shutdown, restart), 40001/40P01 serialization failure and deadlock, 55P03 lock not available.
-                return ["08", "53", "57"].contains(String(state.prefix(2))) || ["40001", "40P01", "55P03"].contains(state)
+                // (shutdown, restart; 57014 a statement past `statement_timeout`), 40001/40P01
+                // serialization failure and deadlock, 55P03 lock not available (`lock_timeout`),
+                // 25P03 a transaction ended by `idle_in_transaction_session_timeout`, 25006 a
+                // write refused by a standby (a failover under way: the address still names the
+                // old standby, not yet promoted, or a read-only server).
+                return ["08", "53", "57"].contains(String(state.prefix(2))) || ["40001", "40P01", "55P03", "25P03", "25006"].contains(state)
             default:
                 return false
             }

@@ -4,8 +4,9 @@ import PostgresNIO
 
 extension DatabaseURL {
     /// The configuration of a single connection outside the pool: for the sync worker, which
-    /// holds its advisory lock on a connection of its own, and for `LISTEN`.
-    public func connectionConfiguration() throws -> PostgresConnection.Configuration {
+    /// holds its advisory lock on a connection of its own, and for `LISTEN`; its session started
+    /// with the service's `limits` unless told otherwise.
+    public func connectionConfiguration(limits: SessionLimits = .service) throws -> PostgresConnection.Configuration {
         var configuration: PostgresConnection.Configuration
         if let socketDirectory {
             configuration = .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: username, password: password, database: database)
@@ -14,13 +15,14 @@ extension DatabaseURL {
                                   tls: requireTLS ? .require(try NIOSSLContext(configuration: .makeClientConfiguration())) : .disable)
         }
         configuration.options.connectTimeout = .milliseconds(Self.connectTimeout.inMilliseconds)
+        configuration.options.additionalStartupParameters.append(contentsOf: limits.startupParameters)
         return configuration
     }
 }
 
 extension DatabaseURL {
     /// Runs `body` on a connection of its own, closed afterwards: for one-off work (creating a
-    /// database, migrating) before a service's pool runs. A `PostgresClient` made for that would
+    /// database, migrating) before a service's pool runs, with an operator's command's limits. A `PostgresClient` made for that would
     /// lease its first connection before its `run()` had begun, which PostgresNIO warns of.
     @discardableResult
     public func withSingleConnection<Result: Sendable>(
@@ -28,10 +30,10 @@ extension DatabaseURL {
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(), id: 1, logger: logger)
+        let connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(limits: .command), id: 1, logger: logger)
         let outcome: Swift.Result<Result, any Error>
         do {
-            outcome = .success(try await body(connection))
+            outcome = .success(try await SessionLimits.withStatementDeadline(SessionLimits.command.statementDeadline) { try await body(connection) })
         } catch {
             outcome = .failure(error)
         }
@@ -64,7 +66,7 @@ extension DatabaseURL {
     /// at its next use (docs/operating.md, "Connections to the database"). Its sessions are named
     /// `applicationName` in `pg_stat_activity`.
     public func serviceClientConfiguration(maximumConnections: Int, keptOpen: Int, logger: Logger) async throws -> PostgresClient.Configuration {
-        var configuration = try clientConfiguration(maximumConnections: maximumConnections)
+        var configuration = try clientConfiguration(maximumConnections: maximumConnections, limits: .service)
         configuration.options.minimumConnections = min(max(0, keptOpen), maximumConnections)
         configuration.options.keepAliveBehavior = nil
         configuration.options.additionalStartupParameters.append(("application_name", Self.applicationName))

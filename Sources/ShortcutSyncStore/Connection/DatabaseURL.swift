@@ -90,7 +90,9 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
     /// machine (a test run on two cores) took more than 1.5 s to start a session.
     public static let connectTimeout: Duration = .seconds(5)
 
-    public func clientConfiguration(maximumConnections: Int = 20) throws -> PostgresClient.Configuration {
+    /// A pool's configuration, its sessions started with `limits` (an operator's command's by
+    /// default; `servicePool` gives the service's).
+    public func clientConfiguration(maximumConnections: Int = 20, limits: SessionLimits = .command) throws -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let socketDirectory {
             configuration = .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: username, password: password, database: database)
@@ -100,6 +102,7 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
         }
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = Self.connectTimeout
+        configuration.options.additionalStartupParameters.append(contentsOf: limits.startupParameters)
         return configuration
     }
 

@@ -20,10 +20,12 @@ extension PostgresConnection {
     public func guardedExecute<Statement: PostgresPreparedStatement>(
         _ statement: Statement, logger: Logger
     ) async throws -> [Statement.Row] where Statement.Row: Sendable {
-        let rows = try await sentOnItsLoop { connection in try await connection.execute(statement, logger: logger) }
-        var all: [Statement.Row] = []
-        for try await row in rows { all.append(row) }
-        return all
+        // The rows are read within the statement's deadline too.
+        try await sentOnItsLoop { connection in
+            var all: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { all.append(row) }
+            return all
+        }
     }
 
     /// Runs `send`, which hands one statement to the connection before it first waits (as
@@ -39,11 +41,51 @@ extension PostgresConnection {
     /// 5 % of the service's CPU per 1-event push (docs/benchmarks.md, "A statement sent on its
     /// connection's event loop"). What `send` answers (a row sequence, read afterwards) fails as
     /// the connection closes, as before.
+    ///
+    /// A black hole (no answer, no FIN, no RST) would keep `send` waiting for the quarter of an
+    /// hour TCP takes to give up, and PostgresNIO has no deadline of its own: the statement has
+    /// `SessionLimits.currentDeadline`, and when it passes, or when the task is cancelled (a
+    /// request ended because the database went away), the connection is closed, which fails the
+    /// statement at once and takes the connection out of its pool, so that the pool opens a new
+    /// one instead of lending a connection that will never answer. The timer is one scheduled
+    /// task on the loop the statement already runs on, cancelled when it answers.
     func sentOnItsLoop<Result: Sendable>(_ send: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop)) {
+        // A task cancelled already sends nothing, and leaves its connection as it was.
+        try Task.checkCancellation()
+        return try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop)) {
             guard !isClosed else { throw StoreError.connectionClosed }
-            return try await send(self)
+            let closing = OnceFlag()
+            let timer = SessionLimits.currentDeadline.map { deadline in
+                eventLoop.scheduleTask(in: .nanoseconds(deadline.inNanoseconds)) { [self] in
+                    if closing.setFirst() { closeSilent(after: deadline) }
+                }
+            }
+            let outcome: Swift.Result<Result, any Error>
+            do {
+                outcome = .success(try await withTaskCancellationHandler {
+                    try await send(self)
+                } onCancel: { [self] in
+                    if closing.setFirst() { _ = close() as EventLoopFuture<Void> }
+                })
+            } catch {
+                outcome = .failure(error)
+            }
+            timer?.cancel()
+            // A connection closed here goes back to its pool only once it has closed: the pool
+            // learns of the close from `closeFuture`, and until then it could lend the closing
+            // connection to another task, whose statement would fail for this one's deadline.
+            if closing.isSet { try? await closeFuture.get() }
+            return try outcome.get()
         }
+    }
+
+    /// Closes a connection whose statement went unanswered for `deadline`.
+    private func closeSilent(after deadline: Duration) {
+        guard !isClosed else { return }
+        logger.warning("a statement had no answer within its deadline: its connection is closed", metadata: [
+            "deadline": "\(deadline)",
+        ])
+        _ = close() as EventLoopFuture<Void>
     }
 
     /// Runs `operation` on this connection, or fails with `StoreError.connectionClosed` as soon as
@@ -187,4 +229,15 @@ final class EventLoopTaskExecutor: TaskExecutor {
         let job = UnownedJob(job)
         eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
+}
+
+/// Set once, by the first of a statement's deadline and its task's cancellation: that one closes
+/// the connection (`PostgresConnection.sentOnItsLoop`).
+private final class OnceFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    /// Sets the flag; true for the first caller only.
+    func setFirst() -> Bool { !flag.exchange(true, ordering: .acquiringAndReleasing) }
+
+    var isSet: Bool { flag.load(ordering: .acquiring) }
 }

@@ -113,7 +113,7 @@ extension ProjectionStore {
     /// The compactions the heads record, and the accounts due (`admin projections status`).
     public func compactionTotals() async throws -> CompactionTotals {
         // Cross-account: operators' sums over every head, and the compacted accounts' snapshots.
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             SELECT h.compactions, h.events, h.bytes, h.due, h.unseen, s.accounts
             FROM (SELECT coalesce(sum(compactions), 0)::int8 AS compactions, coalesce(sum(compacted_events), 0)::int8 AS events,
                          coalesce(sum(compacted_bytes), 0)::int8 AS bytes,

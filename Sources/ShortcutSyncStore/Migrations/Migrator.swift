@@ -37,16 +37,29 @@ public struct Migrator: Sendable {
     }
 
     /// Applies what `connection`'s database is missing of `migrations`, under the advisory lock.
+    ///
+    /// A migration runs as long as it takes (an index built on a large table, another process's
+    /// migration waited for under the lock): the session's time limits are lifted for it, and set
+    /// back after, since a service's pooled connection goes back to its requests
+    /// (`SessionLimits`).
     private static func migrate(_ migrations: [Migration], on connection: PostgresConnection, logger: Logger) async throws -> [Int] {
-        try await connection.guardedQuery("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
-        do {
-            let applied = try await apply(migrations, on: connection, logger: logger)
-            try await distributeIfCitus(on: connection, logger: logger)
-            try await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
-            return applied
-        } catch {
-            _ = try? await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
-            throw error
+        try await SessionLimits.withStatementDeadline(nil) {
+            try await connection.guardedQuery("SET statement_timeout = 0", logger: logger)
+            try await connection.guardedQuery("SET lock_timeout = 0", logger: logger)
+            do {
+                try await connection.guardedQuery("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
+                let applied = try await apply(migrations, on: connection, logger: logger)
+                try await distributeIfCitus(on: connection, logger: logger)
+                try await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                try await connection.guardedQuery("RESET statement_timeout", logger: logger)
+                try await connection.guardedQuery("RESET lock_timeout", logger: logger)
+                return applied
+            } catch {
+                _ = try? await connection.guardedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                _ = try? await connection.guardedQuery("RESET statement_timeout", logger: logger)
+                _ = try? await connection.guardedQuery("RESET lock_timeout", logger: logger)
+                throw error
+            }
         }
     }
 
@@ -109,10 +122,10 @@ public struct Migrator: Sendable {
 
     /// The versions the database has applied, or nil when it has never been migrated.
     public func appliedVersions() async throws -> [Int]? {
-        let exists = try await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)
+        let exists = try await client.guardedQuery("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)
             .decode(Bool.self).collectAll().first ?? false
         guard exists else { return nil }
-        return try await client.query("SELECT version FROM schema_migrations ORDER BY version", logger: logger)
+        return try await client.guardedQuery("SELECT version FROM schema_migrations ORDER BY version", logger: logger)
             .decode(Int.self).collectAll()
     }
 

@@ -80,7 +80,7 @@ public final class ClusterNotifications: NotificationEvents {
     /// resumed; its connection's news are the attached node's to give.
     private func passed(_ event: NotificationSource.Event, of node: String) -> NotificationSource.Event? {
         switch event {
-        case .connected, .unreachable:
+        case .connected, .unreachable, .silent:
             return nil
         case .listening(let resumed):
             guard resumed else { return nil }
@@ -103,7 +103,7 @@ public final class ClusterNotifications: NotificationEvents {
     private func track(_ event: NotificationSource.Event, of node: String) {
         let listening: Bool
         switch event {
-        case .connected, .unreachable:
+        case .connected, .unreachable, .silent:
             guard notListening.withLock({ $0.insert(node).inserted }) else { return }
             listening = false
         case .listening:

@@ -11,7 +11,7 @@ import Synchronization
 /// fails or is ended by the server, makes another (100 ms more of a pause after each failure, 2 s
 /// at most) and says so, since whatever was notified in between is lost. Every call on the
 /// connection races its close (`PostgresConnection.untilClosed`), so a connection the server
-/// ends is always noticed. The server's stream hub and `admin events --follow` both read it.
+/// ends is always noticed, and a heartbeat with a deadline notices one that went silent. The server's stream hub and `admin events --follow` both read it.
 public struct NotificationSource: Sendable {
     /// What the sequence yields: a notification, or news of the connection.
     public enum Event: Sendable, Hashable {
@@ -19,6 +19,10 @@ public struct NotificationSource: Sendable {
         case connected
         /// An attempt to connect failed: the database is down or cannot be reached.
         case unreachable
+        /// A connection that was open stopped answering (its heartbeat's deadline passed): the
+        /// network to the database has become a black hole, and every other connection opened
+        /// before may be as silent. The database counts as unreachable until a connection is made.
+        case silent
         /// `LISTEN` is in place on every channel. `resumed` when an earlier connection failed or
         /// ended: whatever was notified meanwhile is lost, and whoever waits should look again.
         case listening(resumed: Bool)
@@ -150,6 +154,41 @@ public struct NotificationSource: Sendable {
         var description: String { "the connection's LISTENs were not in place within \(NotificationSource.listenDeadline)" }
     }
 
+    /// How often a listening connection is asked `SELECT 1`.
+    static let heartbeatInterval: Duration = .milliseconds(500)
+    /// How long the heartbeat's answer may take before the database counts as silent.
+    static let heartbeatDeadline: Duration = .seconds(1)
+
+    /// Asks `connection` a `SELECT 1` every `heartbeatInterval` for as long as it listens; one
+    /// unanswered for `heartbeatDeadline` means nothing comes back from the database (a black
+    /// hole: a failover behind an address, a dropped NAT entry, a dead switch, where no FIN or RST
+    /// ever comes): says the database is unreachable, at once, so that the requests waiting on it
+    /// are answered 503 and their connections closed, then closes this connection, and the
+    /// source connects again (each attempt bounded by the connect timeout, the host resolved
+    /// anew). A listening connection sees nothing otherwise: it only reads.
+    ///
+    /// 1 s is far beyond a `SELECT 1`'s time on a loaded machine (milliseconds, a network's
+    /// round trip included) and short enough that with the interval a request meets the
+    /// database's silence within 1.5 s, inside the 2 s in which DESIGN §8 answers it.
+    private func heartbeat(on connection: PostgresConnection, into continuation: Events.Continuation) async throws {
+        let logger = logger
+        while true {
+            try await Task.sleep(for: Self.heartbeatInterval)
+            let silent = connection.eventLoop.scheduleTask(in: .nanoseconds(Self.heartbeatDeadline.inNanoseconds)) {
+                guard !connection.isClosed else { return }
+                logger.warning("the database did not answer the LISTEN connection's heartbeat: it cannot be reached; connecting again",
+                               metadata: ["deadline": "\(Self.heartbeatDeadline)"])
+                continuation.yield(.silent)
+                _ = connection.close() as EventLoopFuture<Void>
+            }
+            defer { silent.cancel() }
+            try await SessionLimits.withStatementDeadline(nil) {
+                // A text of its own, so that operators tell it in `pg_stat_activity` from a ping.
+                try await connection.guardedQuery("SELECT 'listening' AS heartbeat", logger: logger)
+            }
+        }
+    }
+
     /// Listens on every channel of `connection` for as long as it lasts, and says when `LISTEN`
     /// is in place on all of them. A notification that does not decode is logged and skipped.
     private func listen(on connection: PostgresConnection, resumed: Bool, into continuation: Events.Continuation) async throws {
@@ -183,6 +222,7 @@ public struct NotificationSource: Sendable {
                     guard notListening.isDone else { throw ListenTimedOut() }
                     while true { try await Task.sleep(for: .seconds(3_600)) }
                 }
+                group.addTask { try await heartbeat(on: connection, into: continuation) }
                 // The first channel to end ends the others: the connection is gone.
                 try await group.next()
                 group.cancelAll()

@@ -65,7 +65,7 @@ public final class SharedNotifications: NotificationEvents {
         let listeners = state.withLock { state -> [NotificationSource.Events.Continuation] in
             switch event {
             case .connected: state.standing = [.connected]
-            case .unreachable: state.standing = [.unreachable]
+            case .unreachable, .silent: state.standing = [.unreachable]
             case .listening: state.standing = [.connected, .listening(resumed: false)]
             case .projection, .deviceSignedOut, .accountErased, .accountTokenRotated, .adminTokenRotated: break
             }

@@ -64,11 +64,14 @@ extension OperatorStore {
                 }
                 let fresh = try await newEvents(events, account: account.accountId, horizon: horizon, on: connection)
                 counts.eventsAlreadyStored = events.count - fresh.count
+                // The imported events are a push of their own to the history (migration 0027).
+                let history = PostgresEventStore.newHistory()
                 counts.events = try await insertEvents(fresh, account: account.accountId,
-                                                       versions: fresh.indices.map { head + 1 + Int64($0) }, on: connection)
+                                                       versions: fresh.indices.map { head + 1 + Int64($0) }, history: history,
+                                                       on: connection)
                 if counts.events > 0 {
                     head += Int64(counts.events)
-                    try await moveHead(account.accountId, to: head, on: connection)
+                    try await moveHead(account.accountId, to: head, history: history, on: connection)
                 }
                 return counts
             }
@@ -82,10 +85,13 @@ extension OperatorStore {
         var counts = counts
         counts.snapshotRows = try await insertSnapshot(snapshot, account: account, on: connection)
         let versions = events.map { $0.version ?? 0 }
-        counts.events = try await insertEvents(events, account: account, versions: versions, on: connection)
+        // The import is a history of its own (migration 0027): no cursor of the database it came from goes on here.
+        let history = PostgresEventStore.newHistory()
+        counts.events = try await insertEvents(events, account: account, versions: versions, history: history, on: connection)
         let version = max(snapshot.horizon.version, versions.max() ?? 0)
         try await connection.guardedQuery("""
-            UPDATE account_heads SET version = \(version), folded_version = \(snapshot.horizon.version) WHERE account_id = \(account)
+            UPDATE account_heads SET version = \(version), folded_version = \(snapshot.horizon.version), history = \(history)
+            WHERE account_id = \(account)
             """, logger: logger)
         return counts
     }
@@ -194,24 +200,26 @@ extension OperatorStore {
     /// Moves the account's head past the imported events. Its folded version stays where it is
     /// (0 for a new account): the maintenance tasks fold the imported events, and until they have,
     /// the account's pushes are stored without being folded.
-    private func moveHead(_ account: UUID, to version: Int64, on connection: PostgresConnection) async throws {
+    private func moveHead(_ account: UUID, to version: Int64, history: Int64, on connection: PostgresConnection) async throws {
         try await connection.guardedQuery(
-            "UPDATE account_heads SET version = \(version) WHERE account_id = \(account)", logger: logger)
+            "UPDATE account_heads SET version = \(version), history = \(history) WHERE account_id = \(account)", logger: logger)
     }
 
-    /// Stores events at `versions` (one each, in the same order), with their recorded times;
-    /// returns how many. (Times go as seconds that `to_timestamp` rounds to whole microseconds, as
+    /// Stores events at `versions` (one each, in the same order), with their recorded times and the
+    /// import's history value; returns how many. (Times go as seconds that `to_timestamp` rounds to whole microseconds, as
     /// they were read: a `Date` bound directly would be truncated, a microsecond off now and then.)
-    private func insertEvents(_ events: [ArchivedEvent], account: UUID, versions: [Int64], on connection: PostgresConnection) async throws -> Int {
+    private func insertEvents(_ events: [ArchivedEvent], account: UUID, versions: [Int64], history: Int64,
+                              on connection: PostgresConnection) async throws -> Int {
         var inserted = 0
         for range in stride(from: 0, to: events.count, by: 5000).map({ $0..<min($0 + 5000, events.count) }) {
             let chunk = events[range]
             let bodies = chunk.map(\.event.body.fieldsJSON)
             let rows = try await connection.guardedQuery("""
                 WITH inserted AS (
-                    INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, recorded_at)
+                    INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, recorded_at,
+                                        history)
                     SELECT \(account), b.version, b.device, b.seq, b.event_id, b.type, b.wall, b.counter,
-                           b.body::jsonb, to_timestamp(b.recorded_at)
+                           b.body::jsonb, to_timestamp(b.recorded_at), \(history)
                     FROM unnest(\(Array(versions[range]))::int8[], \(chunk.map(\.deviceId))::uuid[], \(chunk.map(\.event.seq))::int8[],
                                       \(chunk.map(\.event.id))::uuid[], \(chunk.map(\.event.type.rawValue))::text[],
                                       \(chunk.map(\.event.hlc.wallMillis))::int8[], \(chunk.map { Int64($0.event.hlc.counter) })::int8[],

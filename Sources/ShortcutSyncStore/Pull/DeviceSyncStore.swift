@@ -49,8 +49,8 @@ public struct DeviceSyncStore: Sendable, RoutedByAccount {
                 }
                 // Prepared: it follows every pull, and planned once per connection it costs
                 // PostgreSQL no parse and no plan per pull.
-                for try await _ in try await connection.execute(RecordPullStatement(
-                    account: account, device: device, version: version, complete: complete, at: at), logger: logger) {}
+                _ = try await connection.guardedExecute(RecordPullStatement(
+                    account: account, device: device, version: version, complete: complete, at: at), logger: logger)
             }
         }
     }
@@ -110,7 +110,7 @@ public struct DeviceSyncStore: Sendable, RoutedByAccount {
     /// paused; and the account's version now, and whether its learning is paused. The account's
     /// rules come on the first row alone and are decoded once, however many devices it has.
     public func devices(account: UUID) async throws -> (version: Int64, learningPaused: Bool, devices: [SyncedDevice]) {
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             SELECT coalesce((SELECT a.version FROM projection_accounts a WHERE a.account_id = \(account)), 0),
                    CASE WHEN row_number() OVER (ORDER BY d.created_at, d.device_id) = 1
                         THEN (SELECT a.learning FROM projection_accounts a WHERE a.account_id = \(account)) END,

@@ -14,8 +14,8 @@ extension ProjectionStore {
         try await client.withConnection { connection in
             guard try await connection.hasCitus(logger: logger) else { return [] }
             return try await connection.inTransaction(logger: logger) { connection in
-                try await connection.query("SET LOCAL citus.node_connection_timeout = 1000", logger: logger)
-                return try await connection.query("""
+                try await connection.guardedQuery("SET LOCAL citus.node_connection_timeout = 1000", logger: logger)
+                return try await connection.guardedQuery("""
                     SELECT n.nodename || ':' || n.nodeport FROM pg_dist_node n
                     WHERE n.noderole = 'primary' AND n.isactive AND NOT citus_check_connection_to_node(n.nodename, n.nodeport)
                     ORDER BY n.nodeid

@@ -14,7 +14,9 @@ extension ProjectionStore {
     /// The pull of DESIGN §5 for one device: the account's rows, made visible to the device's
     /// installed apps, at most `pullPageSize` of them. A cursor that is missing, issued to another
     /// account or device, of another epoch, or made before the device reported other apps gets the
-    /// whole view with `reset: true`. The epoch a cursor carries is the account's: the live
+    /// whole view with `reset: true`, and so does one of another history (a restored backup: the
+    /// history value of its version, migration 0027, is not the database's, or the database no
+    /// longer knows it). The epoch a cursor carries is the account's: the live
     /// projection's (`projection_checkpoint`) plus the times a rebuild's promotion swapped the
     /// account's rows (`account_heads.promotions`, 0024), so that a cursor of the rows from before
     /// the account's swap resets as soon as the swap commits, while the promotion goes on with the
@@ -55,21 +57,24 @@ extension ProjectionStore {
         let limit = min(Self.oneStatementRows, pullPageSize) + 1
         let rows = try await connection.guardedExecute(PullStatement(account: account, device: device, after: cursor.version, limit: limit),
                                                        logger: logger)
-        var head: (epoch: Int64, version: Int64, maxHLC: HLCTimestamp, installed: [String]?, appsVersion: Int64)?
+        var head: (epoch: Int64, version: Int64, maxHLC: HLCTimestamp, installed: [String]?, appsVersion: Int64,
+                   history: Int64?, cursorHistory: Int64?)?
         var lastAcceptedSeq: Int64 = 0
         var shortcuts: [StoredPullRow<ShortcutID>] = [], voiceShortcuts: [StoredPullRow<UUID>] = []
         for row in rows {
             switch row {
-            case .head(let epoch, let version, let maxHLC, let installed, let appsVersion):
-                head = (epoch, version, maxHLC, installed, appsVersion)
+            case .head(let epoch, let version, let maxHLC, let installed, let appsVersion, let history, let cursorHistory):
+                head = (epoch, version, maxHLC, installed, appsVersion, history, cursorHistory)
             case .lastAcceptedSeq(let seq): lastAcceptedSeq = seq
             case .shortcut(let row): shortcuts.append(row)
             case .voiceShortcut(let row): voiceShortcuts.append(row)
             }
         }
         guard let head else { throw StoreError.corruptRow("the live projection checkpoint is missing") }
-        guard cursor.resumption(account: account, device: device, epoch: head.epoch, appsVersion: head.appsVersion,
-                                version: head.version) == presumed else { return nil }
+        // A projection behind its head has no history value read here: the transactional way reads it.
+        guard let history = head.history,
+              cursor.resumption(account: account, device: device, epoch: head.epoch, appsVersion: head.appsVersion,
+                                version: head.version, historyAtCursor: head.cursorHistory) == presumed else { return nil }
         // The page's ask of `wanted` rows, from those read: all there are (fewer than read), or
         // as many as it asks; else the transactional way reads them.
         func taken<Key: PulledKey, View: Decodable>(_ rows: [StoredPullRow<Key>], _ wanted: Int, _ bytes: inout PageBytes) throws -> [PulledRow<Key, View>] {
@@ -91,7 +96,7 @@ extension ProjectionStore {
         }
         return PullSnapshot(
             cursor: PullCursor(epoch: head.epoch, account: account, device: device, appsVersion: head.appsVersion, version: head.version,
-                               page: read.stop),
+                               history: history, page: read.stop),
             reset: false, more: read.stop != nil,
             changes: read.changes.visible(toDeviceWith: head.installed.map(Set.init)),
             maxHLC: head.maxHLC, lastAcceptedSeq: lastAcceptedSeq)
@@ -114,21 +119,35 @@ extension ProjectionStore {
     }
 
     private func pull(account: UUID, device: UUID, cursor: PullCursor?, on connection: PostgresConnection) async throws -> PullSnapshot {
+        // The history values (migration 0027) as `PullStatement` reads them: of the answer's
+        // version, and of the cursor's (the head's, or its event's).
+        let cursorVersion = cursor?.version ?? 0
         let head = try await connection.guardedQuery("""
-            SELECT c.epoch + coalesce(h.promotions, 0), a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version
+            SELECT c.epoch + coalesce(h.promotions, 0), a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version,
+                   CASE WHEN coalesce(a.version, 0) = 0 THEN 0 WHEN a.version = h.version THEN h.history END,
+                   CASE WHEN \(cursorVersion) = 0 THEN 0 WHEN \(cursorVersion) = h.version THEN h.history ELSE e.history END
             FROM projection_checkpoint c
             LEFT JOIN projection_accounts a ON a.account_id = \(account)
             LEFT JOIN projection_devices d ON d.account_id = \(account) AND d.device_id = \(device)
             LEFT JOIN account_heads h ON h.account_id = \(account)
+            LEFT JOIN events e ON e.account_id = \(account) AND e.version = \(cursorVersion)
             WHERE c.name = 'live'
-            """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, [String]?, Int64?).self).collectAll()
-        guard let (epoch, storedVersion, wall, counter, installed, storedAppsVersion) = head.first else {
+            """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, [String]?, Int64?, Int64?, Int64?).self).collectAll()
+        guard let (epoch, storedVersion, wall, counter, installed, storedAppsVersion, headHistory, cursorHistory) = head.first else {
             throw StoreError.corruptRow("the live projection checkpoint is missing")
         }
         let version = storedVersion ?? 0
         let appsVersion = storedAppsVersion ?? 0
         // Where this answer starts: where the cursor's view is complete, or its page stopped.
-        let start = cursor?.resumption(account: account, device: device, epoch: epoch, appsVersion: appsVersion, version: version)
+        let start = cursor?.resumption(account: account, device: device, epoch: epoch, appsVersion: appsVersion, version: version,
+                                       historyAtCursor: cursorHistory)
+        // The projection behind its head (a fold to catch up): the history of its version is its event's.
+        var history = headHistory
+        if history == nil {
+            history = try await connection.guardedQuery(
+                "SELECT history FROM events WHERE account_id = \(account) AND version = \(version)",
+                logger: logger).decode(Int64?.self).collectAll().first ?? nil
+        }
 
         let read = try await page(
             from: start ?? PullPage(resetAt: version), version: version,
@@ -140,7 +159,7 @@ extension ProjectionStore {
 
         return PullSnapshot(
             cursor: PullCursor(epoch: epoch, account: account, device: device, appsVersion: appsVersion, version: version,
-                               page: read.stop),
+                               history: history, page: read.stop),
             reset: start == nil,
             more: read.stop != nil,
             // The device's filter applies to what was read; `more` was decided by rows.

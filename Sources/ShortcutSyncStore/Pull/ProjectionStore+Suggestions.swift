@@ -93,7 +93,7 @@ extension ProjectionStore {
     /// a shortcut that left the view meanwhile has none.
     public func suggestionTitles(account: UUID, shortcuts: [ShortcutID]) async throws -> [ShortcutID: String] {
         guard !shortcuts.isEmpty else { return [:] }
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             SELECT s.bundle_id, s.identifier, s.view->>'title'
             FROM projection_shortcuts s
             JOIN unnest(\(shortcuts.map(\.bundleId))::text[], \(shortcuts.map(\.identifier))::text[]) AS k(b, i)
@@ -111,7 +111,7 @@ extension ProjectionStore {
     /// is in `device`'s view: not removed, and of an app the device has (any, when it reported
     /// none). Nil when it is not.
     public func habits(account: UUID, device: UUID, shortcut: ShortcutID) async throws -> ShortcutHabits? {
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             SELECT s.habits FROM projection_shortcuts s
             WHERE s.account_id = \(account) AND s.bundle_id = \(shortcut.bundleId) AND s.identifier = \(shortcut.identifier)
               AND s.view IS NOT NULL
@@ -128,13 +128,13 @@ extension ProjectionStore {
     /// pauses and sign-outs, with every shortcut's forget (kept beside the deletion marks).
     public func learningRules(account: UUID) async throws -> LearningRules {
         var rules = LearningRules()
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             SELECT a.learning FROM projection_accounts a WHERE a.account_id = \(account)
             """, logger: logger)
         for try await stored in rows.decode(ByteBuffer?.self) {
             if let stored { rules = try LearningRules(stored: stored) }
         }
-        let marks = try await client.query("""
+        let marks = try await client.guardedQuery("""
             SELECT m.bundle_id, m.value, m.key FROM projection_deletion_marks m
             WHERE m.account_id = \(account) AND m.scope = \(StoredScopes.forget)
             """, logger: logger)
@@ -146,7 +146,7 @@ extension ProjectionStore {
 
     /// Everything the account learned: each shortcut's sums per device, for an export.
     public func allHabits(account: UUID) async throws -> [(shortcut: ShortcutID, habits: ShortcutHabits)] {
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             SELECT s.bundle_id, s.identifier, s.habits FROM projection_shortcuts s
             WHERE s.account_id = \(account) AND s.habits IS NOT NULL AND s.view IS NOT NULL
             ORDER BY s.bundle_id, s.identifier

@@ -38,14 +38,14 @@ public struct ProjectionStore: Sendable, RoutedByAccount {
     /// reached it. An account with no head has nothing to wait for.
     public func includes(version: Int64, account: UUID) async throws -> Bool {
         guard version > 0 else { return true }
-        return try await pool(for: account).query("""
+        return try await pool(for: account).guardedQuery("""
             SELECT coalesce((SELECT folded_version >= \(version) FROM account_heads WHERE account_id = \(account)), true)
             """, logger: logger).decode(Bool.self).collectAll().first ?? true
     }
 
     /// The account's version and how far its projections include it (0, 0 when it has no head).
     public func head(account: UUID) async throws -> (version: Int64, folded: Int64) {
-        let rows = try await pool(for: account).query(
+        let rows = try await pool(for: account).guardedQuery(
             "SELECT version, folded_version FROM account_heads WHERE account_id = \(account)", logger: logger)
         return try await rows.decode((Int64, Int64).self).collectAll().first.map { ($0.0, $0.1) } ?? (0, 0)
     }
@@ -59,7 +59,7 @@ public struct ProjectionStore: Sendable, RoutedByAccount {
         // a subquery of the target list down beside a distributed table ("cannot push down
         // subquery on the target list"); this way it counts each on every shard and joins the sums
         // with the reference table's epoch, and one PostgreSQL plans it as before.
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             SELECT c.epoch, behind.accounts, behind.events, parked.accounts
             FROM projection_checkpoint c,
                  (SELECT count(*) AS accounts, coalesce(sum(version - folded_version), 0)::int8 AS events

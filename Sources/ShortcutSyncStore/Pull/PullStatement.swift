@@ -6,7 +6,8 @@ import ShortcutSyncDomain
 /// cursor's) asks what changed after it. It reads, in one snapshot and one round trip, what the
 /// pull of `ProjectionStore` reads in a read-only transaction of four statements: the head (the
 /// account's epoch: the projection's plus the account's promotions, `ProjectionStore.pull`; the
-/// account's version and clock, the device's apps), the device's last
+/// account's version and clock, the device's apps, the histories of the answer's and the cursor's
+/// versions), the device's last
 /// seq, and the first shortcut and voice shortcut rows after the cursor's version, at most
 /// `limit` of each. `ProjectionStore.pullInOneStatement` checks the cursor against the head it
 /// read and says whether those rows are enough for the page; when not, the pull goes the
@@ -22,23 +23,32 @@ struct PullStatement: PostgresPreparedStatement {
 
     // The parts are told apart by their first column; the outer order keeps each part's rows in
     // its index order (`projection_shortcuts_changes`, `projection_voice_shortcuts_changes`).
+    // The head's last two columns are its history values (migration 0027): of the answer's
+    // version (the head's when the projection is at the head's version; NULL when behind it, and
+    // the pull goes the transactional way), and of the cursor's version `$3` (the head's when it
+    // is the head's version, else that of its event, `events e`, joined by `(account_id,
+    // version)`: one probe of `events_stream_version_key`; NULL when the event is gone). Version
+    // 0 is the empty view in every history: 0.
     static let sql = """
         SELECT 0, a.version, NULL::text, NULL::text, NULL::uuid, NULL::text,
-               c.epoch + coalesce(h.promotions, 0), a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version
+               c.epoch + coalesce(h.promotions, 0), a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version,
+               CASE WHEN coalesce(a.version, 0) = 0 THEN 0 WHEN a.version = h.version THEN h.history END,
+               CASE WHEN $3 = 0 THEN 0 WHEN $3 = h.version THEN h.history ELSE e.history END
         FROM projection_checkpoint c
         LEFT JOIN projection_accounts a ON a.account_id = $1
         LEFT JOIN projection_devices d ON d.account_id = $1 AND d.device_id = $2
         LEFT JOIN account_heads h ON h.account_id = $1
+        LEFT JOIN events e ON e.account_id = $1 AND e.version = $3
         WHERE c.name = 'live'
         UNION ALL
-        (SELECT 1, seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        (SELECT 1, seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          FROM events WHERE account_id = $1 AND device_id = $2 ORDER BY seq DESC LIMIT 1)
         UNION ALL
-        (SELECT 2, version, bundle_id, identifier, NULL, view::text, NULL, NULL, NULL, NULL, NULL
+        (SELECT 2, version, bundle_id, identifier, NULL, view::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          FROM projection_shortcuts WHERE account_id = $1 AND version > $3
          ORDER BY version, bundle_id, identifier LIMIT $4)
         UNION ALL
-        (SELECT 3, version, NULL, NULL, voice_shortcut_id, view::text, NULL, NULL, NULL, NULL, NULL
+        (SELECT 3, version, NULL, NULL, voice_shortcut_id, view::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          FROM projection_voice_shortcuts WHERE account_id = $1 AND version > $3
          ORDER BY version, voice_shortcut_id LIMIT $4)
         ORDER BY 1, 2, 3, 4, 5
@@ -74,6 +84,7 @@ struct PullStatement: PostgresPreparedStatement {
         let wall = try cells.next(Int64?.self), counter = try cells.next(Int64?.self)
         let installed = try cells.next([String]?.self)
         let appsVersion = try cells.next(Int64?.self)
+        let history = try cells.next(Int64?.self), cursorHistory = try cells.next(Int64?.self)
         func required<T>(_ value: T?, _ column: String) throws -> T {
             guard let value else { throw StoreError.corruptRow("a pulled row (part \(part)) has no \(column)") }
             return value
@@ -82,7 +93,7 @@ struct PullStatement: PostgresPreparedStatement {
         case 0:
             return .head(epoch: try required(epoch, "epoch"), version: version ?? 0,
                          maxHLC: HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0)),
-                         installed: installed, appsVersion: appsVersion ?? 0)
+                         installed: installed, appsVersion: appsVersion ?? 0, history: history, cursorHistory: cursorHistory)
         case 1:
             return .lastAcceptedSeq(try required(version, "seq"))
         case 2:
@@ -99,7 +110,10 @@ struct PullStatement: PostgresPreparedStatement {
     }
 
     enum Row: Sendable {
-        case head(epoch: Int64, version: Int64, maxHLC: HLCTimestamp, installed: [String]?, appsVersion: Int64)
+        /// `history`: of `version`, nil when the projection is behind the head; `cursorHistory`:
+        /// of the cursor's version, nil when unknown (`historiesSQL`).
+        case head(epoch: Int64, version: Int64, maxHLC: HLCTimestamp, installed: [String]?, appsVersion: Int64,
+                  history: Int64?, cursorHistory: Int64?)
         case lastAcceptedSeq(Int64)
         case shortcut(StoredPullRow<ShortcutID>)
         case voiceShortcut(StoredPullRow<UUID>)

@@ -24,7 +24,9 @@ import ShortcutSyncDomain
 /// `PushWriteRoute`): Citus runs this one arm by arm through the coordinator.
 ///
 /// Its fold arms are `Arms`' (`FoldArm`, the same text as the maintenance write's), with their
-/// parameters `$1`…`$50` whether an arm is there or not; the append's follow (`$51`…`$60`).
+/// parameters `$1`…`$50` whether an arm is there or not; the append's follow (`$51`…`$60`), and
+/// the push's history value (`$61`, migration 0027: a random value the head and every event of
+/// the batch take, which a pull's cursor names).
 /// Their types are declared (`bindingDataTypes`), so that a statement without some arms still
 /// knows the types of the values it does not read.
 struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
@@ -39,7 +41,7 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
 
     private static var moved: String {
         """
-        UPDATE account_heads h SET version = $59, folded_version = $59
+        UPDATE account_heads h SET version = $59, folded_version = $59, history = $61
         WHERE h.account_id = $1 AND h.version = $52 AND h.folded_version = $52 AND \(AccountHead.markSQL) = $60
         RETURNING \(AccountHead.markSQL) AS mark
         """
@@ -47,15 +49,15 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
 
     private static var inserted: String {
         """
-        INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
-        SELECT $1, $52 + b.ord, $51, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
+        INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, history)
+        SELECT $1, $52 + b.ord, $51, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb, $61
         FROM moved, unnest($53::uuid[], $54::int8[], $55::text[], $56::int8[], $57::int8[], $58::text[])
              WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord)
         RETURNING 1
         """
     }
 
-    /// `$1`…`$60`, as `makeBindings` appends them.
+    /// `$1`…`$61`, as `makeBindings` appends them.
     static var bindingDataTypes: [PostgresDataType] {
         [.uuid, .int8, .int8, .int8]                                          // $1 the account, $2…$4 its row
             + [.textArray, .textArray, .textArray]                            // $5…$7 groups gone
@@ -72,6 +74,7 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
             + [.byteaArray]                                                   // $50 groups' compacted parts
             + [.uuid, .int8, .uuidArray, .int8Array, .textArray, .int8Array, .int8Array, .textArray, .int8]  // $51…$59 the append
             + [.text]                                                         // $60 the head's mark
+            + [.int8]                                                         // $61 the push's history value
     }
 
     var account: UUID
@@ -82,10 +85,12 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
     /// The head row's mark the fold's rows are of (`AccountHead.mark`).
     var expectedMark: String
     var result: AccountBatchResult
+    /// The push's history value (`PostgresEventStore.newHistory`).
+    var history: Int64
 
     func makeBindings() throws -> PostgresBindings {
         let bodies = batch.map(\.body.fieldsJSON)
-        var bindings = PostgresBindings(capacity: 60)
+        var bindings = PostgresBindings(capacity: 61)
         bindings.append(account)
         try FoldWriteStatement<LiveProjectionTables>.appendValues(
             of: result, unstored: UnstoredEvents(afterVersion: expectedVersion, events: batch, bodies: bodies), to: &bindings)
@@ -94,6 +99,7 @@ struct AppendFoldedStatement<Arms: FoldArmSet>: PostgresPreparedStatement {
         bindings.appendColumns(of: batch, bodies: bodies)
         bindings.append(expectedVersion + Int64(batch.count))
         bindings.append(expectedMark)
+        bindings.append(history)
         return bindings
     }
 

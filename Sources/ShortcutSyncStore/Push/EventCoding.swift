@@ -12,7 +12,7 @@ enum EventCoding {
             'hlc', jsonb_build_object('wallMillis', hlc_wall, 'counter', hlc_counter)))::text
         """
 
-    static func decode(_ rows: PostgresRowSequence) async throws -> [RecordedEvent] {
+    static func decode<Rows: AsyncSequence>(_ rows: Rows) async throws -> [RecordedEvent] where Rows.Element == PostgresRow {
         let decoder = JSONDecoder()
         var events: [RecordedEvent] = []
         for try await (position, account, version, device, recordedAt, json) in rows.decode((Int64, UUID, Int64, UUID, Date, String).self) {

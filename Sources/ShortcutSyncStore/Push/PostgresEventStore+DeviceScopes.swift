@@ -15,7 +15,7 @@ extension PostgresEventStore {
         }
         guard !named.isEmpty else { return }
         let devices = Array(Set(named.map(\.device)))
-        let known = Set(try await client.query(
+        let known = Set(try await client.guardedQuery(
             "SELECT device_id FROM devices WHERE account_id = \(account) AND device_id = ANY(\(devices))",
             logger: logger).decode(UUID.self).collectAll())
         let unknown = named.filter { !known.contains($0.device) }

@@ -272,11 +272,13 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
         // Only the arms this fold writes: a push of donations alone runs the smaller statement.
         let written = if DonationFoldArms.holds(result) {
             try await appendFolded(AppendFoldedStatement<DonationFoldArms>(
-                account: account, device: device, batch: batch, expectedVersion: head.version, expectedMark: head.mark, result: result),
+                account: account, device: device, batch: batch, expectedVersion: head.version, expectedMark: head.mark, result: result,
+                history: Self.newHistory()),
                 routed: routed, on: connection)
         } else {
             try await appendFolded(AppendFoldedStatement<EveryFoldArm>(
-                account: account, device: device, batch: batch, expectedVersion: head.version, expectedMark: head.mark, result: result),
+                account: account, device: device, batch: batch, expectedVersion: head.version, expectedMark: head.mark, result: result,
+                history: Self.newHistory()),
                 routed: routed, on: connection)
         }
         guard let written, let last = batch.last else { return nil }
@@ -327,7 +329,7 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
         _ batch: ArraySlice<Event>, account: UUID, device: UUID, fold: Bool, after: Int64?, inTransactionOn connection: PostgresConnection
     ) async throws -> AppendOutcome {
         let statement = AppendStatement(account: account, device: device, batch: batch, fold: fold, after: after)
-        guard let head = try await connection.execute(statement, logger: logger).collectAll().first else { return .noHead }
+        guard let head = try await connection.guardedExecute(statement, logger: logger).first else { return .noHead }
         guard head.inserted > 0 else { return .nothingInserted(head) }
         let version = head.version + Int64(head.inserted)
         let current = head.foldedVersion == head.version
@@ -394,15 +396,15 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
             ), device AS (
                 SELECT coalesce((SELECT e.seq FROM events e WHERE e.account_id = $1 AND e.device_id = $2 ORDER BY e.seq DESC LIMIT 1), 0) AS last_seq
             ), inserted AS (
-                INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
-                SELECT $1, head.version + b.ord, $2, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
+                INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, history)
+                SELECT $1, head.version + b.ord, $2, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb, $11
                 FROM head, device, unnest($3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::int8[], $8::text[])
                      WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord)
                 WHERE device.last_seq = $9
                 RETURNING 1
             ), moved AS (
                 UPDATE account_heads h
-                SET version = h.version + n.count,
+                SET version = h.version + n.count, history = $11,
                     folded_version = CASE WHEN $10 AND h.folded_version = h.version THEN h.version + n.count ELSE h.folded_version END
                 FROM (SELECT count(*) AS count FROM inserted) n
                 WHERE h.account_id = $1 AND n.count > 0
@@ -411,7 +413,7 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
             FROM head, device
             """
         static let bindingDataTypes: [PostgresDataType] = [.uuid, .uuid, .uuidArray, .int8Array, .textArray, .int8Array, .int8Array,
-                                                           .textArray, .int8, .bool]
+                                                           .textArray, .int8, .bool, .int8]
 
         var account: UUID
         var device: UUID
@@ -422,12 +424,13 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
         var after: Int64?
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 10)
+            var bindings = PostgresBindings(capacity: 11)
             bindings.append(account)
             bindings.append(device)
             bindings.appendColumns(of: batch, bodies: batch.map(\.body.fieldsJSON))
             bindings.append(after ?? batch.first.map { $0.seq - 1 } ?? 0)
             bindings.append(fold)
+            bindings.append(PostgresEventStore.newHistory())
             return bindings
         }
 
@@ -437,8 +440,15 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
         }
     }
 
+    /// A push's history value (migration 0027): random, drawn for each push that assigns
+    /// versions, written to the head and to each of its events in their existing statements. A
+    /// pull's cursor names the value of its version, so that after a restore the versions
+    /// assigned anew (to other events) are told from those of the lost timeline. Never 0, which
+    /// names version 0, the empty view of every history.
+    static func newHistory() -> Int64 { Int64.random(in: 1...Int64.max) }
+
     private func acceptedEvents(device: UUID, account: UUID, seqs: ClosedRange<Int64>) async throws -> [Int64: UUID] {
-        let rows = try await pool(for: account).query("""
+        let rows = try await pool(for: account).guardedQuery("""
             SELECT seq, event_id FROM events
             WHERE account_id = \(account) AND device_id = \(device) AND seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
             """, logger: logger)
@@ -453,7 +463,7 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
     /// another seq, or another device. Exact retries earlier in the batch (same device, seq and
     /// id) are not reuses.
     private func idReuse(in events: [Event], account: UUID, device: UUID) async throws -> AppendError {
-        let rows = try await pool(for: account).query(
+        let rows = try await pool(for: account).guardedQuery(
             "SELECT event_id, device_id, seq FROM events WHERE account_id = \(account) AND event_id = ANY(\(events.map(\.id)))",
             logger: logger)
         var stored: [UUID: (device: UUID, seq: Int64)] = [:]
@@ -511,21 +521,21 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
 
     /// The greatest seq accepted from a device, 0 when none.
     public func lastAcceptedSeq(account: UUID, device: UUID) async throws -> Int64 {
-        try await pool(for: account).query(
+        try await pool(for: account).guardedQuery(
             "SELECT seq FROM events WHERE account_id = \(account) AND device_id = \(device) ORDER BY seq DESC LIMIT 1",
             logger: logger).decode(Int64.self).collectAll().first ?? 0
     }
 
     /// The account's version: that of its last event, 0 when it has none.
     public func version(account: UUID) async throws -> Int64 {
-        try await pool(for: account).query(
+        try await pool(for: account).guardedQuery(
             "SELECT version FROM events WHERE account_id = \(account) ORDER BY version DESC LIMIT 1",
             logger: logger).decode(Int64.self).collectAll().first ?? 0
     }
 
     /// The events of one account in version order, for replay and admin queries.
     public func readStream(account: UUID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             SELECT \(unescaped: EventCoding.columns) FROM events
             WHERE account_id = \(account) AND version > \(version)
             ORDER BY version

@@ -50,7 +50,7 @@ public struct ProjectionRowStore: Sendable {
     /// Empties the tables (for a rebuild).
     public func reset(_ client: PostgresClient) async throws {
         let names = ProjectionTables.names.map { tables.prefix + $0 }.joined(separator: ", ")
-        try await client.query("TRUNCATE \(unescaped: names)", logger: logger)
+        try await client.guardedQuery("TRUNCATE \(unescaped: names)", logger: logger)
     }
 
     // MARK: Reading what a batch needs

@@ -11,15 +11,15 @@ import ShortcutSyncDomain
 ///
 /// Its body is a sequence of statements Citus routes to the account's shards as they are: the head's
 /// check and move first (no row, and the function returns NULL having written nothing), then the
-/// batch, then each fold arm the push writes (`FoldArm.routedSQL`, a bit of `$61` each). Its
-/// parameters are the one statement's, `$1`…`$60`, in its types (`bindingDataTypes`), and the arms'
+/// batch, then each fold arm the push writes (`FoldArm.routedSQL`, a bit of `$62` each). Its
+/// parameters are the one statement's, `$1`…`$61`, in its types (`bindingDataTypes`), and the arms'
 /// bits: it is made from the same texts, so it cannot say something else. It is created (or
 /// replaced, when this build's arms differ) and distributed by the migrator on a Citus
 /// coordinator, after the tables are (`DistributedFunctions`); it exists nowhere else.
 enum PushWriteFunction {
     static let name = "push_write_folded"
 
-    /// The parameters' types as SQL names, `$1`…`$60`, then the arms' bits.
+    /// The parameters' types as SQL names, `$1`…`$61`, then the arms' bits.
     static var parameterTypes: [String] {
         AppendFoldedStatement<EveryFoldArm>.bindingDataTypes.map { $0.knownSQLName! } + ["INTEGER"]
     }
@@ -27,7 +27,7 @@ enum PushWriteFunction {
     /// The function's signature, as `create_distributed_function` takes it.
     static var signature: String { "public.\(name)(\(parameterTypes.joined(separator: ", ")))" }
 
-    /// Each arm's bit in `$61`.
+    /// Each arm's bit in `$62`.
     static func bit(of arm: FoldArm) -> Int32 { 1 << Int32(FoldArm.allCases.firstIndex(of: arm)!) }
 
     /// The bits of `arms`.
@@ -37,7 +37,7 @@ enum PushWriteFunction {
     static var definition: PostgresQuery {
         let arms = FoldArm.allCases.map { arm in
             """
-              IF ($61 & \(bit(of: arm))) <> 0 THEN
+              IF ($62 & \(bit(of: arm))) <> 0 THEN
             \(FoldArm.routedSQL[arm]!);
               END IF;
             """
@@ -47,14 +47,14 @@ enum PushWriteFunction {
             DECLARE
               new_mark text;
             BEGIN
-              UPDATE account_heads h SET version = $59, folded_version = $59
+              UPDATE account_heads h SET version = $59, folded_version = $59, history = $61
               WHERE h.account_id = $1 AND h.version = $52 AND h.folded_version = $52 AND \(unescaped: AccountHead.markSQL) = $60
               RETURNING \(unescaped: AccountHead.markSQL) INTO new_mark;
               IF new_mark IS NULL THEN
                 RETURN NULL;
               END IF;
-              INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body)
-              SELECT $1, $52 + b.ord, $51, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb
+              INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, history)
+              SELECT $1, $52 + b.ord, $51, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb, $61
               FROM unnest($53::uuid[], $54::int8[], $55::text[], $56::int8[], $57::int8[], $58::text[])
                    WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord);
             \(unescaped: arms)
@@ -73,7 +73,7 @@ extension AppendFoldedStatement {
     func runAsDistributedFunction(on connection: PostgresConnection, logger: Logger) async throws -> (appended: Int, mark: String)? {
         var bindings = try makeBindings()
         bindings.append(PushWriteFunction.bits(FoldArm.writing(result)))
-        let placeholders = (1...61).map { "$\($0)" }.joined(separator: ", ")
+        let placeholders = (1...62).map { "$\($0)" }.joined(separator: ", ")
         let rows = try await connection.guardedQuery(
             PostgresQuery(unsafeSQL: "SELECT \(PushWriteFunction.name)(\(placeholders))", binds: bindings), logger: logger)
         guard let mark = try await rows.decode(String?.self).collectAll().first ?? nil else { return nil }

@@ -26,7 +26,7 @@ public struct PushTokenStore: Sendable {
     /// moment may both keep it, until either registers again.
     public func register(_ registration: PushTokenRegistration, device: UUID, account: UUID) async throws -> Bool {
         guard try await insert(registration, device: device, account: account) else { return false }
-        try await client.query("""
+        try await client.guardedQuery("""
             DELETE FROM push_tokens t
             WHERE t.token = \(registration.token) AND NOT (t.account_id = \(account) AND t.device_id = \(device))
             """, logger: logger)
@@ -37,7 +37,7 @@ public struct PushTokenStore: Sendable {
     /// it: a registration that checked its token before an erasure committed either commits
     /// before the erasure removes the account's rows or finds no head (as `DeviceSyncStore` does).
     private func insert(_ registration: PushTokenRegistration, device: UUID, account: UUID) async throws -> Bool {
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             WITH head AS (SELECT h.account_id FROM account_heads h WHERE h.account_id = \(account) FOR KEY SHARE OF h)
             INSERT INTO push_tokens (account_id, device_id, token, topic, environment, registered_at)
             SELECT \(account), \(device), \(registration.token), \(registration.topic), \(registration.environment), clock_timestamp()
@@ -52,7 +52,7 @@ public struct PushTokenStore: Sendable {
 
     /// Forgets the device's token: no more wakes.
     public func remove(device: UUID, account: UUID) async throws {
-        try await client.query("DELETE FROM push_tokens WHERE account_id = \(account) AND device_id = \(device)", logger: logger)
+        try await client.guardedQuery("DELETE FROM push_tokens WHERE account_id = \(account) AND device_id = \(device)", logger: logger)
     }
 
     /// After a change to `version` of the account: its devices with a token that have not pulled
@@ -70,7 +70,7 @@ public struct PushTokenStore: Sendable {
         let accounts = Array(versions.keys), heads = accounts.map { versions[$0] ?? 0 }
         // Cross-account (DESIGN §6): the accounts of one notification, each with its own version.
         // `account_id = ANY(…)` lets Citus prune to those accounts' shards (one for one account).
-        try await client.query("""
+        try await client.guardedQuery("""
             UPDATE push_tokens t SET due_at = now() + make_interval(secs => \(delay.inSeconds))
             FROM unnest(\(accounts)::uuid[], \(heads)::int8[]) AS c(account_id, version)
             WHERE t.account_id = ANY(\(accounts)::uuid[]) AND t.account_id = c.account_id
@@ -82,7 +82,7 @@ public struct PushTokenStore: Sendable {
     /// when it starts and after it may have missed change notifications (cross-account).
     public func sweep(delay: Duration) async throws {
         // Cross-account (DESIGN §6): the wakers' safety net, when notifications may have been lost.
-        try await client.query("""
+        try await client.guardedQuery("""
             UPDATE push_tokens t SET due_at = now() + make_interval(secs => \(delay.inSeconds))
             FROM account_heads h
             WHERE h.account_id = t.account_id AND t.due_at IS NULL AND greatest(t.pulled_version, t.woken_version) < h.version
@@ -101,7 +101,7 @@ public struct PushTokenStore: Sendable {
     /// a single shard, and one PostgreSQL does the same work this way.
     public func claimDue(limit: Int, interval: Duration, lease: Duration = .seconds(60)) async throws -> [DueWake] {
         // Cross-account (DESIGN §6): the wakers' queue, like the maintenance queue; no lock here.
-        let due = try await client.query("""
+        let due = try await client.guardedQuery("""
             SELECT t.account_id, t.device_id FROM push_tokens t
             WHERE t.due_at <= now()
             ORDER BY t.due_at LIMIT \(limit)
@@ -120,7 +120,7 @@ public struct PushTokenStore: Sendable {
     /// so that the UPDATE's CASE calls no function: Citus refuses a STABLE function (`now()`,
     /// timestamptz arithmetic) in a CASE of an UPDATE.
     func claimDue(account: UUID, devices: [UUID], interval: Duration, lease: Duration) async throws -> [DueWake] {
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             WITH due AS (
                 SELECT t.account_id, t.device_id FROM push_tokens t
                 WHERE t.account_id = \(account) AND t.device_id = ANY(\(devices)::uuid[]) AND t.due_at <= now()
@@ -155,7 +155,7 @@ public struct PushTokenStore: Sendable {
     /// APNs accepted the wake: the device was woken for its version, now (the interval counts
     /// from here), and no wake is due until the account changes again.
     public func delivered(_ wake: DueWake) async throws {
-        try await client.query("""
+        try await client.guardedQuery("""
             UPDATE push_tokens SET wake_count = wake_count + 1, failures = 0, last_wake_at = now(), due_at = NULL,
                 woken_version = greatest(woken_version, \(wake.version))
             WHERE account_id = \(wake.account) AND device_id = \(wake.device) AND token = \(wake.registration.token)
@@ -165,7 +165,7 @@ public struct PushTokenStore: Sendable {
     /// APNs refused the wake for a reason a retry cannot mend (this server's fault): no wake for
     /// this version; the next change brings another.
     public func gaveUp(_ wake: DueWake) async throws {
-        try await client.query("""
+        try await client.guardedQuery("""
             UPDATE push_tokens SET due_at = NULL, woken_version = greatest(woken_version, \(wake.version))
             WHERE account_id = \(wake.account) AND device_id = \(wake.device) AND token = \(wake.registration.token)
             """, logger: logger)
@@ -176,7 +176,7 @@ public struct PushTokenStore: Sendable {
     /// failures in a row so far.
     @discardableResult
     public func retryLater(_ wake: DueWake, backoff: Duration) async throws -> Int {
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             UPDATE push_tokens SET due_at = now() + make_interval(secs => \(backoff.inSeconds)), failures = failures + 1
             WHERE account_id = \(wake.account) AND device_id = \(wake.device) AND token = \(wake.registration.token)
             RETURNING failures
@@ -189,7 +189,7 @@ public struct PushTokenStore: Sendable {
     /// True when it was dropped.
     @discardableResult
     public func drop(_ wake: DueWake, unregisteredAt: Date? = nil) async throws -> Bool {
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             DELETE FROM push_tokens
             WHERE account_id = \(wake.account) AND device_id = \(wake.device) AND token = \(wake.registration.token)
               AND (\(unregisteredAt)::timestamptz IS NULL OR registered_at < \(unregisteredAt)::timestamptz)
@@ -200,7 +200,7 @@ public struct PushTokenStore: Sendable {
 
     /// The device's wake state, for operators and tests; nil when it has no token.
     public func state(device: UUID, account: UUID) async throws -> PushTokenState? {
-        let rows = try await client.query("""
+        let rows = try await client.guardedQuery("""
             SELECT token, topic, environment, registered_at, pulled_version, woken_version, due_at, last_wake_at, wake_count, failures
             FROM push_tokens WHERE account_id = \(account) AND device_id = \(device)
             """, logger: logger)

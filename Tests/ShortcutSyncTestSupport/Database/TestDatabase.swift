@@ -126,6 +126,12 @@ public actor TestDatabase {
     ) async throws -> Result {
         let url = try await shared.freshDatabase()
         let client = PostgresClient(configuration: try url.clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: shared.logger)
-        return try await client.withRunning { try await body(client, url) }
+        // The client's sessions have an operator's command's limits (no statement_timeout): its
+        // statements have that session's deadline too (none), as `withSingleConnection` and an
+        // operator's session do, not the service's 35 s, which a statement on a loaded test
+        // machine, with nothing on the server to end it, could outlast and have its connection closed.
+        return try await SessionLimits.withStatementDeadline(SessionLimits.command.statementDeadline) {
+            try await client.withRunning { try await body(client, url) }
+        }
     }
 }
