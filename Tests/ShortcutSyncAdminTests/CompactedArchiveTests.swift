@@ -289,6 +289,31 @@ private let logger = TestDatabase.shared.logger
                 }
                 #expect(try await tableCounts(account, client: target).allSatisfy { $0 == 0 })
             }
+            // A line that names its row twice, or a row that names a column twice (issue 65, item
+            // 5): JSON's readers differ in which one counts, and the second here is another
+            // account's. Refused, named by line; nothing stored in either account.
+            let other = UUID()
+            let prefix = #"{"kind":"snapshot","row":"#, suffix = #","table":"projection_donation_groups"}"#
+            #expect(lines[group].hasPrefix(prefix) && lines[group].hasSuffix(suffix), "\(lines[group])")
+            let row = String(lines[group].dropFirst(prefix.count).dropLast(suffix.count))
+            let othersRow = row.replacingOccurrences(of: account.uuidString.lowercased(), with: other.uuidString.lowercased())
+            for (file, words) in [
+                (broken(group) { _ in prefix + row + #","row":"# + othersRow + suffix }, "names a member twice"),
+                (broken(group) { _ in prefix + row.dropLast() + #","account_id":""# + other.uuidString.lowercased() + #""}"# + suffix },
+                 "names a column twice"),
+            ] {
+                do {
+                    _ = try await Operator(client: target, logger: logger).importAccount(try read(file))
+                    Issue.record("\(words): imported")
+                } catch let conflict as ImportConflict {
+                    #expect(conflict.line == group + 1 && conflict.description.contains(words), "\(conflict)")
+                } catch let error as AccountArchive.LineError {
+                    // A reader that takes the last of the two sees the other account's row.
+                    #expect(error.line == group + 1 && error.description.contains("account_id is not the account's"), "\(error)")
+                }
+                #expect(try await tableCounts(account, client: target).allSatisfy { $0 == 0 })
+                #expect(try await tableCounts(other, client: target).allSatisfy { $0 == 0 })
+            }
         }
     }
 }

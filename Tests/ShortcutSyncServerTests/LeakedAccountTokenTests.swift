@@ -50,11 +50,16 @@ import Testing
             #expect(answer["devicesSignedOut"] as? [String] == [stranger.id.uuidString.lowercased()])
 
             // Everything the stranger's device could do, refused on the running server.
+            // The server hears of the sign-out by its NOTIFY (the admin is another process): until
+            // then its cached token may still let an empty push through, though a pull's own check
+            // in the database already refuses it. Within 5 s both are refused.
             try await eventually("the stranger's device is refused", timeout: .seconds(5)) {
-                try await server.raw(.GET, "/v1/sync/pull", token: stranger.token).status == 401
+                let pull = try await server.raw(.GET, "/v1/sync/pull", token: stranger.token)
+                let push = try await server.raw(.POST, "/v1/sync/push", token: stranger.token, body: Array(#"{"events":[]}"#.utf8))
+                return pull.status == 401 && push.status == 401
             }
-            #expect(try await server.raw(.POST, "/v1/sync/push", token: stranger.token, body: Array(#"{"events":[]}"#.utf8)).status == 401)
-            #expect(try await server.raw(.GET, "/v1/sync/stream", token: stranger.token).status == 401)
+            let streamed = try await server.raw(.GET, "/v1/sync/stream", token: stranger.token)
+            #expect(streamed.status == 401, "\(streamed.status): \(streamed.json)")
             try await eventually("the stranger's open stream ends", timeout: .seconds(5)) { recorder.hasEnded }
             #expect(try await server.raw(.POST, "/v1/devices", token: account.token, body: Self.pad).status == 401)
             // Its events stay, its sign-out last, as `admin sign-out` leaves them.
@@ -98,6 +103,14 @@ import Testing
             #expect(try await server.raw(.GET, "/v1/sync/pull", token: phone.token).status == 200)
             #expect(try await Self.eventTypes(of: leaked.id, server.sql) == ["deviceSignedOut"])
             #expect(try await Self.eventTypes(of: phone.id, server.sql) == [])
+
+            // A generation past PostgreSQL's integers is a usage error, not a trap (issue 65, item 10).
+            let beyond = try await CommandProcess.run(["admin", "sign-out", "--account", account.id.uuidString, "--signed-in-with", "3000000000"],
+                                                      environment: ["DATABASE_URL": server.database.urlString])
+            defer { beyond.forceStop() }
+            #expect(beyond.exitStatus == 2, "\(beyond.exitStatus): \(beyond.errorOutput)")
+            #expect(beyond.errorOutput.contains("1 to 2147483647"), "\(beyond.errorOutput)")
+            #expect(try await server.raw(.GET, "/v1/sync/pull", token: phone.token).status == 200)
         }
     }
 

@@ -47,16 +47,38 @@ extension OperatorStore {
                     + "): export the account again from a database of this version")
             }
         }
+        // The file's lines as PostgreSQL reads them, which is how they are inserted: a line whose
+        // object, or whose row, names a key twice (JSON's readers differ in which one counts), or
+        // whose row is of another account as read here, is refused before anything is stored.
+        let refused = try await connection.guardedQuery("""
+            SELECT l.n, CASE WHEN c.line_twice THEN 'twice' WHEN c.row_twice THEN 'row twice' ELSE 'account' END
+            FROM unnest(\(snapshot.rows.map(\.text))::text[], \(snapshot.rows.map { Int64($0.line) })::bigint[]) AS l(line, n),
+                 LATERAL (SELECT (SELECT count(*) <> count(DISTINCT k) FROM json_object_keys(l.line::json) k) AS line_twice,
+                                 CASE WHEN json_typeof(l.line::json -> 'row') = 'object'
+                                      THEN (SELECT count(*) <> count(DISTINCT k) FROM json_object_keys(l.line::json -> 'row') k)
+                                      ELSE true END AS row_twice) c
+            WHERE c.line_twice OR c.row_twice
+               OR lower(l.line::jsonb -> 'row' ->> 'account_id') IS DISTINCT FROM \(account.uuidString.lowercased())
+            ORDER BY l.n LIMIT 1
+            """, logger: logger).decode((Int64, String).self).collectAll()
+        if let (line, why) = refused.first {
+            let reason = switch why {
+            case "twice": "the snapshot line names a member twice"
+            case "row twice": "the snapshot row names a column twice"
+            default: "the snapshot row's account_id is not the account's, \(account.uuidString.lowercased())"
+            }
+            throw ImportConflict(line: Int(line), reason: reason)
+        }
         for table in ProjectionTables.names {
             let rows = snapshot.rows.filter { $0.table == table }
             guard !rows.isEmpty else { continue }
             try await connection.inSavepoint("snapshot_rows", logger: logger) { connection in
-                try await insertSnapshotRows(rows, into: table, on: connection)
+                try await insertSnapshotRows(rows, into: table, account: account, on: connection)
             } recover: { error in
                 // One of them does not fit (a value its column cannot read, a key twice): which one.
                 for row in rows {
                     try await connection.inSavepoint("snapshot_row", logger: logger) { connection in
-                        try await insertSnapshotRows([row], into: table, on: connection)
+                        try await insertSnapshotRows([row], into: table, account: account, on: connection)
                     } recover: { error in
                         throw ImportConflict(line: row.line, reason: "the snapshot row does not fit table \(table): \(Self.databaseWords(error))")
                     }
@@ -98,13 +120,16 @@ extension OperatorStore {
         return true
     }
 
-    /// `rows` (of one table) into `snapshot.<table>`, each the `row` member of its line.
-    private func insertSnapshotRows(_ rows: [ArchivedSnapshot.Row], into table: String, on connection: PostgresConnection) async throws {
-        // Cross-account as the check reads it (no column list): every row was checked to be of the imported account.
+    /// `rows` (of one table) into `snapshot.<table>`, each the `row` member of its line, those of
+    /// `account` only: every row was checked to be of it (`insertSnapshot`), and the insert holds
+    /// to it too. (One statement, no data-modifying CTE to count them: Citus plans such a CTE in
+    /// subplans through the coordinator.)
+    private func insertSnapshotRows(_ rows: [ArchivedSnapshot.Row], into table: String, account: UUID, on connection: PostgresConnection) async throws {
         try await connection.guardedQuery("""
             INSERT INTO snapshot.\(unescaped: table)
             SELECT r.* FROM unnest(\(rows.map(\.text))::text[]) AS l(line),
                  jsonb_populate_record(NULL::snapshot.\(unescaped: table), l.line::jsonb -> 'row') AS r
+            WHERE r.account_id = \(account)
             """, logger: logger)
     }
 

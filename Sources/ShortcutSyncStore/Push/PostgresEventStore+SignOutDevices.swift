@@ -48,12 +48,16 @@ extension PostgresEventStore {
     /// given) and drops their push tokens, as `AccountStore.revokeDevice` does for one; each
     /// `DeviceSignedOut` is sent when the transaction commits. The devices, oldest first.
     private func revokeDevices(of account: UUID, signedInWith generation: Int?, on connection: PostgresConnection) async throws -> [UUID] {
+        // Generations are PostgreSQL integers: a token of one beyond them signed in no device.
+        let asked = generation
+        let generation = asked.flatMap { Int32(exactly: $0) }
+        guard asked == nil || generation != nil else { return [] }
         // least(): see AccountStore.revokeDevice (Citus and now() in an UPDATE).
         let rows = try await connection.guardedQuery("""
             WITH revoked AS (
                 UPDATE devices SET token_hash = NULL, revoked_at = least(revoked_at, now())
                 WHERE account_id = \(account) AND token_hash IS NOT NULL
-                  AND (\(generation.map(Int32.init))::integer IS NULL OR signed_in_with = \(generation.map(Int32.init)))
+                  AND (\(generation)::integer IS NULL OR signed_in_with = \(generation))
                 RETURNING device_id, account_id, created_at
             )
             SELECT device_id, pg_notify(\(DeviceSignedOut.channel),

@@ -27,7 +27,10 @@ struct SignOutCommand: AsyncParsableCommand {
         guard (device == nil) != (signedInWith == nil) else {
             throw ValidationError("give either --device D or --signed-in-with N")
         }
-        if let signedInWith, signedInWith < 1 { throw ValidationError("--signed-in-with must be a token generation, 1 or more") }
+        // A generation is a PostgreSQL integer: one past it names no token (and would trap on its way there).
+        if let signedInWith, signedInWith < 1 || signedInWith > Int(Int32.max) {
+            throw ValidationError("--signed-in-with must be a token generation, 1 to \(Int32.max), not \(signedInWith)")
+        }
     }
 
     func run() async throws {
