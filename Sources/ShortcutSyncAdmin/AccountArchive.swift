@@ -255,11 +255,12 @@ public enum AccountArchive {
                 guard account != nil else { throw fail("a horizon before the account line") }
                 guard snapshot == nil, events.isEmpty else { throw fail("the horizon comes once, before the snapshot and the events") }
                 let decoded = try decode(HorizonLine.self)
-                guard decoded.version > 0, decoded.key.hlc.wallMillis >= 0, decoded.key.hlc.counter >= 0, decoded.key.seq > 0 else {
-                    throw fail("the horizon's version, clock and seq must be positive")
+                let horizon = AccountHorizon(version: decoded.version, key: EventKey(
+                    hlc: decoded.key.hlc, deviceId: decoded.key.deviceId, seq: decoded.key.seq))
+                guard decoded.key.seq > 0, horizon.isWithinLimits else {
+                    throw fail("the horizon's version must be 1 to \(Limits.storedCountRange.upperBound), its clock and seq those of an event")
                 }
-                snapshot = ArchivedSnapshot(horizon: AccountHorizon(version: decoded.version, key: EventKey(
-                    hlc: decoded.key.hlc, deviceId: decoded.key.deviceId, seq: decoded.key.seq)), line: line, rows: [])
+                snapshot = ArchivedSnapshot(horizon: horizon, line: line, rows: [])
             case "snapshot":
                 guard let account, snapshot != nil else { throw fail("a snapshot row before the horizon line") }
                 guard events.isEmpty else { throw fail("a snapshot row after the events: the snapshot comes before them") }

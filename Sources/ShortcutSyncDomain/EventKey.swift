@@ -68,3 +68,15 @@ extension EventKey {
         self.init(hlc: HLCTimestamp(wallMillis: int64(at: 0), counter: Int(int64(at: 8))), deviceId: device, seq: int64(at: 32))
     }
 }
+
+extension EventKey {
+    /// Whether a fold can have stored this key (issue 65, item 6): its clock's wall within
+    /// `Limits.hlcWallRange`, its counter within twice `Limits.hlcCounterRange` (a late event is
+    /// folded at the clock just after a horizon, one past the counter of an event's), its seq 0
+    /// (a bound, not an event) to the end of `Limits.seqRange`. A stored key beyond them was not
+    /// written by a fold, and whatever a fold adds to one of them cannot overflow.
+    public var isWithinLimits: Bool {
+        Limits.hlcWallRange.contains(hlc.wallMillis) && (0...2 * Limits.hlcCounterRange.upperBound).contains(hlc.counter)
+            && (0...Limits.seqRange.upperBound).contains(seq)
+    }
+}

@@ -29,6 +29,12 @@ public enum Limits {
     /// An hlc's wall clock as the spec declares it (2^53−1); a push is held to the server's clock
     /// plus `maxClockSkewMillis` besides.
     public static let hlcWallRange: ClosedRange<Int64> = 0...((1 << 53) - 1)
+    /// What a stored count or version may hold when it is read back (issue 65, item 6): an
+    /// account's versions, a donation group's donations. 2^53 takes a person 285,000 years at
+    /// 1,000 events a second; a row beyond it did not come from a fold (an edited import, a hand
+    /// edit), and is refused as corrupt rather than folded on, so that no sum over stored values
+    /// can overflow (and trap the process) however many batches are added.
+    public static let storedCountRange: ClosedRange<Int64> = 0...(1 << 53)
 
     // Per person (DESIGN §5): nothing one person does may make the service hold without bound.
     /// Open streams per device, and pulls waiting per device; a further one ends the oldest.

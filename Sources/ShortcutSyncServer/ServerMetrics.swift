@@ -33,11 +33,16 @@ public enum ServerMetrics {
     public static func register() {
         _ = registry
         let all: [Any] = [pushes, rejectedPushes, pushesOverBudget, pushesHeld, readsOverBudget, deviceChangesOverBudget, pushesShed, pushesOverKeptRows, eventsAppended, openStreams, waitingPulls,
-                          pushesUnderWay, pulls, suggestions, databaseReachable, accountsBehind, eventsBehind, parkedAccounts]
+                          pushesUnderWay, pulls, suggestions, databaseReachable, accountsBehind, eventsBehind, parkedAccounts,
+                          compactionFailures]
         _ = all
     }
 
     static let pushes = Counter(label: "shortcut_sync_pushes_total")
+    /// Counted by the maintenance tasks (`WorkerMetrics`, the same series by its label); made here
+    /// so that its alert (deploy/prometheus/alerts.yml) has a series in every `serve`, with or
+    /// without a worker.
+    static let compactionFailures = Counter(label: "shortcut_sync_compaction_failures_total")
     static let rejectedPushes = Counter(label: "shortcut_sync_pushes_rejected_total")
     static let pushesOverBudget = Counter(label: "shortcut_sync_pushes_over_budget_total")
     /// Pushes that came while their account's told wait (`Retry-After`) still ran, held until it ended.

@@ -143,6 +143,13 @@ public struct SyncWorker: Service {
                 "horizon": "\(compaction.horizonVersion)", "events_removed": "\(compaction.eventsRemoved)",
             ])
             return true
+        case .failed(let account, let failures, let retryIn, let error):
+            metrics.compactionFailures.increment()
+            logger.log(level: .warning, "an account's compaction failed and was rolled back: it is tried again later, the others go on",
+                       error: error, metadata: [
+                           "account": "\(account)", "failures_in_a_row": "\(failures)", "retry_in": "\(retryIn)",
+                       ])
+            return true
         }
     }
 

@@ -15,4 +15,6 @@ struct WorkerMetrics: Sendable {
     let compactions = Counter(label: "shortcut_sync_compactions_total")
     let compactedEvents = Counter(label: "shortcut_sync_compacted_events_total")
     let compactedBytes = Counter(label: "shortcut_sync_compacted_bytes_total")
+    /// Compactions that failed and were rolled back (their accounts retried later, `CompactionSchedule.retry(afterFailures:)`).
+    let compactionFailures = Counter(label: "shortcut_sync_compaction_failures_total")
 }

@@ -316,6 +316,50 @@ private let logger = TestDatabase.shared.logger
             }
         }
     }
+
+    /// Issue 65, item 6: values no fold of the horizon writes — a group's donations at Int64's
+    /// limit, a horizon's clock counter at it — are refused by line before anything is stored
+    /// (imported, the next fold of the group would have trapped, and the process with it).
+    @Test func aSnapshotValueNoFoldWritesIsRefusedAndNothingIsStored() async throws {
+        try await withCompactedAccount { source, target, history in
+            let account = history.account
+            let lines = try await Operator(client: source, logger: logger).export(account: account)
+            let group = try #require(lines.firstIndex { $0.hasSuffix(#""table":"projection_donation_groups"}"#) })
+            let accountRow = try #require(lines.firstIndex { $0.hasSuffix(#""table":"projection_accounts"}"#) })
+            let horizon = try #require(lines.firstIndex { $0.hasPrefix(#"{"kind":"horizon""#) })
+            func broken(_ index: Int, _ pattern: String, _ replacement: String) -> [String] {
+                var edited = lines
+                edited[index] = lines[index].replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
+                #expect(edited[index] != lines[index], "the edit of line \(index + 1) changed nothing")
+                return edited
+            }
+            for (file, line) in [
+                (broken(group, #""donations":[0-9]+"#, #""donations":9223372036854775807"#), group + 1),
+                (broken(group, #""donations":[0-9]+"#, #""donations":0"#), group + 1),
+                (broken(group, #""latest_version":[0-9]+"#, #""latest_version":99999999999999999999"#), group + 1),
+                (broken(accountRow, #""shortcut_count":[0-9]+"#, #""shortcut_count":-1"#), accountRow + 1),
+                (broken(accountRow, #""max_hlc_counter":[0-9]+"#, #""max_hlc_counter":"many""#), accountRow + 1),
+            ] {
+                do {
+                    _ = try await Operator(client: target, logger: logger).importAccount(try read(file))
+                    Issue.record("line \(line) imported: \(file[line - 1])")
+                } catch let conflict as ImportConflict {
+                    #expect(conflict.line == line && conflict.description.contains("beyond what a fold"), "\(conflict)")
+                } catch let error as AccountArchive.LineError {
+                    // A value the line's reader cannot take at all is named by it.
+                    #expect(error.line == line, "\(error)")
+                }
+                #expect(try await tableCounts(account, client: target).allSatisfy { $0 == 0 })
+            }
+            // A horizon whose clock has no clock after it.
+            do {
+                _ = try read(broken(horizon, #""counter":[0-9]+"#, #""counter":9223372036854775807"#))
+                Issue.record("a horizon at the counter's limit was read")
+            } catch let error as AccountArchive.LineError {
+                #expect(error.line == horizon + 1 && error.description.contains("horizon's version must be"), "\(error)")
+            }
+        }
+    }
 }
 
 /// How many rows of the account each table holds that an import writes.

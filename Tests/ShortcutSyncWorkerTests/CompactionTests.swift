@@ -188,4 +188,28 @@ private let logger = TestDatabase.shared.logger
             #expect(events == 6)
         }
     }
+
+    /// Issue 65, item 6: a stored count no fold writes (here by hand, as an edited import could)
+    /// is refused as corrupt when a push reads it, where adding the push's donation to it would
+    /// have trapped the process: the push is kept unfolded and its account parked (DESIGN §6, a
+    /// defect in the fold costs no push), and the process goes on.
+    @Test func aStoredCountNoFoldWritesParksTheAccountNotTheProcess() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var phone = DeviceScript(account: UUID())
+            try await register([phone], client: client)
+            let store = PostgresEventStore(client: client, logger: logger)
+            _ = try await store.append([phone.donate("soup", at: 1000).event], account: phone.account, device: phone.deviceId)
+            try await client.query("""
+                UPDATE projection_donation_groups SET donations = 9223372036854775807 WHERE account_id = \(phone.account)
+                """, logger: logger)
+            let pushed = try await store.append([phone.donate("soup", at: 2000).event], account: phone.account, device: phone.deviceId)
+            #expect(pushed.appended == 1 && !pushed.folded, "\(pushed)")
+            let parked = try await client.query("SELECT error FROM projection_parked_accounts WHERE account_id = \(phone.account)",
+                                                logger: logger).decode(String.self).collectAll()
+            #expect(parked.count == 1, "\(parked)")
+            let donations = try await client.query("SELECT donations FROM projection_donation_groups WHERE account_id = \(phone.account)",
+                                                   logger: logger).decode(Int64.self).collectAll()
+            #expect(donations == [Int64.max], "the row is left for an operator to see")
+        }
+    }
 }

@@ -86,6 +86,68 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// Issue 65, item 2: a compaction that fails (here its check: a live row the fold does not
+    /// give) is rolled back, counted on the account's head, and put off by the retry time, doubled
+    /// at each failure in a row; the other accounts are compacted meanwhile, and once the account
+    /// can be compacted its count starts again.
+    @Test func aCompactionThatFailsIsPutOffAndTheOthersGoOn() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = ProjectionStore(client: client, logger: logger)
+            var log = PushLog(client: client)
+            var broken = DeviceScript(account: UUID())
+            var fine = DeviceScript(account: UUID())
+            try await log.push(broken, (0..<30).map { broken.donate("soup-\($0 % 5)", at: 1_000 + Int64($0)) })
+            try await log.push(fine, (0..<30).map { fine.donate("tea-\($0 % 5)", bundle: "com.example.tea", at: 1_000 + Int64($0)) })
+            try await client.query("""
+                UPDATE projection_donation_groups SET donations = donations + 1 WHERE account_id = \(broken.account) AND identifier = 'soup-0'
+                """, logger: logger)
+            try await Task.sleep(for: .seconds(1.5))
+            let schedule = CompactionSchedule(keepHistory: .seconds(1), minimumEvents: 20, retryAfter: .seconds(600))
+            func head(_ account: UUID) async throws -> (failures: Int32, dueIn: Double, compactions: Int64)? {
+                try await client.query("""
+                    SELECT compaction_failures, extract(epoch FROM compaction_due_at - now())::float8, compactions
+                    FROM account_heads WHERE account_id = \(account)
+                    """, logger: logger).decode((Int32, Double, Int64).self).collectAll().first.map { ($0.0, $0.1, $0.2) }
+            }
+            var steps: [RetentionStep] = []
+            for _ in 0..<3 { steps.append(try await store.compactNextDue(schedule)) }
+            #expect(steps.contains { step in
+                guard case .failed(let account, let failures, let retryIn, let error) = step else { return false }
+                return account == broken.account && failures == 1 && retryIn == .seconds(600) && error is CompactionMismatch
+            }, "\(steps)")
+            #expect(steps.contains { if case .compacted(let compaction) = $0 { compaction.account == fine.account } else { false } }, "\(steps)")
+            #expect(steps.last == .idle, "the failed account is not taken again at once: \(steps)")
+            let first = try #require(try await head(broken.account))
+            #expect(first.failures == 1 && first.compactions == 0 && (590...600).contains(first.dueIn), "\(first)")
+            #expect(try await client.query("SELECT count(*) FROM events WHERE account_id = \(broken.account)", logger: logger)
+                .decode(Int64.self).collectAll().first == 30, "the failed compaction removed nothing")
+
+            // Its time comes again: the second failure in a row waits twice as long.
+            try await client.query("UPDATE account_heads SET compaction_due_at = now() WHERE account_id = \(broken.account)", logger: logger)
+            let again = try await store.compactNextDue(schedule)
+            #expect(again == .failed(account: broken.account, failures: 2, retryIn: .seconds(1_200), error: CancellationError()), "\(again)")
+            let second = try #require(try await head(broken.account))
+            #expect(second.failures == 2 && (1_190...1_200).contains(second.dueIn), "\(second)")
+            #expect(schedule.retry(afterFailures: 7) == .seconds(600 * 64) && schedule.retry(afterFailures: 1_000) == .seconds(600 * 64))
+
+            // Mended, it is compacted at its next look, and its failures start again from 0.
+            try await client.query("""
+                UPDATE projection_donation_groups SET donations = donations - 1 WHERE account_id = \(broken.account) AND identifier = 'soup-0'
+                """, logger: logger)
+            try await client.query("UPDATE account_heads SET compaction_due_at = now() WHERE account_id = \(broken.account)", logger: logger)
+            let mendedStep = try await store.compactNextDue(schedule)
+            guard case .compacted(let compaction) = mendedStep else {
+                Issue.record("the mended account was not compacted: \(mendedStep)")
+                return
+            }
+            #expect(compaction.account == broken.account && compaction.outcome == .compacted)
+            let mended = try #require(try await head(broken.account))
+            #expect(mended.failures == 0 && mended.compactions == 1, "\(mended)")
+            #expect(try await store.fullView(account: broken.account, device: broken.deviceId)
+                    == log.expectedView(account: broken.account, device: broken.deviceId))
+        }
+    }
+
     @Test func retentionsAreReadInDaysHoursMinutesAndSeconds() {
         #expect(CompactionSchedule.keepHistory(parsing: "90d") == .success(.seconds(90 * 86_400)))
         #expect(CompactionSchedule.keepHistory(parsing: "12h") == .success(.seconds(12 * 3_600)))

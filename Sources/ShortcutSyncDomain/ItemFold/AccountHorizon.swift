@@ -19,6 +19,13 @@ public struct AccountHorizon: Sendable, Hashable {
         self.key = key
     }
 
+    /// Whether the horizon is one a compaction can make (issue 65, item 6): a version of the
+    /// account's (1 or more, within `Limits.storedCountRange`) and a key with a clock and seq an
+    /// event can have, so that the clock just after it (`nextHLC`) exists.
+    public var isWithinLimits: Bool {
+        version >= 1 && Limits.storedCountRange.contains(version) && key.isWithinLimits
+    }
+
     /// The clock just after the horizon's: every key with it is greater than `key`.
     public var nextHLC: HLCTimestamp {
         HLCTimestamp(wallMillis: key.hlc.wallMillis, counter: key.hlc.counter + 1)

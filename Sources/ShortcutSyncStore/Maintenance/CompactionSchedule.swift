@@ -16,7 +16,8 @@ public struct CompactionSchedule: Sendable, Hashable {
     /// compaction folds the account's snapshot and checks every one of its rows, whatever it removes.
     public var minimumEvents: Int
     /// How long a compaction that removed nothing (no clean cut, an account behind) waits before
-    /// its account is looked at again.
+    /// its account is looked at again; after a failed one, this doubled for each failure in a row
+    /// (`retry(afterFailures:)`).
     public var retryAfter: Duration
     /// How long the compacting task waits, when no account is due, before it looks again.
     public var poll: Duration
@@ -45,6 +46,15 @@ public struct CompactionSchedule: Sendable, Hashable {
     /// How long to rest after a compaction that took `took`: at least 10 ms.
     public func rest(after took: Duration) -> Duration {
         max(took * ((1 - share) / share), .milliseconds(10))
+    }
+
+    /// How long an account waits after its `failures`-th failed compaction in a row (at least 1):
+    /// `retryAfter` doubled for every failure before it, 64 times `retryAfter` at most (about
+    /// 2.7 days by default). A compaction that failed fails again until something changes (the
+    /// code, the account's rows, the database's load): retried at once, it would take the
+    /// maintenance tasks from every other account.
+    public func retry(afterFailures failures: Int) -> Duration {
+        retryAfter * (1 << min(max(failures, 1) - 1, 6))
     }
 
     /// `keepHistory` and `retryAfter` in seconds, as SQL's make_interval takes them.

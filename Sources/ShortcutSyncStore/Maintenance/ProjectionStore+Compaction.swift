@@ -212,7 +212,7 @@ extension ProjectionStore {
     }
 
     /// The account's donation groups in `tables`, whole.
-    private func groups(of account: UUID, in tables: ProjectionTables, on connection: PostgresConnection) async throws
+    func groups(of account: UUID, in tables: ProjectionTables, on connection: PostgresConnection) async throws
         -> [DonationGroupID: DonationGroupRow] {
         let rows = try await connection.guardedQuery("""
             SELECT bundle_id, identifier, group_id, donations, latest_key, latest_version, covered_below, habits, compacted
@@ -222,7 +222,8 @@ extension ProjectionStore {
         for try await (bundleId, identifier, group, count, latest, version, covered, habits, compacted)
             in rows.decode((String, String, String, Int64, ByteBuffer, Int64, ByteBuffer?, ByteBuffer?, ByteBuffer?).self) {
             let id = DonationGroupID(shortcut: ShortcutID(bundleId: bundleId, identifier: identifier), group: group)
-            var row = DonationGroupRow(id: id, count: Int(count), latest: try EventKey(stored: latest), latestVersion: version,
+            var row = DonationGroupRow(id: id, count: Int(try StoredCount.checked(count, "donations", atLeast: 1)), latest: try EventKey(stored: latest),
+                                       latestVersion: try StoredCount.checked(version, "latest_version", atLeast: 1),
                                        coveredBelow: try covered.map(EventKey.init(stored:)),
                                        habits: try habits.map(ShortcutHabits.init(stored:)) ?? ShortcutHabits())
             if let compacted { try CompactionColumns.read(compacted: compacted, into: &row) }

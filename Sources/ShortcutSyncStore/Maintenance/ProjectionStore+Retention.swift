@@ -4,13 +4,29 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 /// What one look at the accounts due for compaction did (`ProjectionStore.compactNextDue`).
-public enum RetentionStep: Sendable, Hashable {
+public enum RetentionStep: Sendable {
     /// No account was due (or every one due was held by another task).
     case idle
     /// `account` was looked at: not worth compacting yet, its next look scheduled.
     case scheduled(account: UUID)
     /// `account` was compacted (`compaction.outcome` says whether anything was removed).
     case compacted(Compaction)
+    /// `account`'s compaction failed with `error` and was rolled back; it is the account's
+    /// `failures`-th in a row, and the account is next looked at after `retryIn`
+    /// (`CompactionSchedule.retry(afterFailures:)`), not at once.
+    case failed(account: UUID, failures: Int, retryIn: Duration, error: any Error)
+}
+
+extension RetentionStep: Equatable {
+    public static func == (lhs: RetentionStep, rhs: RetentionStep) -> Bool {
+        switch (lhs, rhs) {
+        case (.idle, .idle): true
+        case (.scheduled(let a), .scheduled(let b)): a == b
+        case (.compacted(let a), .compacted(let b)): a == b
+        case (.failed(let a, let f, let r, _), .failed(let b, let g, let s, _)): a == b && f == g && r == s
+        default: false
+        }
+    }
 }
 
 /// How many compactions the heads record, and what they removed; and the accounts due.
@@ -54,26 +70,53 @@ extension ProjectionStore {
                         FOR UPDATE OF h SKIP LOCKED
                         """, logger: logger).decode(UUID.self).collectAll()
                     guard !held.isEmpty else { continue }
-                    var step = RetentionStep.scheduled(account: account)
-                    if try await oldEventsDue(account, schedule, on: connection) {
-                        let through = try await lastVersion(of: account, recordedBefore: Date().addingTimeInterval(-keep), on: connection)
-                        var compaction = Compaction(account: account, outcome: .compacted, dryRun: false)
-                        try await compact(&compaction, through: through, on: connection)
-                        step = .compacted(compaction)
-                        if compaction.outcome != .compacted {
-                            // The time as a value: Citus refuses a non-immutable function in some writes.
-                            try await connection.guardedQuery("""
-                                UPDATE account_heads SET compaction_due_at = \(Date().addingTimeInterval(retry)) WHERE account_id = \(account)
-                                """, logger: logger)
-                            return step
+                    // A failure rolls back what the compaction wrote, not the lock on the head:
+                    // the account's failure is counted and its next look put off, in this
+                    // transaction, so that it is not taken again at once by every task.
+                    return try await connection.inSavepoint("compaction", logger: logger) { connection in
+                        var step = RetentionStep.scheduled(account: account)
+                        if try await oldEventsDue(account, schedule, on: connection) {
+                            let through = try await lastVersion(of: account, recordedBefore: Date().addingTimeInterval(-keep), on: connection)
+                            var compaction = Compaction(account: account, outcome: .compacted, dryRun: false)
+                            try await compact(&compaction, through: through, on: connection)
+                            step = .compacted(compaction)
+                            if compaction.outcome != .compacted {
+                                // The time as a value: Citus refuses a non-immutable function in some writes.
+                                try await connection.guardedQuery("""
+                                    UPDATE account_heads SET compaction_due_at = \(Date().addingTimeInterval(retry)), compaction_failures = 0
+                                    WHERE account_id = \(account)
+                                    """, logger: logger)
+                                return step
+                            }
                         }
+                        try await scheduleNextCompaction(of: account, schedule, on: connection)
+                        return step
+                    } recover: { error in
+                        try await countFailedCompaction(of: account, schedule, error: error, on: connection)
                     }
-                    try await scheduleNextCompaction(of: account, schedule, on: connection)
-                    return step
                 }
                 return .idle
             }
         }
+    }
+
+    /// Counts a failed compaction of the account on its head, whose lock the caller's transaction
+    /// holds, and puts its next look off by `CompactionSchedule.retry(afterFailures:)`.
+    private func countFailedCompaction(
+        of account: UUID, _ schedule: CompactionSchedule, error: any Error, on connection: PostgresConnection
+    ) async throws -> RetentionStep {
+        let before = try await connection.guardedQuery(
+            "SELECT compaction_failures FROM account_heads WHERE account_id = \(account)", logger: logger
+        ).decode(Int32.self).collectAll().first ?? 0
+        let failures = Int(before) + 1
+        let retryIn = schedule.retry(afterFailures: failures)
+        // The time as a value: Citus refuses a non-immutable function in some writes.
+        try await connection.guardedQuery("""
+            UPDATE account_heads SET compaction_failures = \(Int32(clamping: failures)),
+                                     compaction_due_at = \(Date().addingTimeInterval(retryIn.inSeconds))
+            WHERE account_id = \(account)
+            """, logger: logger)
+        return .failed(account: account, failures: failures, retryIn: retryIn, error: error)
     }
 
     /// Whether `schedule.minimumEvents` of the account's events past its horizon were recorded
@@ -99,7 +142,7 @@ extension ProjectionStore {
             """, logger: logger).decode(Date.self).collectAll().first
         let due = (recorded ?? Date()).addingTimeInterval(schedule.keepSeconds)
         try await connection.guardedQuery(
-            "UPDATE account_heads SET compaction_due_at = \(due) WHERE account_id = \(account)", logger: logger)
+            "UPDATE account_heads SET compaction_due_at = \(due), compaction_failures = 0 WHERE account_id = \(account)", logger: logger)
     }
 
     /// The account's horizon version (0: never compacted).

@@ -92,6 +92,7 @@ extension OperatorStore {
         guard rows.count == 1, let stored = rows[0], (try? CompactionColumns.horizon(stored: stored)) == snapshot.horizon else {
             throw ImportConflict(line: snapshot.line, reason: "the snapshot's projection_accounts row does not hold the horizon of this line")
         }
+        try await requireFoldable(snapshot, account: account, on: connection)
         for table in ProjectionTables.names {
             // The live rows start as the snapshot's (the tables have the same columns in the same order).
             try await connection.guardedQuery("""
@@ -99,6 +100,44 @@ extension OperatorStore {
                 """, logger: logger)
         }
         return snapshot.rows.count
+    }
+
+    /// Checks the stored snapshot of `account` by the rules the fold's rows hold to (issue 65,
+    /// item 6), in the import's transaction, so that a value no fold writes is refused before
+    /// anything is stored rather than trapping a later fold: each group's donations and latest
+    /// version from 1 to the horizon's version (every donation it counts is an event up to the
+    /// horizon), the account row at the horizon's version with at most
+    /// `Limits.maxShortcutsPerAccount` shortcuts and a clock an event can have; then the account
+    /// row and every group read as a push reads them (`StoredCount`, `EventKey.isWithinLimits`,
+    /// the sums' and rules' bytes). Throws `ImportConflict` naming the first line beyond them.
+    private func requireFoldable(_ snapshot: ArchivedSnapshot, account: UUID, on connection: PostgresConnection) async throws {
+        let horizon = snapshot.horizon.version
+        func bounded(_ column: String, _ range: ClosedRange<Int64>) -> String {
+            // A number of at most 19 digits, as text first: a cast of anything else would fail the statement.
+            "(CASE WHEN s.r ->> '\(column)' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> '\(column)')::numeric END) BETWEEN \(range.lowerBound) AND \(range.upperBound)"
+        }
+        let groups = [bounded("donations", 1...horizon), bounded("latest_version", 1...horizon)].joined(separator: " AND ")
+        let accounts = [bounded("version", horizon...horizon), bounded("shortcut_count", 0...Int64(Limits.maxShortcutsPerAccount)),
+                        bounded("max_hlc_wall", Limits.hlcWallRange), bounded("max_hlc_counter", 0...Int64(Limits.hlcCounterRange.upperBound))]
+            .joined(separator: " AND ")
+        let beyond = try await connection.guardedQuery("""
+            SELECT s.n FROM (SELECT l.n, l.t, l.line::jsonb -> 'row' AS r
+                             FROM unnest(\(snapshot.rows.map(\.text))::text[], \(snapshot.rows.map(\.table))::text[],
+                                         \(snapshot.rows.map { Int64($0.line) })::bigint[]) AS l(line, t, n)) s
+            WHERE (s.t = 'projection_donation_groups' AND (\(unescaped: groups)) IS NOT TRUE)
+               OR (s.t = 'projection_accounts' AND (\(unescaped: accounts)) IS NOT TRUE)
+            ORDER BY s.n LIMIT 1
+            """, logger: logger).decode(Int64.self).collectAll()
+        if let line = beyond.first {
+            throw ImportConflict(line: Int(line), reason: "the snapshot row holds a count, version or clock beyond what a fold of this horizon writes")
+        }
+        do {
+            var needs = FoldNeeds()
+            needs.everyGroup = true
+            _ = try await ProjectionRowStore(tables: .snapshot, logger: logger).read(account: account, needs: needs, on: connection)
+        } catch let error as StoreError {
+            throw ImportConflict(line: snapshot.line, reason: "the snapshot cannot be folded on: \(error)")
+        }
     }
 
     /// Whether the database's snapshot of `account` holds exactly the file's rows (compared as

@@ -19,7 +19,11 @@ enum CompactionColumns {
               let key = EventKey(sortableBytes: buffer.readableBytesView) else {
             throw StoreError.corruptRow("a stored horizon has \(buffer.readableBytes) bytes")
         }
-        return AccountHorizon(version: version, key: key)
+        let horizon = AccountHorizon(version: version, key: key)
+        guard horizon.isWithinLimits else {
+            throw StoreError.corruptRow("a stored horizon holds a version or key no compaction makes (version \(version))")
+        }
+        return horizon
     }
 
     /// `projection_donation_groups.compacted`: nil when the group counts no compacted donation;

@@ -34,7 +34,7 @@ enum FoldReadRow {
         }
         switch part {
         case 0:
-            self = .account(version: try required(n1, "version"),
+            self = .account(version: try StoredCount.checked(try required(n1, "version"), "version"),
                             maxHLC: HLCTimestamp(wallMillis: n2 ?? 0, counter: Int(n3 ?? 0)),
                             learning: try k3.map(LearningRules.init(stored:)) ?? LearningRules(),
                             shortcutCount: Int(try required(n4, "shortcut_count")),
@@ -42,9 +42,9 @@ enum FoldReadRow {
         case 1:
             let shortcut = ShortcutID(bundleId: try required(s1, "bundle_id"), identifier: try required(s2, "identifier"))
             let id = DonationGroupID(shortcut: shortcut, group: try required(s3, "group_id"))
-            var group = DonationGroupRow(id: id, count: Int(try required(n1, "donations")),
+            var group = DonationGroupRow(id: id, count: Int(try StoredCount.checked(try required(n1, "donations"), "donations", atLeast: 1)),
                                          latest: try EventKey(stored: try required(k1, "latest_key")),
-                                         latestVersion: try required(n2, "latest_version"),
+                                         latestVersion: try StoredCount.checked(try required(n2, "latest_version"), "latest_version", atLeast: 1),
                                          coveredBelow: try k2.map(EventKey.init(stored:)),
                                          habits: try k3.map(ShortcutHabits.init(stored:)) ?? ShortcutHabits())
             if let k4 { try CompactionColumns.read(compacted: k4, into: &group) }

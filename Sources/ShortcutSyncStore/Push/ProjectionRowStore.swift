@@ -257,7 +257,22 @@ extension EventKey {
         guard let key = EventKey(sortableBytes: buffer.readableBytesView) else {
             throw StoreError.corruptRow("a stored event key has \(buffer.readableBytes) bytes, not \(EventKey.sortableByteCount)")
         }
+        guard key.isWithinLimits else {
+            throw StoreError.corruptRow("a stored event key holds a clock or seq no event has (\(key.hlc.wallMillis).\(key.hlc.counter), seq \(key.seq))")
+        }
         self = key
+    }
+}
+
+/// Stored counts and versions, checked as they are read (issue 65, item 6): a row beyond
+/// `Limits.storedCountRange` did not come from a fold, and is refused as corrupt before anything
+/// is added to it.
+enum StoredCount {
+    static func checked(_ value: Int64, _ column: String, atLeast lowest: Int64 = 0) throws -> Int64 {
+        guard value >= lowest, Limits.storedCountRange.contains(value) else {
+            throw StoreError.corruptRow("a stored \(column) of \(value) is beyond what a fold writes (\(lowest) to \(Limits.storedCountRange.upperBound))")
+        }
+        return value
     }
 }
 

@@ -1,0 +1,12 @@
+-- A compaction that fails is retried later, not at once (issue 65, item 2; docs/operating.md
+-- "How much disk a person costs").
+--
+-- account_heads.compaction_failures  how many of the account's automatic compactions in a row
+--                                    failed (0 after one that did not): each failure moves the
+--                                    account's compaction_due_at on by the schedule's retry time
+--                                    doubled for every failure before it (64 times it at most),
+--                                    so that an account whose compaction cannot succeed waits
+--                                    instead of being taken again by every maintenance task at
+--                                    once. Written by the maintenance tasks only, under the
+--                                    head's lock, like compaction_due_at; no index reads it.
+ALTER TABLE account_heads ADD COLUMN compaction_failures integer NOT NULL DEFAULT 0;
