@@ -197,7 +197,9 @@ private let logger = TestDatabase.shared.logger
         try await TestDatabase.withClient { client, _ in
             var phone = DeviceScript(account: UUID())
             try await register([phone], client: client)
-            let store = PostgresEventStore(client: client, logger: logger)
+            // Each push reads the rows (none kept from the last one, which the hand edit would not change).
+            var store = PostgresEventStore(client: client, logger: logger)
+            store.readCache = nil
             _ = try await store.append([phone.donate("soup", at: 1000).event], account: phone.account, device: phone.deviceId)
             try await client.query("""
                 UPDATE projection_donation_groups SET donations = 9223372036854775807 WHERE account_id = \(phone.account)

@@ -112,21 +112,27 @@ extension OperatorStore {
     /// the sums' and rules' bytes). Throws `ImportConflict` naming the first line beyond them.
     private func requireFoldable(_ snapshot: ArchivedSnapshot, account: UUID, on connection: PostgresConnection) async throws {
         let horizon = snapshot.horizon.version
-        func bounded(_ column: String, _ range: ClosedRange<Int64>) -> String {
-            // A number of at most 19 digits, as text first: a cast of anything else would fail the statement.
-            "(CASE WHEN s.r ->> '\(column)' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> '\(column)')::numeric END) BETWEEN \(range.lowerBound) AND \(range.upperBound)"
-        }
-        let groups = [bounded("donations", 1...horizon), bounded("latest_version", 1...horizon)].joined(separator: " AND ")
-        let accounts = [bounded("version", horizon...horizon), bounded("shortcut_count", 0...Int64(Limits.maxShortcutsPerAccount)),
-                        bounded("max_hlc_wall", Limits.hlcWallRange), bounded("max_hlc_counter", 0...Int64(Limits.hlcCounterRange.upperBound))]
-            .joined(separator: " AND ")
+        // Each number as text first (at most 19 digits): a cast of anything else would fail the statement.
         let beyond = try await connection.guardedQuery("""
-            SELECT s.n FROM (SELECT l.n, l.t, l.line::jsonb -> 'row' AS r
-                             FROM unnest(\(snapshot.rows.map(\.text))::text[], \(snapshot.rows.map(\.table))::text[],
-                                         \(snapshot.rows.map { Int64($0.line) })::bigint[]) AS l(line, t, n)) s
-            WHERE (s.t = 'projection_donation_groups' AND (\(unescaped: groups)) IS NOT TRUE)
-               OR (s.t = 'projection_accounts' AND (\(unescaped: accounts)) IS NOT TRUE)
-            ORDER BY s.n LIMIT 1
+            WITH s AS (SELECT l.n, l.t, l.line::jsonb -> 'row' AS r
+                       FROM unnest(\(snapshot.rows.map(\.text))::text[], \(snapshot.rows.map(\.table))::text[],
+                                   \(snapshot.rows.map { Int64($0.line) })::bigint[]) AS l(line, t, n)),
+                 v AS (SELECT s.n, s.t,
+                              CASE WHEN s.r ->> 'donations' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'donations')::numeric END AS donations,
+                              CASE WHEN s.r ->> 'latest_version' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'latest_version')::numeric END AS latest_version,
+                              CASE WHEN s.r ->> 'version' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'version')::numeric END AS version,
+                              CASE WHEN s.r ->> 'shortcut_count' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'shortcut_count')::numeric END AS shortcut_count,
+                              CASE WHEN s.r ->> 'max_hlc_wall' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'max_hlc_wall')::numeric END AS max_hlc_wall,
+                              CASE WHEN s.r ->> 'max_hlc_counter' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'max_hlc_counter')::numeric END AS max_hlc_counter
+                       FROM s)
+            SELECT v.n FROM v
+            WHERE (v.t = 'projection_donation_groups'
+                   AND (v.donations BETWEEN 1 AND \(horizon) AND v.latest_version BETWEEN 1 AND \(horizon)) IS NOT TRUE)
+               OR (v.t = 'projection_accounts'
+                   AND (v.version = \(horizon) AND v.shortcut_count BETWEEN 0 AND \(Int64(Limits.maxShortcutsPerAccount))
+                        AND v.max_hlc_wall BETWEEN 0 AND \(Limits.hlcWallRange.upperBound)
+                        AND v.max_hlc_counter BETWEEN 0 AND \(Int64(Limits.hlcCounterRange.upperBound))) IS NOT TRUE)
+            ORDER BY v.n LIMIT 1
             """, logger: logger).decode(Int64.self).collectAll()
         if let line = beyond.first {
             throw ImportConflict(line: Int(line), reason: "the snapshot row holds a count, version or clock beyond what a fold of this horizon writes")
