@@ -9,21 +9,38 @@ import Foundation
 /// device's name, a title, a subtitle, a phrase; Apple's own never hold one) are refused with
 /// them, and every text printed for people (the admin tables, the demo) shows them escaped, for
 /// rows written before the refusal and for the identifiers, which are the app's keys and may.
+///
+/// The bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A–U+202E,
+/// U+2066–U+2069) are counted with them (issue 65, item 7): a terminal draws nothing for them, but
+/// they reorder what follows, so that a line shows other text than it holds (U+202E turns
+/// `txt.exe` around); a person's text never needs one that the script of its letters does not give.
 public enum ControlCharacters {
-    /// Whether `scalar` is a C0 or C1 control character, DEL included.
+    /// Whether `scalar` is a C0 or C1 control character, DEL included, or a bidirectional
+    /// formatting character.
     @inline(__always)
     public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || isBidiFormatting(scalar)
+    }
+
+    /// Whether `scalar` is one of the bidirectional formatting characters: the marks ALM, LRM and
+    /// RLM, the embeddings and overrides LRE, RLE, PDF, LRO, RLO, and the isolates LRI, RLI, FSI, PDI.
+    @inline(__always)
+    public static func isBidiFormatting(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 
     /// The first control character of `value`; nil when it has none. In UTF-8 a C0 control or DEL
-    /// is a byte of its own and a C1 control is 0xC2 followed by 0x80–0x9F, so the bytes are
-    /// enough, and a text without any (nearly every one) is read once without decoding it.
+    /// is a byte of its own, a C1 control is 0xC2 followed by 0x80–0x9F, and a bidirectional
+    /// formatting character starts with 0xD8 (U+061C) or 0xE2 (the others), so the bytes are
+    /// enough to tell the texts without any (nearly every one), read once without decoding them.
     public static func first(in value: String) -> Unicode.Scalar? {
         func scan(_ bytes: some Collection<UInt8>) -> Bool {
             var afterC2 = false
             for byte in bytes {
-                if byte < 0x20 || byte == 0x7F || (afterC2 && byte <= 0x9F) { return true }
+                if byte < 0x20 || byte == 0x7F || (afterC2 && byte <= 0x9F) || byte == 0xD8 || byte == 0xE2 { return true }
                 afterC2 = byte == 0xC2
             }
             return false
@@ -49,7 +66,7 @@ public enum ControlCharacters {
     }
 
     /// The pattern `openapi.yaml` gives a text a person reads (a title, a device's name): no control
-    /// character anywhere (U+0000 among them), and one character outside ECMA-262's `\s`, as
+    /// character anywhere (U+0000 among them, the bidirectional formatting ones too), and one character outside ECMA-262's `\s`, as
     /// `BlankText.pattern` asks (its `\t\n\v\f\r` and U+0085 are controls already).
-    public static let textPattern = #"^[^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff][^\u0000-\u001f\u007f-\u009f]*$"#
+    public static let textPattern = #"^[^\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069][^\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*$"#
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ShortcutSyncDomain
 import ShortcutSyncStore
 
 /// A command's failure as an operator reads it (DESIGN §7): one line on standard error that says
@@ -18,8 +19,11 @@ enum CommandFailure {
 
     /// Prints `line` (and `error`'s detail when asked) and returns `status` as the exit status.
     static func report(_ line: String, status: Int32, error: any Error, arguments: [String] = CommandLine.arguments) -> ExitCode {
-        var text = "error: \(line)\n"
-        if wantsDetail(arguments) { text += "detail: \(LoggedError(error))\n" }
+        // What an error names may come from a file or a row (an import's line, an identifier):
+        // its control characters are shown escaped, so that nothing it holds reaches the
+        // terminal as a command or forges a line (issue 65, item 7).
+        var text = "error: \(ControlCharacters.escaped(line))\n"
+        if wantsDetail(arguments) { text += "detail: \(ControlCharacters.escaped("\(LoggedError(error))"))\n" }
         FileHandle.standardError.write(Data(text.utf8))
         return ExitCode(status)
     }

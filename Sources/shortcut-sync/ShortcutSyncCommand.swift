@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ShortcutSyncDomain
 import ShortcutSyncStore
 
 /// `shortcut-sync`: one executable for the service, its worker and the operators' tools.
@@ -60,7 +61,7 @@ struct ShortcutSyncCommand: AsyncParsableCommand {
         guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
         let message = CommandFailure.firstLine(Self.message(for: error))
         let command = commandPath(CommandLine.arguments.dropFirst())
-        FileHandle.standardError.write(Data("error: \(message)\nsee '\(command) --help'\n".utf8))
+        FileHandle.standardError.write(Data("error: \(ControlCharacters.escaped(message))\nsee '\(ControlCharacters.escaped(command)) --help'\n".utf8))
         Foundation.exit(2)
     }
 

@@ -26,6 +26,18 @@ import Testing
         #expect(!run.errorOutput.contains("secret"))
     }
 
+    /// Issue 65, item 7: what an operator's line names from their input (here a value the command
+    /// cannot read) reaches the terminal with its control characters escaped: `ESC ] 0 ;` would
+    /// retitle the window, BEL ring, U+202E reverse what follows.
+    @Test func aLineThatNamesAnInputShowsItsControlCharactersEscaped() async throws {
+        let run = try await CommandProcess.run(["admin", "events", "--account", "\u{1B}]0;owned\u{07}\u{202E}txt"],
+                                               environment: ["DATABASE_URL": "postgres://nobody@127.0.0.1:1/x"])
+        defer { run.forceStop() }
+        #expect(run.exitStatus == 2, "\(run.errorOutput)")
+        #expect(!run.errorOutput.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{202E}" }, "\(run.errorOutput.debugDescription)")
+        #expect(run.errorOutput.contains(#"\u{1B}]0;owned\u{7}\u{202E}txt"#), "\(run.errorOutput.debugDescription)")
+    }
+
     /// Background wakes' options (DESIGN §7): given in part, a usage error; a key that is not one,
     /// `serve` and `worker` refuse to start, saying which option to fix (and never the key),
     /// before they touch the database (here, one that nothing serves).

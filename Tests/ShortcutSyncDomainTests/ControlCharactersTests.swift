@@ -11,7 +11,16 @@ import Testing
             let scalar = Unicode.Scalar(value)!
             #expect(ControlCharacters.first(in: "soup\(Character(scalar))x") == scalar, "U+\(String(value, radix: 16))")
         }
-        for text in ["Tomato soup", "汤 🍅", "\u{A0}\u{2028}\u{FEFF}", "é\u{301}", "\u{100}\u{142}\u{C280}", ""] {
+        // Issue 65, item 7: the bidirectional formatting characters too, which reorder what a
+        // line shows ("exe.txt" drawn for "\u{202E}txt.exe").
+        for value: UInt32 in [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069] {
+            let scalar = Unicode.Scalar(value)!
+            #expect(ControlCharacters.first(in: "soup\(Character(scalar))x") == scalar, "U+\(String(value, radix: 16))")
+            #expect(ControlCharacters.escaped("a\(Character(scalar))b") == "a\\u{\(String(value, radix: 16, uppercase: true))}b")
+        }
+        // Text with 0xD8 and 0xE2 bytes that are none of them (Arabic letters, en dash, ellipsis, ZWJ emoji).
+        for text in ["Tomato soup", "汤 🍅", "\u{A0}\u{2028}\u{FEFF}", "é\u{301}", "\u{100}\u{142}\u{C280}", "",
+                     "\u{628}\u{62D}\u{631}", "soup – tea…", "👩\u{200D}🍳", "\u{2065}\u{206A}\u{2029}\u{202F}"] {
             #expect(ControlCharacters.first(in: text) == nil, "\(text.debugDescription)")
         }
     }
@@ -26,7 +35,8 @@ import Testing
     /// The pattern and the code (not blank, no control character) agree on random texts.
     @Test func theTextPatternRefusesExactlyWhatTheCodeRefuses() throws {
         let pattern = try NSRegularExpression(pattern: ControlCharacters.textPattern)
-        let alphabet: [String] = ["a", " ", "\u{3000}", "\u{A0}", "\u{85}", "\u{1B}", "\u{07}", "\t", "\n", "\u{7F}", "\u{9F}", "\u{A1}", "汤", "🍅", "\u{1F}", "\u{20}"]
+        let alphabet: [String] = ["a", " ", "\u{3000}", "\u{A0}", "\u{85}", "\u{1B}", "\u{07}", "\t", "\n", "\u{7F}", "\u{9F}", "\u{A1}", "汤", "🍅", "\u{1F}", "\u{20}",
+                                  "\u{202E}", "\u{2066}", "\u{200F}", "\u{61C}", "\u{628}", "–"]
         var random = SeededGenerator(seed: 56)
         for _ in 0..<5_000 {
             let text = (0..<Int.random(in: 1...8, using: &random)).map { _ in alphabet.randomElement(using: &random)! }.joined()

@@ -35,10 +35,13 @@ public struct VerifyReport: AdminReport {
             return "The live projections of \(plural(Int(accountsCompared), "account")) equal a replay of their log\(behind).\n"
         }
         var text = "\(differences.count) difference\(differences.count == 1 ? "" : "s") between the live projections of \(plural(Int(accountsCompared), "account")) and a replay of their log\(behind):\n"
+        // Each value escaped where it is put in its line: the whole report keeps its own line
+        // breaks when it is printed, and a key's (an app's identifier may hold one) would forge a line.
+        func shown(_ value: String) -> String { ControlCharacters.escaped(value) }
         for difference in differences {
-            text += "  \(difference.kind) \(difference.accountId.lowercased) \(difference.key)\n"
-            text += "    live:    \(difference.live ?? "absent")\n"
-            text += "    rebuilt: \(difference.rebuilt ?? "absent")\n"
+            text += "  \(difference.kind) \(difference.accountId.lowercased) \(shown(difference.key))\n"
+            text += "    live:    \(shown(difference.live ?? "absent"))\n"
+            text += "    rebuilt: \(shown(difference.rebuilt ?? "absent"))\n"
         }
         return text
     }
