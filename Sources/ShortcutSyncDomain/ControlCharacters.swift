@@ -11,15 +11,15 @@ import Foundation
 /// rows written before the refusal and for the identifiers, which are the app's keys and may.
 ///
 /// The bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A–U+202E,
-/// U+2066–U+2069) are counted with them (issue 65, item 7): a terminal draws nothing for them, but
-/// they reorder what follows, so that a line shows other text than it holds (U+202E turns
-/// `txt.exe` around); a person's text never needs one that the script of its letters does not give.
+/// U+2066–U+2069) are shown escaped too (issue 65, item 7), though not refused: a terminal draws
+/// nothing for them, but they reorder what follows, so that a line shows other text than it holds
+/// (U+202E turns `txt.exe` around); right-to-left text uses the marks among them, so a person's
+/// text may hold them, and only where an operator reads it are they shown as what they are.
 public enum ControlCharacters {
-    /// Whether `scalar` is a C0 or C1 control character, DEL included, or a bidirectional
-    /// formatting character.
+    /// Whether `scalar` is a C0 or C1 control character, DEL included.
     @inline(__always)
     public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || isBidiFormatting(scalar)
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// Whether `scalar` is one of the bidirectional formatting characters: the marks ALM, LRM and
@@ -32,11 +32,10 @@ public enum ControlCharacters {
         }
     }
 
-    /// The first control character of `value`; nil when it has none. In UTF-8 a C0 control or DEL
-    /// is a byte of its own, a C1 control is 0xC2 followed by 0x80–0x9F, and a bidirectional
-    /// formatting character starts with 0xD8 (U+061C) or 0xE2 (the others), so the bytes are
-    /// enough to tell the texts without any (nearly every one), read once without decoding them.
-    public static func first(in value: String) -> Unicode.Scalar? {
+    /// Whether `value` may hold a character `escaped` shows escaped: a control (as `first(in:)`
+    /// reads the bytes) or a byte that starts a bidirectional formatting character in UTF-8 (0xD8
+    /// for U+061C, 0xE2 for the others), so that the texts with none are passed through unread.
+    private static func mayNeedEscaping(_ value: String) -> Bool {
         func scan(_ bytes: some Collection<UInt8>) -> Bool {
             var afterC2 = false
             for byte in bytes {
@@ -45,18 +44,33 @@ public enum ControlCharacters {
             }
             return false
         }
+        return value.utf8.withContiguousStorageIfAvailable(scan) ?? scan(value.utf8)
+    }
+
+    /// The first control character of `value`; nil when it has none. In UTF-8 a C0 control or DEL
+    /// is a byte of its own and a C1 control is 0xC2 followed by 0x80–0x9F, so the bytes are
+    /// enough, and a text without any (nearly every one) is read once without decoding it.
+    public static func first(in value: String) -> Unicode.Scalar? {
+        func scan(_ bytes: some Collection<UInt8>) -> Bool {
+            var afterC2 = false
+            for byte in bytes {
+                if byte < 0x20 || byte == 0x7F || (afterC2 && byte <= 0x9F) { return true }
+                afterC2 = byte == 0xC2
+            }
+            return false
+        }
         guard value.utf8.withContiguousStorageIfAvailable(scan) ?? scan(value.utf8) else { return nil }
         return value.unicodeScalars.first(where: isControl)
     }
 
-    /// `value` with each control character written as Swift writes it in a string literal,
+    /// `value` with each control character (and bidirectional formatting character) written as Swift writes it in a string literal,
     /// `\u{1B}`: printable, and as plain to an operator as the character was meant. Line breaks
     /// are kept when `keepingLineBreaks` (a whole report, whose lines they separate).
     public static func escaped(_ value: String, keepingLineBreaks: Bool = false) -> String {
-        guard first(in: value) != nil else { return value }
+        guard mayNeedEscaping(value) else { return value }
         var shown = String.UnicodeScalarView()
         for scalar in value.unicodeScalars {
-            if isControl(scalar), !(keepingLineBreaks && scalar == "\n") {
+            if isControl(scalar) || isBidiFormatting(scalar), !(keepingLineBreaks && scalar == "\n") {
                 shown.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
             } else {
                 shown.append(scalar)
@@ -66,7 +80,7 @@ public enum ControlCharacters {
     }
 
     /// The pattern `openapi.yaml` gives a text a person reads (a title, a device's name): no control
-    /// character anywhere (U+0000 among them, the bidirectional formatting ones too), and one character outside ECMA-262's `\s`, as
+    /// character anywhere (U+0000 among them), and one character outside ECMA-262's `\s`, as
     /// `BlankText.pattern` asks (its `\t\n\v\f\r` and U+0085 are controls already).
-    public static let textPattern = #"^[^\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069][^\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*$"#
+    public static let textPattern = #"^[^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff][^\u0000-\u001f\u007f-\u009f]*$"#
 }
