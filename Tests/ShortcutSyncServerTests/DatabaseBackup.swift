@@ -1,4 +1,5 @@
 import Foundation
+import ShortcutSyncChildProcess
 import PostgresNIO
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncStore
@@ -58,29 +59,19 @@ struct DatabaseBackup {
     }
 
     /// Runs `tool` to its end (at most a minute: then it is killed and this throws), and throws
-    /// unless it exits with 0.
+    /// unless it exits with 0. Through `CommandProcess` (swift-subprocess), as every other child
+    /// of the tests: its output goes to files, so a tool that says much cannot fill a pipe and
+    /// wait, and its end is seen by polling its exit, not by a handler that might never run.
     private static func run(_ tool: String, _ arguments: [String], url: DatabaseURL) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["PGPASSWORD"] = url.password ?? ""
-        process.environment = environment
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        let ended = AsyncStream<Void>.makeStream()
-        process.terminationHandler = { _ in ended.continuation.finish() }
-        try process.run()
-        let killer = Task {
-            try await Task.sleep(for: .seconds(60))
-            process.terminate()
+        let process = try await CommandProcess(executable: URL(fileURLWithPath: tool), arguments: arguments,
+                                               environment: ["PGPASSWORD": url.password ?? ""], output: .kept)
+        defer { process.forceStop() }
+        let name = URL(fileURLWithPath: tool).lastPathComponent
+        guard try await process.waitForExit(timeout: .seconds(60)) else {
+            throw Failure("\(name) did not end within a minute: \(process.errorOutput)")
         }
-        for await _ in ended.stream {}
-        killer.cancel()
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw Failure("\(URL(fileURLWithPath: tool).lastPathComponent) exited with \(process.terminationStatus): \(said)")
+        guard process.exitStatus == 0 else {
+            throw Failure("\(name) exited with \(process.exitStatus.map(String.init) ?? "?"): \(process.errorOutput)")
         }
     }
 }
