@@ -10,13 +10,15 @@ struct KeepHistoryOption: ParsableArguments {
     var keepHistory = "90d"
 
     @Option(name: .long, help: ArgumentHelp(
-        "The most of one connection's time the compacting task takes, above 0 and at most 1: after a compaction that took t it rests t × (1 − share) / share.",
+        "The most of one connection's time the compacting task takes, 0.001 to 1: after a compaction that took t it rests t × (1 − share) / share.",
         valueName: "fraction"))
     var compactionShare = CompactionSchedule.defaultShare
 
     func validate() throws {
         if case .failure(let error) = CompactionSchedule.keepHistory(parsing: keepHistory) { throw ValidationError("--keep-history: \(error)") }
-        guard compactionShare > 0, compactionShare <= 1 else { throw ValidationError("--compaction-share must be above 0 and at most 1, not \(compactionShare)") }
+        guard CompactionSchedule.shareRange.contains(compactionShare) else {
+            throw ValidationError("--compaction-share must be \(CompactionSchedule.shareRange.lowerBound) to \(CompactionSchedule.shareRange.upperBound), not \(compactionShare)")
+        }
     }
 
     /// The maintenance tasks' schedule; nil for `0` and `forever`.

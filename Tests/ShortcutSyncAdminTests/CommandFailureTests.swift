@@ -38,6 +38,16 @@ import Testing
         #expect(run.errorOutput.contains(#"\u{1B}]0;owned\u{7}\u{202E}txt"#), "\(run.errorOutput.debugDescription)")
     }
 
+    /// Issue 65, item 10: a compaction share so small that the task's first rest would be past
+    /// what a duration holds (it trapped) is a usage error, as 0, above 1 and not-a-number are.
+    @Test(arguments: ["1e-300", "0", "0.0009", "1.5", "nan"])
+    func aCompactionShareOutsideItsRangeIsAUsageError(share: String) async throws {
+        let run = try await CommandProcess.run(["worker", "--compaction-share", share, "--database-url", "postgres://nobody@127.0.0.1:1/x"])
+        defer { run.forceStop() }
+        #expect(run.exitStatus == 2, "\(run.errorOutput)")
+        #expect(run.errorOutput.contains("--compaction-share must be 0.001 to 1.0"), "\(run.errorOutput)")
+    }
+
     /// Background wakes' options (DESIGN §7): given in part, a usage error; a key that is not one,
     /// `serve` and `worker` refuse to start, saying which option to fix (and never the key),
     /// before they touch the database (here, one that nothing serves).

@@ -21,7 +21,7 @@ public struct CompactionSchedule: Sendable, Hashable {
     public var retryAfter: Duration
     /// How long the compacting task waits, when no account is due, before it looks again.
     public var poll: Duration
-    /// The most of one connection's time that compacting takes, 0 < share ≤ 1: after a
+    /// The most of one connection's time that compacting takes, within `shareRange`: after a
     /// compaction that took t, the task rests t × (1 − share) / share before the next one.
     /// Compaction is background work with months to do it in; the pushes it competes with are
     /// not (docs/decisions.md, "How long history is kept").
@@ -32,10 +32,16 @@ public struct CompactionSchedule: Sendable, Hashable {
     /// (docs/benchmarks.md, "Compaction's share of a connection").
     public static let defaultShare = 0.1
 
+    /// The shares a schedule takes (issue 65, item 10): from a thousandth, a rest of 999 times a
+    /// compaction's time (half a day after 45 s), to all of it. Below, a rest is too long to
+    /// mean anything and, near 0, past what a `Duration` holds (`--compaction-share 1e-300`
+    /// would have trapped the first rest).
+    public static let shareRange: ClosedRange<Double> = 0.001...1
+
     public init(keepHistory: Duration = Self.defaultKeepHistory, minimumEvents: Int = Self.defaultMinimumEvents,
                 retryAfter: Duration = .seconds(3_600), poll: Duration = .seconds(60), share: Double = Self.defaultShare) {
         precondition(keepHistory > .zero && minimumEvents > 0, "a schedule keeps some history and compacts at least one event")
-        precondition(share > 0 && share <= 1, "compacting takes some of a connection's time and at most all of it, not \(share)")
+        precondition(Self.shareRange.contains(share), "compacting takes \(Self.shareRange) of a connection's time, not \(share)")
         self.keepHistory = keepHistory
         self.minimumEvents = minimumEvents
         self.retryAfter = retryAfter

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ShortcutSyncBench
+import ShortcutSyncStore
 
 /// `shortcut-sync bench compact`: what compacting history saves and costs (issue 58, item 5).
 struct CompactBenchCommand: AsyncParsableCommand {
@@ -28,7 +29,9 @@ struct CompactBenchCommand: AsyncParsableCommand {
         if donations < 100 || accounts < 1 || eventsPerAccount < 10 || pushSeconds <= 0 {
             throw ValidationError("--donations must be 100 or more, --accounts 1 or more, --events-per-account 10 or more, --push-seconds above 0")
         }
-        guard compactionShare > 0, compactionShare <= 1 else { throw ValidationError("--compaction-share must be above 0 and at most 1") }
+        guard CompactionSchedule.shareRange.contains(compactionShare) else {
+            throw ValidationError("--compaction-share must be \(CompactionSchedule.shareRange.lowerBound) to \(CompactionSchedule.shareRange.upperBound)")
+        }
     }
 
     func run() async throws {
