@@ -26,6 +26,37 @@ import Testing
         }
     }
 
+    /// A task cancelled between two statements of a transaction cannot send its ROLLBACK (a
+    /// cancelled task sends nothing): its connection is closed instead of going back to the pool
+    /// inside the transaction, where the next transaction's BEGIN met it (the maintenance tasks,
+    /// stopped mid-transaction on a loaded machine, failed RetentionTests and CitusWorkerTests so).
+    @Test func aTransactionWhoseTaskIsCancelledLeavesNoConnectionInIt() async throws {
+        try await TestDatabase.withClient(maximumConnections: 1) { client, _ in
+            let logger = TestDatabase.shared.logger
+            let started = AsyncStream<Void>.makeStream()
+            let task = Task {
+                try await client.withConnection { connection in
+                    try await connection.inTransaction(logger: logger) { connection in
+                        try await connection.guardedQuery("SELECT 1", logger: logger)
+                        started.continuation.finish()
+                        try await Task.sleep(for: .seconds(30))
+                    }
+                }
+            }
+            for await _ in started.stream {}
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            // The pool's one connection, or a new one in its place, is not inside that transaction:
+            // a snapshot's BEGIN there fails ("SET TRANSACTION ISOLATION LEVEL must be called before any query").
+            let answer = try await client.withConnection { connection in
+                try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
+                    try await connection.guardedQuery("SELECT 1", logger: logger).decode(Int32.self).collectAll()
+                }
+            }
+            #expect(answer == [1])
+        }
+    }
+
     /// PostgresNIO drops a query written just after the server ended the session, and its caller
     /// waits forever (unguarded, this loop hung in 44 of 150 rounds); a guarded query races the
     /// connection's close and always answers.

@@ -44,8 +44,27 @@ extension PostgresConnection {
             try await guardedQuery("COMMIT", logger: logger)
             return result
         } catch {
-            if !isClosed && !Self.endsSession(error) { _ = try? await guardedQuery("ROLLBACK", logger: logger) }
+            if !isClosed && !Self.endsSession(error) { await rollBackOrClose(logger: logger) }
             throw error
         }
+    }
+
+    /// Rolls the transaction back, or, when that cannot be sent, closes the connection, which
+    /// ends the transaction on the server: a connection must never go back to its pool inside a
+    /// transaction. A cancelled task sends nothing (`sentOnItsLoop`), so a task cancelled between
+    /// two statements of a transaction (a maintenance task stopped, a request whose client left)
+    /// cannot roll back; before, its connection went back to the pool with the transaction open,
+    /// and the next transaction on it began inside that one (PostgreSQL's "there is already a
+    /// transaction in progress"; a read-only snapshot's BEGIN failed outright).
+    private func rollBackOrClose(logger: Logger) async {
+        if !Task.isCancelled {
+            do {
+                try await guardedQuery("ROLLBACK", logger: logger)
+                return
+            } catch {
+                // Not rolled back: closed below.
+            }
+        }
+        try? await close()
     }
 }
