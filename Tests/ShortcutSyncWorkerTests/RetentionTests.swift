@@ -116,7 +116,7 @@ private let logger = TestDatabase.shared.logger
                 return account == broken.account && failures == 1 && retryIn == .seconds(600) && error is CompactionMismatch
             }, "\(steps)")
             #expect(steps.contains { if case .compacted(let compaction) = $0 { compaction.account == fine.account } else { false } }, "\(steps)")
-            #expect(steps.last == .idle, "the failed account is not taken again at once: \(steps)")
+            #expect(steps.last.map { if case .idle = $0 { true } else { false } } == true, "the failed account is not taken again at once: \(steps)")
             let first = try #require(try await head(broken.account))
             #expect(first.failures == 1 && first.compactions == 0 && (590...600).contains(first.dueIn), "\(first)")
             #expect(try await client.query("SELECT count(*) FROM events WHERE account_id = \(broken.account)", logger: logger)
@@ -125,7 +125,10 @@ private let logger = TestDatabase.shared.logger
             // Its time comes again: the second failure in a row waits twice as long.
             try await client.query("UPDATE account_heads SET compaction_due_at = now() WHERE account_id = \(broken.account)", logger: logger)
             let again = try await store.compactNextDue(schedule)
-            #expect(again == .failed(account: broken.account, failures: 2, retryIn: .seconds(1_200), error: CancellationError()), "\(again)")
+            guard case .failed(broken.account, 2, .seconds(1_200), let error) = again, error is CompactionMismatch else {
+                Issue.record("the second failure: \(again)")
+                return
+            }
             let second = try #require(try await head(broken.account))
             #expect(second.failures == 2 && (1_190...1_200).contains(second.dueIn), "\(second)")
             #expect(schedule.retry(afterFailures: 7) == .seconds(600 * 64) && schedule.retry(afterFailures: 1_000) == .seconds(600 * 64))

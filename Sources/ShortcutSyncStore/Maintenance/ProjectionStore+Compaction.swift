@@ -212,7 +212,7 @@ extension ProjectionStore {
     }
 
     /// The account's donation groups in `tables`, whole.
-    func groups(of account: UUID, in tables: ProjectionTables, on connection: PostgresConnection) async throws
+    private func groups(of account: UUID, in tables: ProjectionTables, on connection: PostgresConnection) async throws
         -> [DonationGroupID: DonationGroupRow] {
         let rows = try await connection.guardedQuery("""
             SELECT bundle_id, identifier, group_id, donations, latest_key, latest_version, covered_below, habits, compacted

@@ -17,18 +17,6 @@ public enum RetentionStep: Sendable {
     case failed(account: UUID, failures: Int, retryIn: Duration, error: any Error)
 }
 
-extension RetentionStep: Equatable {
-    public static func == (lhs: RetentionStep, rhs: RetentionStep) -> Bool {
-        switch (lhs, rhs) {
-        case (.idle, .idle): true
-        case (.scheduled(let a), .scheduled(let b)): a == b
-        case (.compacted(let a), .compacted(let b)): a == b
-        case (.failed(let a, let f, let r, _), .failed(let b, let g, let s, _)): a == b && f == g && r == s
-        default: false
-        }
-    }
-}
-
 /// How many compactions the heads record, and what they removed; and the accounts due.
 public struct CompactionTotals: Sendable, Hashable, Codable {
     /// Accounts with a horizon (compacted at least once).
