@@ -32,14 +32,15 @@ public enum ControlCharacters {
         }
     }
 
-    /// Whether `value` may hold a character `escaped` shows escaped: a control (as `first(in:)`
-    /// reads the bytes) or a byte that starts a bidirectional formatting character in UTF-8 (0xD8
-    /// for U+061C, 0xE2 for the others), so that the texts with none are passed through unread.
-    private static func mayNeedEscaping(_ value: String) -> Bool {
+    /// Whether `value` may hold a control character, read from its bytes without decoding them:
+    /// in UTF-8 a C0 control or DEL is a byte of its own, a C1 control is 0xC2 followed by
+    /// 0x80–0x9F. With `orBidi`, also a byte that starts a bidirectional formatting character
+    /// (0xD8 for U+061C, 0xE2 for the others). A text without any (nearly every one) is read once.
+    private static func mayHoldControl(_ value: String, orBidi: Bool) -> Bool {
         func scan(_ bytes: some Collection<UInt8>) -> Bool {
             var afterC2 = false
             for byte in bytes {
-                if byte < 0x20 || byte == 0x7F || (afterC2 && byte <= 0x9F) || byte == 0xD8 || byte == 0xE2 { return true }
+                if byte < 0x20 || byte == 0x7F || (afterC2 && byte <= 0x9F) || (orBidi && (byte == 0xD8 || byte == 0xE2)) { return true }
                 afterC2 = byte == 0xC2
             }
             return false
@@ -47,27 +48,18 @@ public enum ControlCharacters {
         return value.utf8.withContiguousStorageIfAvailable(scan) ?? scan(value.utf8)
     }
 
-    /// The first control character of `value`; nil when it has none. In UTF-8 a C0 control or DEL
-    /// is a byte of its own and a C1 control is 0xC2 followed by 0x80–0x9F, so the bytes are
-    /// enough, and a text without any (nearly every one) is read once without decoding it.
+    /// The first control character of `value`; nil when it has none (`mayHoldControl` first).
     public static func first(in value: String) -> Unicode.Scalar? {
-        func scan(_ bytes: some Collection<UInt8>) -> Bool {
-            var afterC2 = false
-            for byte in bytes {
-                if byte < 0x20 || byte == 0x7F || (afterC2 && byte <= 0x9F) { return true }
-                afterC2 = byte == 0xC2
-            }
-            return false
-        }
-        guard value.utf8.withContiguousStorageIfAvailable(scan) ?? scan(value.utf8) else { return nil }
+        guard mayHoldControl(value, orBidi: false) else { return nil }
         return value.unicodeScalars.first(where: isControl)
     }
 
-    /// `value` with each control character (and bidirectional formatting character) written as Swift writes it in a string literal,
-    /// `\u{1B}`: printable, and as plain to an operator as the character was meant. Line breaks
-    /// are kept when `keepingLineBreaks` (a whole report, whose lines they separate).
+    /// `value` with each control character and bidirectional formatting character written as
+    /// Swift writes it in a string literal, `\u{1B}`: printable, and as plain to an operator as
+    /// the character was meant. Line breaks are kept when `keepingLineBreaks` (a whole report,
+    /// whose lines they separate).
     public static func escaped(_ value: String, keepingLineBreaks: Bool = false) -> String {
-        guard mayNeedEscaping(value) else { return value }
+        guard mayHoldControl(value, orBidi: true) else { return value }
         var shown = String.UnicodeScalarView()
         for scalar in value.unicodeScalars {
             if isControl(scalar) || isBidiFormatting(scalar), !(keepingLineBreaks && scalar == "\n") {
