@@ -112,27 +112,20 @@ extension OperatorStore {
     /// the sums' and rules' bytes). Throws `ImportConflict` naming the first line beyond them.
     private func requireFoldable(_ snapshot: ArchivedSnapshot, account: UUID, on connection: PostgresConnection) async throws {
         let horizon = snapshot.horizon.version
-        // Each number as text first (at most 19 digits): a cast of anything else would fail the statement.
+        // Every line's row was inserted by now (`insertSnapshotRows`), so each reads as its
+        // table's record, with its columns' types.
         let beyond = try await connection.guardedQuery("""
-            WITH s AS (SELECT l.n, l.t, l.line::jsonb -> 'row' AS r
-                       FROM unnest(\(snapshot.rows.map(\.text))::text[], \(snapshot.rows.map(\.table))::text[],
-                                   \(snapshot.rows.map { Int64($0.line) })::bigint[]) AS l(line, t, n)),
-                 v AS (SELECT s.n, s.t,
-                              CASE WHEN s.r ->> 'donations' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'donations')::numeric END AS donations,
-                              CASE WHEN s.r ->> 'latest_version' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'latest_version')::numeric END AS latest_version,
-                              CASE WHEN s.r ->> 'version' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'version')::numeric END AS version,
-                              CASE WHEN s.r ->> 'shortcut_count' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'shortcut_count')::numeric END AS shortcut_count,
-                              CASE WHEN s.r ->> 'max_hlc_wall' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'max_hlc_wall')::numeric END AS max_hlc_wall,
-                              CASE WHEN s.r ->> 'max_hlc_counter' ~ '^-?[0-9]{1,19}$' THEN (s.r ->> 'max_hlc_counter')::numeric END AS max_hlc_counter
-                       FROM s)
-            SELECT v.n FROM v
-            WHERE (v.t = 'projection_donation_groups'
-                   AND (v.donations BETWEEN 1 AND \(horizon) AND v.latest_version BETWEEN 1 AND \(horizon)) IS NOT TRUE)
-               OR (v.t = 'projection_accounts'
-                   AND (v.version = \(horizon) AND v.shortcut_count BETWEEN 0 AND \(Int64(Limits.maxShortcutsPerAccount))
-                        AND v.max_hlc_wall BETWEEN 0 AND \(Limits.hlcWallRange.upperBound)
-                        AND v.max_hlc_counter BETWEEN 0 AND \(Int64(Limits.hlcCounterRange.upperBound))) IS NOT TRUE)
-            ORDER BY v.n LIMIT 1
+            SELECT l.n FROM unnest(\(snapshot.rows.map(\.text))::text[], \(snapshot.rows.map(\.table))::text[],
+                                   \(snapshot.rows.map { Int64($0.line) })::bigint[]) AS l(line, t, n)
+            WHERE (l.t = 'projection_donation_groups' AND NOT EXISTS (
+                       SELECT 1 FROM jsonb_populate_record(NULL::snapshot.projection_donation_groups, l.line::jsonb -> 'row') g
+                       WHERE g.donations BETWEEN 1 AND \(horizon) AND g.latest_version BETWEEN 1 AND \(horizon)))
+               OR (l.t = 'projection_accounts' AND NOT EXISTS (
+                       SELECT 1 FROM jsonb_populate_record(NULL::snapshot.projection_accounts, l.line::jsonb -> 'row') a
+                       WHERE a.version = \(horizon) AND a.shortcut_count BETWEEN 0 AND \(Int64(Limits.maxShortcutsPerAccount))
+                         AND a.max_hlc_wall BETWEEN 0 AND \(Limits.hlcWallRange.upperBound)
+                         AND a.max_hlc_counter BETWEEN 0 AND \(Int64(Limits.hlcCounterRange.upperBound))))
+            ORDER BY l.n LIMIT 1
             """, logger: logger).decode(Int64.self).collectAll()
         if let line = beyond.first {
             throw ImportConflict(line: Int(line), reason: "the snapshot row holds a count, version or clock beyond what a fold of this horizon writes")
