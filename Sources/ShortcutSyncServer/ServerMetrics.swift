@@ -39,10 +39,6 @@ public enum ServerMetrics {
     }
 
     static let pushes = Counter(label: "shortcut_sync_pushes_total")
-    /// Counted by the maintenance tasks (`WorkerMetrics`, the same series by its label); made here
-    /// so that its alert (deploy/prometheus/alerts.yml) has a series in every `serve`, with or
-    /// without a worker.
-    static let compactionFailures = Counter(label: "shortcut_sync_compaction_failures_total")
     static let rejectedPushes = Counter(label: "shortcut_sync_pushes_rejected_total")
     static let pushesOverBudget = Counter(label: "shortcut_sync_pushes_over_budget_total")
     /// Pushes that came while their account's told wait (`Retry-After`) still ran, held until it ended.
@@ -70,4 +66,8 @@ public enum ServerMetrics {
     static let accountsBehind = Gauge(label: "shortcut_sync_accounts_behind")
     static let eventsBehind = Gauge(label: "shortcut_sync_events_behind")
     static let parkedAccounts = Gauge(label: "shortcut_sync_parked_accounts")
+    /// Counted by the maintenance tasks (`WorkerMetrics`, the same series by its label); made here
+    /// so that its alert (deploy/prometheus/alerts.yml) has a series in every `serve`, with or
+    /// without a worker.
+    static let compactionFailures = Counter(label: "shortcut_sync_compaction_failures_total")
 }
