@@ -104,6 +104,8 @@ let package = Package(
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                // SHA-256 of an event id: what a compaction keeps to recognise its retry (`RetryFingerprints`).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             // The numbered migrations; the top-level Schema/ is a link to them.
             resources: [.copy("Schema")],

@@ -4,7 +4,8 @@ import ShortcutSyncStore
 
 /// The export format (`admin export`, read by `admin import`): NDJSON, one JSON object per line,
 /// each with a `kind`. The first line is the account, then its devices, then (for a compacted
-/// account, issue 58) its horizon and its snapshot's rows, then its events in the
+/// account, issue 58) its horizon, its snapshot's rows and what recognises a retry of each event
+/// compacted away (`retry`, migration 0029), then its events in the
 /// account's version order, then whether the suggestions' learning is paused and what was
 /// forgotten (`learning`), then what the suggestions learned of each shortcut (`learned`); these
 /// last two are for the person to see: an import learns them again from the events. The file is self-contained. Times are ISO 8601 in UTC with microseconds; token hashes
@@ -47,7 +48,7 @@ public enum AccountArchive {
     /// were compacted into its snapshot (the `snapshot` lines after this one), `key` the greatest
     /// key among them; `time` is the key's clock, for a person to read. The events that follow
     /// are those the log kept: at or below the horizon, each donation group's latest donation and
-    /// each device's last push (partial, folded by nothing); after it, all of them.
+    /// each device's last event (folded by nothing); after it, all of them.
     struct HorizonLine: Codable {
         struct Key: Codable {
             var hlc: HLCTimestamp
@@ -74,6 +75,15 @@ public enum AccountArchive {
         static func text(table: String, row json: String) -> String {
             #"{"kind":"snapshot","row":"# + json + #","table":""# + table + #""}"#
         }
+    }
+
+    /// The fingerprints of a device's events compacted away, from `firstSeq` on
+    /// (`RetryFingerprints`): lowercase hex, two bytes (four digits) a seq.
+    struct RetryLine: Codable {
+        var kind = "retry"
+        var deviceId: UUID
+        var firstSeq: Int64
+        var fingerprints: String
     }
 
     /// What the account learned of one shortcut: per device, its donations and the weight of
@@ -135,6 +145,7 @@ public enum AccountArchive {
     /// The lines of an export, each without its line break.
     public static func lines(account: AccountRecord, devices: [ArchivedDevice], events: [RecordedEvent],
                              horizon: AccountHorizon? = nil, snapshotRows: [(table: String, json: String)] = [],
+                             retryFingerprints: [RetryFingerprints] = [],
                              learning: LearningRules = LearningRules(),
                              learned: [(shortcut: ShortcutID, habits: ShortcutHabits)] = [], at: Date) throws -> [String] {
         var lines = [try encode(AccountLine(formatVersion: formatVersion, accountId: account.accountId,
@@ -150,6 +161,9 @@ public enum AccountArchive {
             lines.append(try encode(HorizonLine(version: horizon.version, key: .init(hlc: key.hlc, deviceId: key.deviceId, seq: key.seq),
                                                 time: ISO8601.format(Date(timeIntervalSince1970: Double(key.hlc.wallMillis) / 1000)))))
             for row in snapshotRows { lines.append(SnapshotLine.text(table: row.table, row: row.json)) }
+            for row in retryFingerprints {
+                lines.append(try encode(RetryLine(deviceId: row.deviceId, firstSeq: row.firstSeq, fingerprints: Hex.encode(row.fingerprints))))
+            }
         }
         for event in events {
             lines.append(try encode(EventLine(version: event.version, position: event.position, deviceId: event.deviceId,
@@ -201,6 +215,8 @@ public enum AccountArchive {
         var events: [ArchivedEvent] = []
         var seenEvents: Set<UUID> = []
         var snapshot: ArchivedSnapshot?
+        // Each device's greatest seq of a retry line so far.
+        var retryEnds: [UUID: Int64] = [:]
         var number = 0
         for text in lines {
             number += 1
@@ -272,6 +288,24 @@ public enum AccountArchive {
                     throw fail("the snapshot row's account_id is not the account's, \(account.accountId.lowercased)")
                 }
                 snapshot?.rows.append(ArchivedSnapshot.Row(table: decoded.table, text: String(text), columns: Set(decoded.row.keys), line: line))
+            case "retry":
+                guard snapshot != nil else { throw fail("a retry line before the horizon line") }
+                guard events.isEmpty else { throw fail("a retry line after the events: it comes before them") }
+                let decoded = try decode(RetryLine.self)
+                guard deviceIds.contains(decoded.deviceId) else {
+                    throw fail("the retry line's device \(decoded.deviceId.lowercased) is not listed before it")
+                }
+                let row = RetryFingerprints(deviceId: decoded.deviceId, firstSeq: decoded.firstSeq, fingerprints: Hex.decode(decoded.fingerprints) ?? [])
+                guard let seqs = row.seqs else {
+                    throw fail("a retry line's fingerprints are 4 to \(RetryFingerprints.maximumSeqs * 4) hex digits, four a seq, "
+                        + "from a firstSeq of 1 or more, every seq below \(Limits.seqRange.upperBound)")
+                }
+                // A device's lines in the order of their seqs, as an export writes them: each after the one before.
+                if let before = retryEnds[row.deviceId], seqs.lowerBound <= before {
+                    throw fail("a device's retry lines come in the order of their seqs, none overlapping: seq \(seqs.lowerBound) follows \(before)")
+                }
+                retryEnds[row.deviceId] = seqs.upperBound
+                snapshot?.retryFingerprints.append(row)
             case "event":
                 guard account != nil else { throw fail("an event before the account line") }
                 let decoded = try decode(EventLine.self)
@@ -303,7 +337,7 @@ public enum AccountArchive {
                 guard account != nil else { throw fail("a learning line before the account line") }
                 _ = try decode(LearningLine.self)
             default:
-                throw fail("unknown kind \"\(kind)\" (account, device, horizon, snapshot, event, learning or learned)")
+                throw fail("unknown kind \"\(kind)\" (account, device, horizon, snapshot, retry, event, learning or learned)")
             }
         }
         guard let account else { throw LineError(line: max(number, 1), reason: "no account line: the file is empty or not an export") }

@@ -242,6 +242,7 @@ public struct Operator: Sendable {
         let projections = ProjectionStore(client: client, logger: logger)
         return try AccountArchive.lines(account: record, devices: try await store.archivedDevices(account: account), events: events,
                                         horizon: history.horizon, snapshotRows: history.snapshotRows,
+                                        retryFingerprints: history.retryFingerprints,
                                         learning: try await projections.learningRules(account: account),
                                         learned: try await projections.allHabits(account: account),
                                         at: Date(timeIntervalSince1970: Double(latest) / 1000))

@@ -47,7 +47,7 @@ private let logger = TestDatabase.shared.logger
             #expect(dry.text.contains("would compact") && dry.text.contains("Would compact 2 accounts of 2"), "\(dry.text)")
 
             // Through version 4 of one account: its kept events are its groups' latest donations
-            // (versions 2, 3, 4) and the device's last push (10, above the horizon).
+            // (versions 2, 3, 4) and the device's last event (10, above the horizon).
             let one = try await admin.compact(account: phone.account, target: .through(4), dryRun: false)
             #expect(one.accounts.count == 1 && one.accounts[0].outcome == "compacted" && one.accounts[0].horizonVersion == 4)
             #expect(one.accounts[0].horizonTime == Date(timeIntervalSince1970: 1.030))

@@ -23,6 +23,8 @@ private let logger = TestDatabase.shared.logger
         var pad: DeviceScript
         var watch: DeviceScript
         let soupVoice = UUID(), leekVoice = UUID(), teaVoice = UUID()
+        /// What was pushed before the compaction, by device.
+        var compacted: [(UUID, AcceptedEvent)] = []
         var devices: [UUID] { [phone.deviceId, pad.deviceId, watch.deviceId] }
         var account: UUID { phone.account }
 
@@ -70,7 +72,8 @@ private let logger = TestDatabase.shared.logger
     /// last version (14), then the rest pushed.
     private func compactedAccount(_ history: inout History, client: PostgresClient) async throws {
         try await register([history.phone, history.pad, history.watch], client: client)
-        try await push(history.beforeTheHorizon(), history.account, client: client)
+        history.compacted = history.beforeTheHorizon()
+        try await push(history.compacted, history.account, client: client)
         let compaction = try await ProjectionStore(client: client, logger: logger).compact(account: history.account, through: 14)
         #expect(compaction.outcome == .compacted && compaction.horizonVersion == 14 && compaction.eventsRemoved > 0, "\(compaction)")
         try await push(history.afterTheHorizon(), history.account, client: client)
@@ -130,6 +133,9 @@ private let logger = TestDatabase.shared.logger
             let versions = eventLines.compactMap { Int64($0.components(separatedBy: #""version":"#).last?.dropLast() ?? "") }
             #expect(versions.count == eventLines.count && versions == versions.sorted() && Array(versions.suffix(6)) == Array(15...20))
             #expect(versions.count < 20, "the events compacted away are not in the file")
+            // What recognises a retry of them: each device's fingerprints, one line a device here.
+            let retryLines = lines.filter { $0.contains(#""kind":"retry""#) }
+            #expect(retryLines.count == 3 && retryLines.allSatisfy { $0.contains(#""firstSeq":1,"#) }, "\(retryLines)")
             let contents = try read(lines)
             #expect(contents.snapshot?.horizon.version == 14 && contents.snapshot?.rows.count == snapshotLines.count)
 
@@ -168,6 +174,10 @@ private let logger = TestDatabase.shared.logger
             for event in kept {
                 let retry = try await store.append([event.event], account: account, device: history.watch.deviceId)
                 #expect(retry.appended == 0 && retry.lastAcceptedSeq == 2)
+            }
+            // Every push before the compaction, again: retries too, though the log no longer holds most of them.
+            for (device, event) in history.compacted {
+                #expect(try await store.append([event.event], account: account, device: device).appended == 0)
             }
             // A new push after the import folds as on the exporting database.
             let next = [(history.phone.deviceId, history.phone.donate("pumpkin", group: "soups", at: 1_763_100_000_000)),
@@ -254,6 +264,8 @@ private let logger = TestDatabase.shared.logger
             let lines = try await Operator(client: source, logger: logger).export(account: account)
             let first = try #require(lines.firstIndex { $0.hasPrefix(#"{"kind":"snapshot","#) })
             let group = try #require(lines.firstIndex { $0.hasSuffix(#""table":"projection_donation_groups"}"#) })
+            let retry = try #require(lines.firstIndex { $0.contains(#""kind":"retry""#) })
+            let retryDevice = try #require(history.devices.first { lines[retry].contains(#""deviceId":""# + $0.uuidString) })
             func broken(_ index: Int, _ change: (String) -> String) -> [String] {
                 var lines = lines
                 lines[index] = change(lines[index])
@@ -268,6 +280,10 @@ private let logger = TestDatabase.shared.logger
                 (broken(first) { $0.replacingOccurrences(of: #""row":{"#, with: #""row":"x","rows":{"#) }, first + 1, "not a valid snapshot line"),
                 (lines.filter { !$0.hasSuffix(#""table":"projection_accounts"}"#) }, 5, "one projection_accounts row"),
                 (broken(lines.count - 1) { _ in lines[first] }, lines.count, "after the events"),
+                (broken(retry) { $0.replacingOccurrences(of: #""firstSeq":1"#, with: #""firstSeq":0"#) }, retry + 1, "from a firstSeq of 1 or more"),
+                (broken(retry) { $0.replacingOccurrences(of: #""fingerprints":""#, with: #""fingerprints":"a"#) }, retry + 1, "four a seq"),
+                (broken(retry) { $0.replacingOccurrences(of: retryDevice.uuidString, with: UUID().uuidString) }, retry + 1, "is not listed before it"),
+                (broken(retry + 1) { _ in lines[retry] }, retry + 2, "in the order of their seqs"),
             ] {
                 do {
                     _ = try read(file)

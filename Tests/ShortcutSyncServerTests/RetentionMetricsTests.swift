@@ -21,8 +21,8 @@ import Testing
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             for index in 0..<30 { phone.record(EndToEndTests.donation("soup-\(index % 5)"), at: now + Int64(index)) }
             try await phone.push()
-            // One more push: the device's last push, which a compaction keeps whole (it may be
-            // sent again), is then that one.
+            // One more push: the device's last event, which a compaction keeps (it gives the
+            // device's last seq), is then that one.
             phone.record(EndToEndTests.donation("soup-0"), at: now + 100)
             try await phone.pull(waitFor: try await phone.push())
             let before = phone.view

@@ -70,11 +70,11 @@ struct CitusWorkerTests {
             }
             let first = try await tables()
             let distributed = first.filter { $0.value.kind == "distributed" }
-            #expect(distributed.count == 23)
+            #expect(distributed.count == 24)
             #expect(first["device_sync"]?.kind == "distributed", "a pull's write stays on its account's shard")
             #expect(Set(distributed.values.map(\.colocation)).count == 1, "one colocation group")
             #expect(first["accounts"]?.kind == "reference" && first["devices"]?.kind == "reference")
-            #expect(first.count == 29)
+            #expect(first.count == 30)
 
             try await Migrator.migrate(url, logger: logger)
             #expect(try await tables().mapValues(\.kind) == first.mapValues(\.kind))

@@ -10,7 +10,7 @@ private let logger = TestDatabase.shared.logger
 
 /// Compacting an account's history (issue 58, DESIGN §3 "Across the horizon") on PostgreSQL: the
 /// log loses its events up to a clean cut, the views do not change, a late event is folded (and
-/// recorded) just after the horizon, a retry of a device's last push is still a retry, and a
+/// recorded) just after the horizon, a retry of a device's push is still a retry, and a
 /// rebuild from the snapshot equals the live rows.
 @Suite struct CompactionTests {
     @Test func compactingKeepsTheViewsAndALateDeletionCoversEverythingCompacted() async throws {
@@ -53,7 +53,7 @@ private let logger = TestDatabase.shared.logger
             #expect(compaction.outcome == .compacted)
             #expect(compaction.horizonVersion == 45)
             #expect(compaction.eventsRemoved == dry.eventsRemoved && compaction.bytesRemoved == dry.bytesRemoved)
-            // Kept: the latest donation of each of the five groups and each device's last push.
+            // Kept: the latest donation of each of the five groups and each device's last event.
             #expect(try await events() == 52 - Int64(compaction.eventsRemoved))
             #expect(compaction.eventsKept <= 5 + 2, "\(compaction)")
             #expect(try await views() == before, "compacting changes no view")
@@ -96,7 +96,7 @@ private let logger = TestDatabase.shared.logger
             #expect(try await views() == after)
             let last = try await rebuilder.verify()
             #expect(last.differences == [], "\(last.differences.prefix(3))")
-            // What is left: the groups' latest donations and each device's last push.
+            // What is left: the groups' latest donations and each device's last event.
             #expect(try await events() <= 5 + 1 + 1)
         }
     }

@@ -14,7 +14,7 @@ public struct CompactReport: AdminReport {
         public var horizonTime: Date?
         public var eventsRemoved: Int
         public var bytesRemoved: Int64
-        /// Events at or below the horizon kept: groups' latest donations and devices' last pushes.
+        /// Events at or below the horizon kept: groups' latest donations and devices' last events.
         public var eventsKept: Int
 
         init(_ compaction: Compaction) {

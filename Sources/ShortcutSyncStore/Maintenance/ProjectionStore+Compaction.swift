@@ -29,7 +29,7 @@ public struct Compaction: Sendable, Hashable, Codable {
     /// Their stored size, as PostgreSQL counts a row's columns.
     public var bytesRemoved: Int64 = 0
     /// Events at or below the horizon kept: the latest donation of a group, whose attributes a
-    /// shortcut shows, and each device's last push, which it may send again.
+    /// shortcut shows, and each device's last event, which gives its last seq.
     public var eventsKept = 0
 }
 
@@ -53,9 +53,10 @@ extension ProjectionStore {
     /// 2. the fold of that snapshot and the events after it is checked against the live rows
     ///    (every column but the compacted parts), and their compacted parts written from it: the
     ///    views do not change, and a mismatch (`CompactionMismatch`) rolls everything back;
-    /// 3. the events up to the horizon leave the log, but for those still read by version (a
-    ///    group's latest donation, whose attributes its shortcut shows) and each device's last
-    ///    push (its seqs, and the ids a retry of it is checked against);
+    /// 3. the events up to the horizon leave the log, each one's fingerprint kept first (what
+    ///    recognises a device's retry of it, `RetryFingerprints`), but for those still read by
+    ///    version (a group's latest donation, whose attributes its shortcut shows) and each
+    ///    device's last event (its last seq, which a push reads in the log);
     /// 4. the head is written, so no server folds over rows it kept from before.
     ///
     /// `dryRun` does everything but commit, and says what it would have removed.
@@ -157,7 +158,9 @@ extension ProjectionStore {
             UPDATE projection_accounts SET horizon = \(CompactionColumns.stored(horizon)) WHERE account_id = \(account)
             """, logger: logger)
 
-        // 3. The log up to the horizon, but for what is still read of it.
+        // 3. The log up to the horizon, but for what is still read of it, each event's
+        // fingerprint kept first: what recognises a device's retry of it (migration 0029).
+        try await keepRetryFingerprints(account: account, after: after, through: horizon.version, on: connection)
         try await connection.guardedQuery("SET LOCAL shortcut_sync.compaction = 'on'", logger: logger)
         // Those kept are marked, the others measured and removed, in one statement: nothing of them
         // comes back here (Citus refuses a function such as pg_column_size in a RETURNING).
@@ -166,11 +169,8 @@ extension ProjectionStore {
                 SELECT e.version, pg_column_size(e.*) AS size, e.version IN (
                     SELECT latest_version FROM projection_donation_groups WHERE account_id = \(account)
                     UNION SELECT latest_version FROM snapshot.projection_donation_groups WHERE account_id = \(account)
-                    UNION SELECT l.version FROM events l
-                          JOIN (SELECT DISTINCT ON (device_id) device_id, recorded_at FROM events
-                                WHERE account_id = \(account) ORDER BY device_id, seq DESC) last
-                            ON last.device_id = l.device_id AND last.recorded_at = l.recorded_at
-                          WHERE l.account_id = \(account)) AS kept
+                    UNION (SELECT DISTINCT ON (device_id) version FROM events
+                           WHERE account_id = \(account) ORDER BY device_id, seq DESC)) AS kept
                 FROM events e WHERE e.account_id = \(account) AND e.version <= \(horizon.version)),
             gone AS (
                 DELETE FROM events e USING below b

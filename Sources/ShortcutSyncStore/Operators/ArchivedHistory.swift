@@ -12,4 +12,6 @@ public struct ArchivedHistory: Sendable {
     /// Each row of the account's snapshot as the JSON object of its columns (`row_to_json`),
     /// table by table in `ArchivedSnapshot.tables`' order and by that text within a table.
     public var snapshotRows: [(table: String, json: String)]
+    /// What recognises a retry of each event its compactions removed (migration 0029), by device and first seq.
+    public var retryFingerprints: [RetryFingerprints] = []
 }

@@ -30,11 +30,15 @@ public struct ArchivedSnapshot: Sendable, Hashable {
     /// The line of the file that gave the horizon.
     public var line: Int
     public var rows: [Row]
+    /// What recognises a retry of each event compacted away (`RetryFingerprints`), every row
+    /// checked: of a device of the file, its seqs within an event's, no two of a device overlapping.
+    public var retryFingerprints: [RetryFingerprints]
 
-    public init(horizon: AccountHorizon, line: Int, rows: [Row]) {
+    public init(horizon: AccountHorizon, line: Int, rows: [Row], retryFingerprints: [RetryFingerprints] = []) {
         self.horizon = horizon
         self.line = line
         self.rows = rows
+        self.retryFingerprints = retryFingerprints
     }
 
     /// The snapshot's tables, in the order an export writes them.

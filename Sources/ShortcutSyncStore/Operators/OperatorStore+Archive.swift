@@ -84,6 +84,7 @@ extension OperatorStore {
                                  on connection: PostgresConnection) async throws -> ImportCounts {
         var counts = counts
         counts.snapshotRows = try await insertSnapshot(snapshot, account: account, on: connection)
+        try await RetryFingerprints.insert(snapshot.retryFingerprints, account: account, on: connection, logger: logger)
         let versions = events.map { $0.version ?? 0 }
         // The import is a history of its own (migration 0027): no cursor of the database it came from goes on here.
         let history = PostgresEventStore.newHistory()

@@ -35,6 +35,7 @@ extension OperatorStore {
                 _ = try await deleteRows(of: account, from: "account_heads", on: connection)
                 _ = try await deleteRows(of: account, from: "push_tokens", on: connection)
                 _ = try await deleteRows(of: account, from: "device_sync", on: connection)
+                _ = try await deleteRows(of: account, from: "retry_fingerprints", on: connection)
                 counts.devices = try await deleteRows(of: account, from: "devices", on: connection)
                 counts.accounts = try await deleteRows(of: account, from: "accounts", on: connection)
                 // Delivered when the erasure commits: every server ends the account's streams.

@@ -25,7 +25,14 @@ extension OperatorStore {
                 let events = try await EventCoding.decode(try await connection.guardedQuery("""
                     SELECT \(unescaped: EventCoding.columns) FROM events WHERE account_id = \(account) ORDER BY version
                     """, logger: logger))
-                return ArchivedHistory(events: events, horizon: horizon, snapshotRows: rows)
+                var history = ArchivedHistory(events: events, horizon: horizon, snapshotRows: rows)
+                let fingerprints = try await connection.guardedQuery("""
+                    SELECT device_id, first_seq, fingerprints FROM retry_fingerprints WHERE account_id = \(account) ORDER BY device_id, first_seq
+                    """, logger: logger)
+                for try await (device, first, bytes) in fingerprints.decode((UUID, Int64, ByteBuffer).self) {
+                    history.retryFingerprints.append(RetryFingerprints(deviceId: device, firstSeq: first, fingerprints: Array(bytes.readableBytesView)))
+                }
+                return history
             }
         }
     }

@@ -113,7 +113,7 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
             let accepted = try await acceptedEvents(device: device, account: account, seqs: firstPending.seq...min(head.lastSeq, pending.last!.seq))
             for (offset, event) in pending.enumerated() where event.seq <= head.lastSeq {
                 let index = events.count - pending.count + offset
-                guard let stored = accepted[event.seq], stored == event.id else {
+                guard accepted.holds(event) else {
                     throw AppendError.seqReused(index: index, seq: event.seq, lastAcceptedSeq: head.lastSeq)
                 }
             }
@@ -447,14 +447,38 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
     /// names version 0, the empty view of every history.
     static func newHistory() -> Int64 { Int64.random(in: 1...Int64.max) }
 
-    private func acceptedEvents(device: UUID, account: UUID, seqs: ClosedRange<Int64>) async throws -> [Int64: UUID] {
+    /// What was accepted of `device`'s `seqs`: the log's events, and where a compaction removed
+    /// them, their fingerprints (`RetryFingerprints`).
+    struct AcceptedSeqs {
+        var ids: [Int64: UUID] = [:]
+        var fingerprints: [RetryFingerprints] = []
+
+        /// Whether `event` is one accepted before: its seq's id, or that id's fingerprint.
+        func holds(_ event: Event) -> Bool {
+            if let id = ids[event.seq] { return id == event.id }
+            guard let kept = fingerprints.lazy.compactMap({ $0.fingerprint(at: event.seq) }).first else { return false }
+            return kept == RetryFingerprints.fingerprint(of: event.id)
+        }
+    }
+
+    private func acceptedEvents(device: UUID, account: UUID, seqs: ClosedRange<Int64>) async throws -> AcceptedSeqs {
         let rows = try await pool(for: account).guardedQuery("""
             SELECT seq, event_id FROM events
             WHERE account_id = \(account) AND device_id = \(device) AND seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
             """, logger: logger)
-        var accepted: [Int64: UUID] = [:]
+        var accepted = AcceptedSeqs()
         for try await (seq, id) in rows.decode((Int64, UUID).self) {
-            accepted[seq] = id
+            accepted.ids[seq] = id
+        }
+        guard accepted.ids.count < seqs.count else { return accepted }
+        // Some were compacted away (migration 0029): what recognises them.
+        let kept = try await pool(for: account).guardedQuery("""
+            SELECT first_seq, fingerprints FROM retry_fingerprints
+            WHERE account_id = \(account) AND device_id = \(device)
+              AND first_seq <= \(seqs.upperBound) AND first_seq + length(fingerprints) / 2 > \(seqs.lowerBound)
+            """, logger: logger)
+        for try await (first, fingerprints) in kept.decode((Int64, ByteBuffer).self) {
+            accepted.fingerprints.append(RetryFingerprints(deviceId: device, firstSeq: first, fingerprints: Array(fingerprints.readableBytesView)))
         }
         return accepted
     }
