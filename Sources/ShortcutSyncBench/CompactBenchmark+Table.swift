@@ -6,7 +6,8 @@ extension CompactBenchmark.Result {
         func count(_ value: Double) -> String { Int(value.rounded()).formatted(.number.grouping(.automatic)) }
         func verdict(_ met: Bool) -> String { met ? "met" : "**not met**" }
         let accounts = Double(load.accounts)
-        return [
+        func megabytes(_ bytes: Int?) -> String { bytes.map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "—" }
+        let heavy = [
             "| bench compact | before | after | ratio | target | |",
             "| --- | --- | --- | --- | --- | --- |",
             "| one account, \(count(Double(load.donations))) donations by 3 devices to 50 shortcuts: its rows (pg_column_size) | "
@@ -17,6 +18,11 @@ extension CompactBenchmark.Result {
                 + String(format: "%.4f", before.relations > 0 ? Double(after.relations) / Double(before.relations) : 0) + " | — | |",
             "| compaction at its head | \(count(Double(eventsRemoved))) events removed in " + String(format: "%.3f s", compactionSeconds)
                 + " | \(count(removedPerSecond)) events/s | — | ≥ 50,000 events/s | \(verdict(removedPerSecond >= 50_000)) |",
+            "| the bench process's resident memory, when the compaction began / its high-water mark during it | "
+                + "\(megabytes(residentBeforeCompaction)) | \(megabytes(peakResidentDuringCompaction)) | — | the same at 100,000 and 1,000,000 events (within 20 %) | |",
+        ]
+        guard !load.heavyOnly else { return heavy.joined(separator: "\n") }
+        return (heavy + [
             "| rebuild of \(count(accounts)) accounts × \(count(Double(load.eventsPerAccount))) events, then compacted with \(load.tailEvents)-event tails | "
                 + "\(count(accounts / rebuildUncompactedSeconds)) accounts/s | \(count(accounts / rebuildCompactedSeconds)) accounts/s | "
                 + String(format: "%.2f×", rebuildRatio) + " | ≥ 10× | \(verdict(rebuildRatio >= 10)) |",
@@ -26,6 +32,6 @@ extension CompactBenchmark.Result {
                 + String(format: "%.2f ms (%d pushes in %.1f s)", pushesWithout.p99Milliseconds, pushesWithout.count, pushesWithout.seconds) + " | "
                 + String(format: "%.2f ms (%d pushes in %.1f s)", pushesDuring.p99Milliseconds, pushesDuring.count, pushesDuring.seconds) + " | "
                 + String(format: "%.2f×", p99Ratio) + " | ≤ 1.2× | \(verdict(p99Ratio <= 1.2)) |",
-        ].joined(separator: "\n")
+        ]).joined(separator: "\n")
     }
 }

@@ -29,6 +29,8 @@ public struct CompactBenchmark: Sendable {
         public var pushSeconds = 10.0
         /// The most of one connection's time the maintenance tasks' compacting takes (`CompactionSchedule.share`).
         public var compactionShare = CompactionSchedule.defaultShare
+        /// The heavy account alone (part 1): its bytes, and the compaction's time and memory.
+        public var heavyOnly = false
 
         public init() {}
 
@@ -69,6 +71,10 @@ public struct CompactBenchmark: Sendable {
         public var after: Bytes
         public var eventsRemoved: Int
         public var compactionSeconds: Double
+        /// This process's resident memory when the compaction began, and its high-water mark
+        /// during it (Linux; nil elsewhere): what folding the account's history cost it.
+        public var residentBeforeCompaction: Int?
+        public var peakResidentDuringCompaction: Int?
         public var removedPerSecond: Double { compactionSeconds > 0 ? Double(eventsRemoved) / compactionSeconds : 0 }
         /// The rebuild of the accounts uncompacted, then compacted with their tails (seconds).
         public var rebuildUncompactedSeconds: Double
@@ -96,17 +102,18 @@ public struct CompactBenchmark: Sendable {
     /// Runs in two scratch databases on `server`, dropped afterwards.
     public func run() async throws -> Result {
         report("one account, \(load.donations) donations by 3 devices to 50 shortcuts (a database of its own):")
-        let (before, after, removed, seconds) = try await inScratchDatabase { try await heavyAccount($0) }
-        report(String(format: "one account, %d donations: %.1f MB of rows before, %.1f kB after; %d events removed in %.2f s",
-                      load.donations, Double(before.rows) / 1e6, Double(after.rows) / 1e3, removed, seconds))
-        return try await inScratchDatabase { client in
-            var result = try await manyAccounts(client)
-            result.before = before
-            result.after = after
-            result.eventsRemoved = removed
-            result.compactionSeconds = seconds
-            return result
-        }
+        let heavy = try await inScratchDatabase { try await heavyAccount($0) }
+        report(String(format: "one account, %d donations: %.1f MB of rows before, %.1f kB after; %d events removed in %.2f s; resident %.1f MB, at most %.1f MB during it",
+                      load.donations, Double(heavy.before.rows) / 1e6, Double(heavy.after.rows) / 1e3, heavy.removed, heavy.seconds,
+                      Double(heavy.resident ?? 0) / 1e6, Double(heavy.peak ?? 0) / 1e6))
+        var result = load.heavyOnly ? Result.nothing(load) : try await inScratchDatabase { try await manyAccounts($0) }
+        result.before = heavy.before
+        result.after = heavy.after
+        result.eventsRemoved = heavy.removed
+        result.compactionSeconds = heavy.seconds
+        result.residentBeforeCompaction = heavy.resident
+        result.peakResidentDuringCompaction = heavy.peak
+        return result
     }
 
     private func inScratchDatabase<T: Sendable>(_ body: (PostgresClient) async throws -> T) async throws -> T {
@@ -126,7 +133,8 @@ public struct CompactBenchmark: Sendable {
 
     // MARK: One heavy account
 
-    private func heavyAccount(_ client: PostgresClient) async throws -> (Bytes, Bytes, Int, Double) {
+    private func heavyAccount(_ client: PostgresClient) async throws
+        -> (before: Bytes, after: Bytes, removed: Int, seconds: Double, resident: Int?, peak: Int?) {
         let account = try await AccountStore(client: client, logger: logger).createAccount(tokenHash: (0..<32).map { _ in UInt8.random(in: .min ... .max) })
         let store = PostgresEventStore(client: client, logger: logger)
         let devices = (0..<3).map { _ in UUID() }
@@ -152,11 +160,14 @@ public struct CompactBenchmark: Sendable {
         let before = try await bytes(of: account, client)
         let projections = ProjectionStore(client: client, logger: logger)
         let head = try await projections.head(account: account).version
+        ResidentMemory.resetPeak()
+        let resident = ResidentMemory.peak()
         let started = ContinuousClock.now
         let compaction = try await projections.compact(account: account, through: head)
         let seconds = (ContinuousClock.now - started).inSeconds
+        let peak = ResidentMemory.peak()
         guard compaction.outcome == .compacted else { throw BenchmarkError("the compaction at the head: \(compaction.outcome)") }
-        return (before, try await bytes(of: account, client), compaction.eventsRemoved, seconds)
+        return (before, try await bytes(of: account, client), compaction.eventsRemoved, seconds, resident, peak)
     }
 
     /// The account's bytes: its rows in every table that holds it, and (the database holding only
@@ -316,5 +327,15 @@ public struct CompactBenchmark: Sendable {
         }
         return Pushes(count: Int(histogram.totalCount), seconds: (ContinuousClock.now - started).inSeconds,
                       p50Milliseconds: Double(histogram.valueAtPercentile(50)) / 1000, p99Milliseconds: Double(histogram.valueAtPercentile(99)) / 1000)
+    }
+}
+
+extension CompactBenchmark.Result {
+    /// The heavy account's part alone (`Load.heavyOnly`): the many accounts' figures zero.
+    static func nothing(_ load: CompactBenchmark.Load) -> Self {
+        let zero = CompactBenchmark.Bytes(rows: 0, eventRows: 0, relations: 0, events: 0)
+        let none = CompactBenchmark.Pushes(count: 0, seconds: 0, p50Milliseconds: 0, p99Milliseconds: 0)
+        return Self(load: load, before: zero, after: zero, eventsRemoved: 0, compactionSeconds: 0, rebuildUncompactedSeconds: 0,
+                    rebuildCompactedSeconds: 0, backgroundEventsRemoved: 0, backgroundSeconds: 0, pushesWithout: none, pushesDuring: none)
     }
 }

@@ -21,8 +21,20 @@ import Testing
         #expect(result.backgroundEventsRemoved > 0)
         #expect(result.pushesWithout.count > 0 && result.pushesDuring.count > 0 && result.p99Ratio > 0)
         let rows = result.table.split(separator: "\n")
-        #expect(rows.count == 7 && rows.allSatisfy { $0.filter { $0 == "|" }.count == 7 }, "\(result.table)")
+        #expect((result.peakResidentDuringCompaction ?? 0) >= (result.residentBeforeCompaction ?? 0) && (result.residentBeforeCompaction ?? 0) > 0)
+        #expect(rows.count == 8 && rows.allSatisfy { $0.filter { $0 == "|" }.count == 7 }, "\(result.table)")
         let decoded = try JSONDecoder().decode(CompactBenchmark.Result.self, from: JSONEncoder().encode(result))
         #expect(decoded == result)
+    }
+
+    /// `--heavy-only`: the heavy account's part alone, its table without the others' rows.
+    @Test func theHeavyAccountAlone() async throws {
+        var load = CompactBenchmark.Load.smoke
+        load.heavyOnly = true
+        let result = try await TestDatabase.withClient { _, url in
+            try await CompactBenchmark(load: load, server: url, logger: TestDatabase.shared.logger).run()
+        }
+        #expect(result.eventsRemoved > 0 && result.pushesWithout.count == 0 && result.rebuildUncompactedSeconds == 0)
+        #expect(result.table.split(separator: "\n").count == 6, "\(result.table)")
     }
 }

@@ -38,7 +38,7 @@ struct CitusWorkerTests {
     }
 
     @Test func compactingKeepsTheViewsAndALateDeletionCoversEverythingCompacted() async throws {
-        try await CompactionTests().compactingKeepsTheViewsAndALateDeletionCoversEverythingCompacted()
+        try await CompactionTests().compactingKeepsTheViewsAndALateDeletionCoversEverythingCompacted(chunk: 4)
     }
 
     @Test func aWorkerWithAShortRetentionCompactsAnAccountByItself() async throws {

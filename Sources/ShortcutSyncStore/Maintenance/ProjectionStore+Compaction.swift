@@ -111,21 +111,22 @@ extension ProjectionStore {
             compaction.outcome = .nothingOlder
             return
         }
-        let log = try await FoldLogCoding().entries(try await connection.guardedQuery("""
-            SELECT \(unescaped: FoldLogCoding.columns) FROM events
-            WHERE account_id = \(account) AND version > \(after) ORDER BY version
-            """, logger: logger)).map(\.event)
-        guard let cut = Self.cleanCut(log, atMost: requested) else {
+        guard let horizon = try await cleanCut(of: account, after: after, atMost: requested, on: connection) else {
             compaction.outcome = .noCleanCut
             return
         }
-        let horizon = AccountHorizon(version: log[cut].version, key: log[...cut].map(\.key).max()!)
         compaction.horizonVersion = horizon.version
         compaction.horizonWallMillis = horizon.key.hlc.wallMillis
 
-        // 1. The snapshot at the horizon.
+        // 1. The snapshot at the horizon: the events up to it folded over the last one, a chunk
+        // at a time (at most `compactionChunk` events in memory, whatever the history), each
+        // chunk's fingerprints kept on the way (step 3 removes the events).
         let snapshot = ProjectionRowStore(tables: .snapshot, logger: logger)
-        try await snapshot.fold(account: account, batch: AccountBatch(events: Array(log[...cut]), foldedVersion: after), on: connection)
+        try await keepRetryFingerprints(account: account, keptBelow: after, on: connection)
+        try await inChunks(of: account, after: after, through: horizon.version, on: connection) { chunk, before in
+            try await snapshot.fold(account: account, batch: AccountBatch(events: chunk, foldedVersion: before), on: connection)
+            try await keepRetryFingerprints(account: account, after: before, through: chunk.last!.version, on: connection)
+        }
         try await connection.guardedQuery("""
             UPDATE snapshot.projection_donation_groups SET compacted = int8send(donations) || coalesce(habits, ''::bytea)
             WHERE account_id = \(account)
@@ -135,14 +136,7 @@ extension ProjectionStore {
             """, logger: logger)
 
         // 2. The live rows, checked against the snapshot and the rest, and their compacted parts.
-        let rest = Array(log[(cut + 1)...])
-        let needs = FoldNeeds(events: rest)
-        let stored = try await snapshot.read(account: account, needs: needs, on: connection)
-        let result = try await snapshot.fold(account: account, batch: AccountBatch(events: rest, foldedVersion: horizon.version),
-                                             needs: needs, stored: stored, on: connection)
-        // Every group as the snapshot has it, or as the fold of the rest left it.
-        var expected = try await groups(of: account, in: .snapshot, on: connection)
-        for (id, row) in result.groups { expected[id] = row }
+        let expected = try await foldOfTheRest(account: account, horizon: horizon.version, head: version, on: connection)
         let live = try await groups(of: account, in: .live, on: connection)
         let differences = Set(expected.keys).union(live.keys).count { expected[$0]?.uncompacted != live[$0]?.uncompacted }
         guard differences == 0 else { throw CompactionMismatch(account: account, differences: differences) }
@@ -158,9 +152,8 @@ extension ProjectionStore {
             UPDATE projection_accounts SET horizon = \(CompactionColumns.stored(horizon)) WHERE account_id = \(account)
             """, logger: logger)
 
-        // 3. The log up to the horizon, but for what is still read of it, each event's
-        // fingerprint kept first: what recognises a device's retry of it (migration 0029).
-        try await keepRetryFingerprints(account: account, after: after, through: horizon.version, on: connection)
+        // 3. The log up to the horizon, but for what is still read of it (each event's
+        // fingerprint, what recognises a device's retry of it, kept in step 1).
         try await connection.guardedQuery("SET LOCAL shortcut_sync.compaction = 'on'", logger: logger)
         // Those kept are marked, the others measured and removed, in one statement: nothing of them
         // comes back here (Citus refuses a function such as pg_column_size in a RETURNING).
@@ -194,21 +187,74 @@ extension ProjectionStore {
             """, logger: logger)
     }
 
-    /// The greatest index of `log` (an account's events in version order, past its last horizon)
-    /// whose version is at most `limit` and after which every event is later, by key, than every
-    /// event up to it; nil when there is none.
-    static func cleanCut(_ log: [FoldEvent], atMost limit: Int64) -> Int? {
-        guard !log.isEmpty else { return nil }
-        var laterMin = [EventKey?](repeating: nil, count: log.count + 1)
-        for index in log.indices.reversed() { laterMin[index] = laterMin[index + 1].map { min($0, log[index].key) } ?? log[index].key }
-        var best: Int?
-        var earlierMax: EventKey?
-        for index in log.indices where log[index].version <= limit {
-            earlierMax = earlierMax.map { max($0, log[index].key) } ?? log[index].key
-            if let next = laterMin[index + 1], next < earlierMax! { continue }
-            best = index
+    /// The greatest version of `account` at most `limit` and past `after` (its last horizon) after
+    /// which every event is later, by key, than every event up to it, with the greatest key up to
+    /// it; nil when there is none. Asked of PostgreSQL, so that no event is read here: a cut is
+    /// clean where the events up to it by version are the first as many by key, that is where the
+    /// greatest rank by key so far equals the rank by version.
+    func cleanCut(of account: UUID, after: Int64, atMost limit: Int64, on connection: PostgresConnection) async throws -> AccountHorizon? {
+        let cuts = try await connection.guardedQuery("""
+            SELECT c.version FROM (
+                SELECT version, row_number() OVER (ORDER BY version) AS by_version,
+                       max(by_key) OVER (ORDER BY version ROWS UNBOUNDED PRECEDING) AS reach
+                FROM (SELECT version, row_number() OVER (ORDER BY hlc_wall, hlc_counter, device_id, seq) AS by_key
+                      FROM events WHERE account_id = \(account) AND version > \(after)) e
+            ) c
+            WHERE c.reach = c.by_version AND c.version <= \(limit)
+            ORDER BY c.version DESC LIMIT 1
+            """, logger: logger).decode(Int64.self).collectAll()
+        guard let cut = cuts.first else { return nil }
+        let keys = try await connection.guardedQuery("""
+            SELECT hlc_wall, hlc_counter, device_id, seq FROM events
+            WHERE account_id = \(account) AND version > \(after) AND version <= \(cut)
+            ORDER BY hlc_wall DESC, hlc_counter DESC, device_id DESC, seq DESC LIMIT 1
+            """, logger: logger).decode((Int64, Int64, UUID, Int64).self).collectAll()
+        guard let (wall, counter, device, seq) = keys.first else { return nil }
+        return AccountHorizon(version: cut, key: EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq))
+    }
+
+    /// `body` with `account`'s events past `after` up to `last`, in version order, at most
+    /// `compactionChunk` of them at a time, each chunk with the version before it.
+    private func inChunks(of account: UUID, after: Int64, through last: Int64, on connection: PostgresConnection,
+                          _ body: (_ chunk: [FoldEvent], _ before: Int64) async throws -> Void) async throws {
+        var before = after
+        while before < last {
+            let upTo = before + min(Int64(compactionChunk), last - before)
+            let chunk = try await FoldLogCoding().entries(try await connection.guardedQuery("""
+                SELECT \(unescaped: FoldLogCoding.columns) FROM events
+                WHERE account_id = \(account) AND version > \(before) AND version <= \(upTo) ORDER BY version
+                """, logger: logger)).map(\.event)
+            if !chunk.isEmpty { try await body(chunk, before) }
+            before = upTo
         }
-        return best
+    }
+
+    /// Every donation group of `account` as the snapshot at `horizon` and the events after it up
+    /// to `head` fold it. When they fit one chunk, folded here over the rows they need; else folded
+    /// into the snapshot's tables chunk by chunk (memory bounded whatever the history), read, and
+    /// rolled back to the snapshot at the horizon.
+    private func foldOfTheRest(account: UUID, horizon: Int64, head: Int64, on connection: PostgresConnection) async throws
+        -> [DonationGroupID: DonationGroupRow] {
+        let snapshot = ProjectionRowStore(tables: .snapshot, logger: logger)
+        if head - horizon <= Int64(compactionChunk) {
+            let rest = try await FoldLogCoding().entries(try await connection.guardedQuery("""
+                SELECT \(unescaped: FoldLogCoding.columns) FROM events WHERE account_id = \(account) AND version > \(horizon) ORDER BY version
+                """, logger: logger)).map(\.event)
+            let needs = FoldNeeds(events: rest)
+            let stored = try await snapshot.read(account: account, needs: needs, on: connection)
+            let result = try await snapshot.fold(account: account, batch: AccountBatch(events: rest, foldedVersion: horizon),
+                                                 needs: needs, stored: stored, on: connection)
+            var expected = try await groups(of: account, in: .snapshot, on: connection)
+            for (id, row) in result.groups { expected[id] = row }
+            return expected
+        }
+        try await connection.guardedQuery("SAVEPOINT compaction_rest", logger: logger)
+        try await inChunks(of: account, after: horizon, through: head, on: connection) { chunk, before in
+            try await snapshot.fold(account: account, batch: AccountBatch(events: chunk, foldedVersion: before), on: connection)
+        }
+        let expected = try await groups(of: account, in: .snapshot, on: connection)
+        try await connection.guardedQuery("ROLLBACK TO SAVEPOINT compaction_rest", logger: logger)
+        return expected
     }
 
     /// The account's donation groups in `tables`, whole.

@@ -5,22 +5,37 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 extension ProjectionStore {
-    /// Before a compaction removes `account`'s events up to `horizon`: the fingerprint of each
-    /// one's id (`RetryFingerprints`, migration 0029) that no row holds yet, added to its device's
-    /// rows, so that the device's retry of it is still told from a reuse. The events after
-    /// `after` (the last horizon) are new here; those at or below it that the log still holds
-    /// were kept by a compaction before, and have a fingerprint unless that compaction was older
-    /// than migration 0029. A sign-out (the greatest seq) has none: nothing of its device follows it.
-    func keepRetryFingerprints(account: UUID, after: Int64, through horizon: Int64, on connection: PostgresConnection) async throws {
+    /// Before a compaction removes `account`'s events past `after` up to `last`: the fingerprint
+    /// of each one's id (`RetryFingerprints`, migration 0029), added to its device's rows, so that
+    /// the device's retry of it is still told from a reuse. A sign-out (the greatest seq) has none:
+    /// nothing of its device follows it.
+    func keepRetryFingerprints(account: UUID, after: Int64, through last: Int64, on connection: PostgresConnection) async throws {
+        let rows = try await connection.guardedQuery("""
+            SELECT device_id, seq, substring(sha256(uuid_send(event_id)) FROM 1 FOR 2) FROM events
+            WHERE account_id = \(account) AND version > \(after) AND version <= \(last) AND seq < \(Limits.seqRange.upperBound)
+            ORDER BY device_id, seq
+            """, logger: logger)
+        try await addRetryFingerprints(rows, account: account, on: connection)
+    }
+
+    /// The same for the events at or below `horizon` (the last one) that the log still holds and
+    /// no row has a fingerprint of: those a compaction older than migration 0029 kept (each
+    /// device's last push, then), which the next one removes.
+    func keepRetryFingerprints(account: UUID, keptBelow horizon: Int64, on connection: PostgresConnection) async throws {
+        guard horizon > 0 else { return }
         let rows = try await connection.guardedQuery("""
             SELECT e.device_id, e.seq, substring(sha256(uuid_send(e.event_id)) FROM 1 FOR 2) FROM events e
             WHERE e.account_id = \(account) AND e.version <= \(horizon) AND e.seq < \(Limits.seqRange.upperBound)
-              AND (e.version > \(after) OR NOT EXISTS (
-                  SELECT 1 FROM retry_fingerprints f
-                  WHERE f.account_id = \(account) AND f.device_id = e.device_id
-                    AND f.first_seq <= e.seq AND e.seq < f.first_seq + length(f.fingerprints) / 2))
+              AND NOT EXISTS (SELECT 1 FROM retry_fingerprints f
+                              WHERE f.account_id = \(account) AND f.device_id = e.device_id
+                                AND f.first_seq <= e.seq AND e.seq < f.first_seq + length(f.fingerprints) / 2)
             ORDER BY e.device_id, e.seq
             """, logger: logger)
+        try await addRetryFingerprints(rows, account: account, on: connection)
+    }
+
+    /// `rows` (device, seq, fingerprint; by device and seq, none held yet) added to their devices' rows.
+    private func addRetryFingerprints(_ rows: PostgresRowSequence, account: UUID, on connection: PostgresConnection) async throws {
         // Each device's runs of consecutive seqs, in order.
         var runs: [(device: UUID, first: Int64, bytes: [UInt8])] = []
         for try await (device, seq, fingerprint) in rows.decode((UUID, Int64, ByteBuffer).self) {

@@ -23,6 +23,9 @@ public struct ProjectionStore: Sendable, RoutedByAccount {
     let writeRoute = PushWriteRoute()
     /// On a Citus cluster, where each account's pulls go (`AccountRouter`); nil: to `client`.
     public let router: AccountRouter?
+    /// The most events a compaction reads at once (issue 65, item 1): it folds an account's
+    /// history a chunk at a time, so that its memory does not grow with the history.
+    public var compactionChunk = 10_000
 
     public init(client: PostgresClient, logger: Logger, pullPageSize: Int = Self.defaultPullPageSize,
                 pullPageBytes: Int = Self.defaultPullPageBytes, router: AccountRouter? = nil) {

@@ -21,6 +21,8 @@ struct CompactBenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds of other accounts' pushes without compaction, and at most while it runs.") var pushSeconds = CompactBenchmark.Load().pushSeconds
     @Option(help: "The most of one connection's time compacting takes, above 0 and at most 1 (serve's and worker's share).")
     var compactionShare = CompactBenchmark.Load().compactionShare
+    @Flag(help: "The heavy account alone: its bytes, and the compaction's time and the memory it takes (run at 100000 and 1000000 --donations to compare).")
+    var heavyOnly = false
     @Flag(help: "Small sizes, to check that it works.") var smoke = false
     @Option(help: "Also write the results as JSON to this file.") var json: String?
     @OptionGroup var database: DatabaseOptions
@@ -45,9 +47,10 @@ struct CompactBenchCommand: AsyncParsableCommand {
             load.compactionShare = compactionShare
             return load
         }()
+        let chosen = { var chosen = load; chosen.heavyOnly = heavyOnly; return chosen }()
         let result = try await database.withDatabase(logger: logger) { location in
             try await cancellingOnSignal {
-                var benchmark = CompactBenchmark(load: load, server: location.url, logger: logger)
+                var benchmark = CompactBenchmark(load: chosen, server: location.url, logger: logger)
                 // Each line at once, also into a file: a long run's progress is seen as it goes.
                 benchmark.report = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
                 return try await benchmark.run()
