@@ -173,9 +173,17 @@ private let logger = TestDatabase.shared.logger
     }
 
     /// A live row the fold of the snapshot and the rest does not give (here, made so by hand) is
-    /// a defect: the compaction is refused whole and the log keeps every event.
-    @Test(arguments: [10_000, 1])
-    func aLiveRowTheFoldDoesNotGiveRefusesTheCompaction(chunk: Int) async throws {
+    /// a defect: the compaction is refused whole and the log keeps every event. Every table the
+    /// snapshot holds is compared (issue 65, item 4), with the events after the horizon in one
+    /// chunk and one at a time.
+    @Test(arguments: [
+        (10_000, "UPDATE projection_donation_groups SET donations = donations + 1 WHERE identifier = 'soup-0'", "donationGroup"),
+        (1, "UPDATE projection_donation_groups SET donations = donations + 1 WHERE identifier = 'soup-0'", "donationGroup"),
+        (10_000, "UPDATE projection_shortcuts SET view = jsonb_set(view, '{title}', '\"Not the soup\"') WHERE identifier = 'soup-1'", "shortcut"),
+        (1, "UPDATE projection_accounts SET shortcut_count = shortcut_count + 1", "account"),
+        (10_000, "INSERT INTO projection_deletion_marks (account_id, bundle_id, scope, value, key) SELECT account_id, bundle_id, 'identifier', 'soup-9', latest_key FROM projection_donation_groups WHERE identifier = 'soup-0'", "deletionMark"),
+    ])
+    func aLiveRowTheFoldDoesNotGiveRefusesTheCompaction(chunk: Int, edit: String, kind: String) async throws {
         try await TestDatabase.withClient { client, _ in
             var phone = DeviceScript(account: UUID())
             try await register([phone], client: client)
@@ -183,13 +191,15 @@ private let logger = TestDatabase.shared.logger
             for index in 0..<6 {
                 _ = try await store.append([phone.donate("soup-\(index % 2)", at: 1000 + Int64(index)).event], account: phone.account, device: phone.deviceId)
             }
-            try await client.query("""
-                UPDATE projection_donation_groups SET donations = donations + 1 WHERE account_id = \(phone.account) AND identifier = 'soup-0'
-                """, logger: logger)
+            let edited = try await client.query(PostgresQuery(unsafeSQL: edit), logger: logger)
+            _ = try await edited.collect()
             var projections = ProjectionStore(client: client, logger: logger)
             projections.compactionChunk = chunk
-            await #expect(throws: CompactionMismatch.self) {
-                try await projections.compact(account: phone.account, through: 4)
+            do {
+                _ = try await projections.compact(account: phone.account, through: 4)
+                Issue.record("compacted over an edited \(kind) row")
+            } catch let mismatch as CompactionMismatch {
+                #expect(mismatch.first?.kind.rawValue == kind, "\(mismatch)")
             }
             let events = try await client.query("SELECT count(*) FROM events WHERE account_id = \(phone.account)", logger: logger)
                 .decode(Int64.self).collectAll().first

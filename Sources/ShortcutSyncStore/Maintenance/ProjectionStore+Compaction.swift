@@ -33,13 +33,18 @@ public struct Compaction: Sendable, Hashable, Codable {
     public var eventsKept = 0
 }
 
-/// The fold of the snapshot and the events after it did not give the account's live rows: a
-/// defect. The compaction is rolled back and the account left as it was.
+/// The fold of the snapshot and the events after it did not give the account's live rows (in
+/// any table the snapshot holds): a defect. The compaction is rolled back and the account left
+/// as it was.
 public struct CompactionMismatch: Error, CustomStringConvertible {
     public var account: UUID
+    /// How many rows differ (at most 100 are counted).
     public var differences: Int
+    /// The first of them, as `admin verify` names one.
+    public var first: ProjectionDifference?
     public var description: String {
-        "compacting account \(account.uuidString.lowercased()) would change \(differences) of its rows; nothing was compacted"
+        "compacting account \(account.uuidString.lowercased()) would change \(differences) of its rows"
+            + (first.map { " (first: \($0.kind) \($0.key))" } ?? "") + "; nothing was compacted"
     }
 }
 
@@ -50,9 +55,10 @@ extension ProjectionStore {
     ///
     /// 1. the snapshot (`snapshot.*`) becomes the fold of the last snapshot and the events up to
     ///    the horizon, every donation it counts compacted, with the horizon on its account row;
-    /// 2. the fold of that snapshot and the events after it is checked against the live rows
-    ///    (every column but the compacted parts), and their compacted parts written from it: the
-    ///    views do not change, and a mismatch (`CompactionMismatch`) rolls everything back;
+    /// 2. the fold of that snapshot and the events after it is checked against the live rows,
+    ///    every table as `admin verify` compares a rebuild's, and the groups' compacted parts
+    ///    written from it: the views do not change, and a mismatch (`CompactionMismatch`) rolls
+    ///    everything back;
     /// 3. the events up to the horizon leave the log, each one's fingerprint kept first (what
     ///    recognises a device's retry of it, `RetryFingerprints`), but for those still read by
     ///    version (a group's latest donation, whose attributes its shortcut shows) and each
@@ -95,7 +101,7 @@ extension ProjectionStore {
             SELECT h.version, h.folded_version, a.horizon,
                    EXISTS (SELECT 1 FROM projection_parked_accounts p WHERE p.account_id = \(account))
             FROM account_heads h LEFT JOIN projection_accounts a ON a.account_id = h.account_id
-            WHERE h.account_id = \(account) FOR UPDATE OF h
+            WHERE h.account_id = \(account) FOR NO KEY UPDATE OF h
             """, logger: logger)
         guard let (version, folded, storedHorizon, parked) = try await heads.decode((Int64, Int64, ByteBuffer?, Bool).self).collectAll().first
         else { throw AppendError.accountUnknown }
@@ -138,8 +144,6 @@ extension ProjectionStore {
         // 2. The live rows, checked against the snapshot and the rest, and their compacted parts.
         let expected = try await foldOfTheRest(account: account, horizon: horizon.version, head: version, on: connection)
         let live = try await groups(of: account, in: .live, on: connection)
-        let differences = Set(expected.keys).union(live.keys).count { expected[$0]?.uncompacted != live[$0]?.uncompacted }
-        guard differences == 0 else { throw CompactionMismatch(account: account, differences: differences) }
         let held = live.keys.sorted()
         try await connection.guardedQuery("""
             UPDATE projection_donation_groups l SET compacted = nullif(f.compacted, ''::bytea)
@@ -230,30 +234,22 @@ extension ProjectionStore {
     }
 
     /// Every donation group of `account` as the snapshot at `horizon` and the events after it up
-    /// to `head` fold it. When they fit one chunk, folded here over the rows they need; else folded
-    /// into the snapshot's tables chunk by chunk (memory bounded whatever the history), read, and
-    /// rolled back to the snapshot at the horizon.
+    /// to `head` fold it, those events folded into the snapshot's tables a chunk at a time
+    /// (memory bounded whatever the history), the result compared with the live rows table by
+    /// table (`differences(account:limit:against:)`, as `admin verify` compares a rebuild: every
+    /// table the snapshot holds), then rolled back to the snapshot at the horizon. Throws
+    /// `CompactionMismatch` where they differ.
     private func foldOfTheRest(account: UUID, horizon: Int64, head: Int64, on connection: PostgresConnection) async throws
         -> [DonationGroupID: DonationGroupRow] {
         let snapshot = ProjectionRowStore(tables: .snapshot, logger: logger)
-        if head - horizon <= Int64(compactionChunk) {
-            let rest = try await FoldLogCoding().entries(try await connection.guardedQuery("""
-                SELECT \(unescaped: FoldLogCoding.columns) FROM events WHERE account_id = \(account) AND version > \(horizon) ORDER BY version
-                """, logger: logger)).map(\.event)
-            let needs = FoldNeeds(events: rest)
-            let stored = try await snapshot.read(account: account, needs: needs, on: connection)
-            let result = try await snapshot.fold(account: account, batch: AccountBatch(events: rest, foldedVersion: horizon),
-                                                 needs: needs, stored: stored, on: connection)
-            var expected = try await groups(of: account, in: .snapshot, on: connection)
-            for (id, row) in result.groups { expected[id] = row }
-            return expected
-        }
         try await connection.guardedQuery("SAVEPOINT compaction_rest", logger: logger)
         try await inChunks(of: account, after: horizon, through: head, on: connection) { chunk, before in
             try await snapshot.fold(account: account, batch: AccountBatch(events: chunk, foldedVersion: before), on: connection)
         }
+        let differences = try await self.differences(account: account, limit: 100, against: .snapshot, on: connection)
         let expected = try await groups(of: account, in: .snapshot, on: connection)
         try await connection.guardedQuery("ROLLBACK TO SAVEPOINT compaction_rest", logger: logger)
+        guard differences.isEmpty else { throw CompactionMismatch(account: account, differences: differences.count, first: differences.first) }
         return expected
     }
 

@@ -64,8 +64,10 @@ extension ProjectionStore {
     /// begin and end (a shortcut donated and deleted within one batch leaves no row at all), so
     /// they differ between two correct runs. Accounts are compared on their greatest hlc, learning rules and shortcut count, devices
     /// on the apps they reported (not on how many times that set changed between batches); the
-    /// fold's rows (donation groups, deletion marks) on every column.
-    public func differences(account: UUID, limit: Int, on connection: PostgresConnection) async throws -> [ProjectionDifference] {
+    /// fold's rows (donation groups, deletion marks) on every column. `tables`: the rebuilt rows,
+    /// or (a compaction's check) the snapshot with the events after its horizon folded in.
+    public func differences(account: UUID, limit: Int, against tables: ProjectionTables = .rebuild,
+                            on connection: PostgresConnection) async throws -> [ProjectionDifference] {
         // Each comparison reads (account, key, live, rebuilt), the sides as text, NULL where absent;
         // each side is the account's rows only (one shard on Citus).
         let comparisons: [(ProjectionDifference.Kind, PostgresQuery)] = [
@@ -78,7 +80,7 @@ extension ProjectionStore {
                             ELSE concat('hlc ', r.max_hlc_wall, '.', r.max_hlc_counter, ' learning ', encode(r.learning, 'hex'),
                                         ' shortcuts ', r.shortcut_count) END
                 FROM (SELECT * FROM projection_accounts WHERE account_id = \(account)) l
-                FULL JOIN (SELECT * FROM rebuild.projection_accounts WHERE account_id = \(account)) r ON l.account_id = r.account_id
+                FULL JOIN (SELECT * FROM \(unescaped: tables.prefix)projection_accounts WHERE account_id = \(account)) r ON l.account_id = r.account_id
                 WHERE (l.account_id IS NULL OR r.account_id IS NULL
                    OR (l.max_hlc_wall, l.max_hlc_counter, l.learning, l.shortcut_count)
                       IS DISTINCT FROM (r.max_hlc_wall, r.max_hlc_counter, r.learning, r.shortcut_count))
@@ -88,7 +90,7 @@ extension ProjectionStore {
                 SELECT coalesce(l.account_id, r.account_id), coalesce(l.device_id, r.device_id)::text,
                        l.installed::text, r.installed::text
                 FROM (SELECT * FROM projection_devices WHERE account_id = \(account)) l
-                FULL JOIN (SELECT * FROM rebuild.projection_devices WHERE account_id = \(account)) r
+                FULL JOIN (SELECT * FROM \(unescaped: tables.prefix)projection_devices WHERE account_id = \(account)) r
                   ON l.account_id = r.account_id AND l.device_id = r.device_id
                 WHERE (l.installed IS DISTINCT FROM r.installed)
                 ORDER BY 1, 2 LIMIT \(limit)
@@ -99,7 +101,7 @@ extension ProjectionStore {
                        CASE WHEN l.account_id IS NOT NULL THEN concat(l.view::text, ' donations ', l.donations, ' latest ', encode(l.latest_key, 'hex'), ' habits ', md5(l.habits)) END,
                        CASE WHEN r.account_id IS NOT NULL THEN concat(r.view::text, ' donations ', r.donations, ' latest ', encode(r.latest_key, 'hex'), ' habits ', md5(r.habits)) END
                 FROM (SELECT * FROM projection_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) l
-                FULL JOIN (SELECT * FROM rebuild.projection_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) r
+                FULL JOIN (SELECT * FROM \(unescaped: tables.prefix)projection_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.identifier = r.identifier
                 WHERE ((l.view, l.donations, l.latest_key, l.habits) IS DISTINCT FROM (r.view, r.donations, r.latest_key, r.habits))
                 ORDER BY 1, 2 LIMIT \(limit)
@@ -108,7 +110,7 @@ extension ProjectionStore {
                 SELECT coalesce(l.account_id, r.account_id),
                        coalesce(l.voice_shortcut_id, r.voice_shortcut_id)::text, l.view::text, r.view::text
                 FROM (SELECT * FROM projection_voice_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) l
-                FULL JOIN (SELECT * FROM rebuild.projection_voice_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) r
+                FULL JOIN (SELECT * FROM \(unescaped: tables.prefix)projection_voice_shortcuts WHERE account_id = \(account) AND view IS NOT NULL) r
                   ON l.account_id = r.account_id AND l.voice_shortcut_id = r.voice_shortcut_id
                 WHERE (l.view IS DISTINCT FROM r.view)
                 ORDER BY 1, 2 LIMIT \(limit)
@@ -119,7 +121,7 @@ extension ProjectionStore {
                        CASE WHEN l.account_id IS NOT NULL THEN concat('donations ', l.donations, ' latest ', l.latest_version, ' ', encode(l.latest_key, 'hex'), ' covered below ', encode(l.covered_below, 'hex'), ' habits ', md5(l.habits)) END,
                        CASE WHEN r.account_id IS NOT NULL THEN concat('donations ', r.donations, ' latest ', r.latest_version, ' ', encode(r.latest_key, 'hex'), ' covered below ', encode(r.covered_below, 'hex'), ' habits ', md5(r.habits)) END
                 FROM (SELECT * FROM projection_donation_groups WHERE account_id = \(account)) l
-                FULL JOIN (SELECT * FROM rebuild.projection_donation_groups WHERE account_id = \(account)) r
+                FULL JOIN (SELECT * FROM \(unescaped: tables.prefix)projection_donation_groups WHERE account_id = \(account)) r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.identifier = r.identifier AND l.group_id = r.group_id
                 WHERE ((l.donations, l.latest_key, l.latest_version, l.covered_below, l.habits) IS DISTINCT FROM (r.donations, r.latest_key, r.latest_version, r.covered_below, r.habits))
                 ORDER BY 1, 2 LIMIT \(limit)
@@ -129,7 +131,7 @@ extension ProjectionStore {
                        concat_ws(' ', coalesce(l.bundle_id, r.bundle_id), coalesce(l.scope, r.scope), coalesce(l.value, r.value)),
                        encode(l.key, 'hex'), encode(r.key, 'hex')
                 FROM (SELECT * FROM projection_deletion_marks WHERE account_id = \(account)) l
-                FULL JOIN (SELECT * FROM rebuild.projection_deletion_marks WHERE account_id = \(account)) r
+                FULL JOIN (SELECT * FROM \(unescaped: tables.prefix)projection_deletion_marks WHERE account_id = \(account)) r
                   ON l.account_id = r.account_id AND l.bundle_id = r.bundle_id AND l.scope = r.scope AND l.value = r.value
                 WHERE (l.key IS DISTINCT FROM r.key)
                 ORDER BY 1, 2 LIMIT \(limit)
@@ -165,7 +167,7 @@ extension ProjectionStore {
                    (SELECT p.horizon FROM projection_accounts p WHERE p.account_id = \(account))
                    IS DISTINCT FROM (SELECT r.horizon FROM rebuild.projection_accounts r WHERE r.account_id = \(account))
             FROM account_heads h WHERE h.account_id = \(account)
-            FOR UPDATE OF h
+            FOR NO KEY UPDATE OF h
             """, logger: logger)
         guard let (version, folded, rebuilt, refoldPending, compactedSince) = try await rows.decode((Int64, Int64, Int64, Bool, Bool).self)
             .collectAll().first else {

@@ -23,7 +23,13 @@ struct ProjectionsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rebuild",
             abstract: "Replay the log beside the live projections and swap them in, while serving goes on.",
-            discussion: "Pushes go on meanwhile and are caught up with; the swap holds them for a moment.")
+            discussion: """
+                Pushes go on meanwhile and are caught up with; the swap holds them for a moment. The rebuilt rows are not \
+                compared with the live ones before the swap: a rebuild is how a change of the fold reaches the live rows, so \
+                that they differ is its purpose. Run `admin verify` first to see what it would change (it rebuilds and compares \
+                without swapping). A compacted account's rebuild starts from its snapshot, which every compaction checks against \
+                the live rows, table by table, before it commits.
+                """)
 
         @OptionGroup var options: AdminOptions
 
