@@ -205,7 +205,7 @@ public struct ProjectionRebuilder: Sendable {
     /// rebuilt rows include (its head), so accounts behind and parked ones are current afterwards.
     ///
     /// Account by account, as `verify` goes, in `partitions` ranges side by side: each account in
-    /// a short transaction of its own that locks its head row (`FOR UPDATE`: its pushes and its
+    /// a short transaction of its own that locks its head row (`FOR NO KEY UPDATE`: its pushes and its
     /// maintenance fold wait for that one account, its pulls do not), catches its rebuilt rows up
     /// to the head and swaps them in (`ProjectionStore.swapRebuiltRows`). No statement locks a
     /// table, and the other accounts' pushes go on (on Citus each statement runs on the account's

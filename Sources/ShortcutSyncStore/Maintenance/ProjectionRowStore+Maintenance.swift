@@ -19,7 +19,7 @@ extension ProjectionRowStore {
     /// (`SKIP LOCKED`). Nil when there is none. Accounts behind come first: their views lag.
     ///
     /// Two statements, so that it runs on Citus as on one PostgreSQL: Citus locks rows
-    /// (`FOR UPDATE`) only in a statement that reaches a single shard. A plain read of up to
+    /// (`FOR NO KEY UPDATE`) only in a statement that reaches a single shard. A plain read of up to
     /// `candidates` accounts (every shard, no lock, those behind first), then, in a random order,
     /// a lock of one of them by its account id (one shard, `SKIP LOCKED`, the condition checked
     /// again: it may have been folded or parked since the read). Nil also when every candidate
@@ -39,7 +39,7 @@ extension ProjectionRowStore {
                 SELECT h.account_id, h.version, h.folded_version, h.refold_pending FROM account_heads h
                 WHERE h.account_id = \(account) AND (h.folded_version < h.version OR h.refold_pending)
                   AND NOT EXISTS (SELECT 1 FROM projection_parked_accounts p WHERE p.account_id = \(account) AND p.retry_at > now())
-                FOR UPDATE OF h SKIP LOCKED
+                FOR NO KEY UPDATE OF h SKIP LOCKED
                 """, logger: logger)
             if let taken = try await rows.decode((UUID, Int64, Int64, Bool).self).collectAll().first {
                 return AccountBehind(accountId: taken.0, version: taken.1, foldedVersion: taken.2, refoldPending: taken.3)

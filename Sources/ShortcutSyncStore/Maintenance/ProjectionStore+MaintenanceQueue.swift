@@ -4,7 +4,7 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 extension ProjectionStore: MaintenanceQueue {
-    /// One account behind, taken with `FOR UPDATE SKIP LOCKED` on its head row and folded in that
+    /// One account behind, taken with `FOR NO KEY UPDATE SKIP LOCKED` on its head row and folded in that
     /// transaction: a task that dies leaves nothing half done, and its account is taken by another.
     public func foldNextBehind(batchSize: Int, parkedRetry: (first: Duration, longest: Duration)) async throws -> MaintenanceStep {
         precondition(batchSize > 0, "a step folds at least one event")

@@ -36,7 +36,7 @@ public struct CompactionTotals: Sendable, Hashable, Codable {
 
 extension ProjectionStore {
     /// Takes one account due for compaction (`account_heads.compaction_due_at` passed, or never
-    /// looked at) with `FOR UPDATE SKIP LOCKED` on its head, in a transaction of its own: if at
+    /// looked at) with `FOR NO KEY UPDATE SKIP LOCKED` on its head, in a transaction of its own: if at
     /// least `schedule.minimumEvents` of its events past its horizon are older than now −
     /// `schedule.keepHistory`, compacts it through the last version recorded before then
     /// (`compact`, in this transaction, under the head already held); then writes when it is next
@@ -55,7 +55,7 @@ extension ProjectionStore {
                     let held = try await connection.guardedQuery("""
                         SELECT h.account_id FROM account_heads h
                         WHERE h.account_id = \(account) AND (h.compaction_due_at IS NULL OR h.compaction_due_at <= now())
-                        FOR UPDATE OF h SKIP LOCKED
+                        FOR NO KEY UPDATE OF h SKIP LOCKED
                         """, logger: logger).decode(UUID.self).collectAll()
                     guard !held.isEmpty else { continue }
                     // A failure rolls back what the compaction wrote, not the lock on the head:

@@ -191,7 +191,7 @@ extension OperatorStore {
             ON CONFLICT (account_id) DO NOTHING
             """, logger: logger)
         let rows = try await connection.guardedQuery(
-            "SELECT version FROM account_heads WHERE account_id = \(account) FOR UPDATE", logger: logger)
+            "SELECT version FROM account_heads WHERE account_id = \(account) FOR NO KEY UPDATE", logger: logger)
         guard let version = try await rows.decode(Int64.self).collectAll().first else {
             throw StoreError.corruptRow("the head of account \(account) vanished while it was imported")
         }

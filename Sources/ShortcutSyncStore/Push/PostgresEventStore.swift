@@ -384,15 +384,16 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
     /// has no head; else the head before the push and how many events it inserted (none unless
     /// the batch continues the device's seqs).
     ///
-    /// The head is read `FOR UPDATE`: a push of the same account waits here, and then sees the head
-    /// that push left. The device's last seq is read in the statement's snapshot, which may be
+    /// The head is read `FOR NO KEY UPDATE`: a push of the same account waits here, and then sees
+    /// the head that push left (a pull's key-share lock of the head waits for neither, issue 65,
+    /// item 8). The device's last seq is read in the statement's snapshot, which may be
     /// older than that wait: a push of the same device that committed meanwhile makes this one
     /// break `events_device_seq_key`, and the append looks again.
     struct AppendStatement: PostgresPreparedStatement {
         static let name = "Append"
         static let sql = """
             WITH head AS (
-                SELECT version, folded_version FROM account_heads WHERE account_id = $1 FOR UPDATE
+                SELECT version, folded_version FROM account_heads WHERE account_id = $1 FOR NO KEY UPDATE
             ), device AS (
                 SELECT coalesce((SELECT e.seq FROM events e WHERE e.account_id = $1 AND e.device_id = $2 ORDER BY e.seq DESC LIMIT 1), 0) AS last_seq
             ), inserted AS (
