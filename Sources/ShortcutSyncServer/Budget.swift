@@ -12,6 +12,11 @@ final class Budget: Sendable {
     let burst: Int
     private let sweepAbove: Int
     private let buckets = Mutex<[UUID: Bucket]>([:])
+    /// The end of the wait each device was last told (`tell`), whatever the reason: until then
+    /// its pushes are held (`PushAdmissionMiddleware`). Per device, not per account: a device
+    /// that was never told to wait is never held because another device of its account was
+    /// (issue 65, item 10). Bounded as the buckets are: a wait that passed is the same as none.
+    private let toldWaits = Mutex<[UUID: ContinuousClock.Instant]>([:])
     /// The monotonic clock the buckets fill by; tests stop it to make a refusal certain.
     private let now: @Sendable () -> ContinuousClock.Instant
 
@@ -19,12 +24,9 @@ final class Budget: Sendable {
         var tokens: Double
         var updated: ContinuousClock.Instant
         /// The end of the wait the holder was last told (`Retry-After`): until then each of its
-        /// requests is refused (a push is first held until the wait ends, `PushAdmissionMiddleware`),
-        /// so a device that does not wait costs almost nothing.
+        /// requests is refused at once, before its body is read, so a device that does not wait
+        /// costs almost nothing (and once told itself, it is held, `toldWaits`).
         var refusedUntil: ContinuousClock.Instant?
-        /// The end of a wait told for another reason (`tell`): until then a push is held before
-        /// it is admitted, but one admitted before is not refused for it.
-        var heldUntil: ContinuousClock.Instant?
     }
 
     init(perSecond: Double, burst: Int, sweepAbove: Int = 10_000,
@@ -78,26 +80,23 @@ final class Budget: Sendable {
         }
     }
 
-    /// Tells the holder to wait `wait` from now, for a refusal of another kind than the budget's
-    /// (its pushes under way), unless it was already told to wait longer. Its requests are held
-    /// until then (`toldWaitLeft`); the budget is not charged with it.
-    func tell(_ holder: UUID, toWait wait: Duration, now: ContinuousClock.Instant? = nil) {
+    /// Tells `device` it was answered with a wait (`Retry-After`) from now, unless it was already
+    /// told a longer one: the budget's refusal, or another (its account's pushes under way). Its
+    /// pushes are held until then (`toldWaitLeft`); the budget is not charged with it.
+    func tell(_ device: UUID, toWait wait: Duration, now: ContinuousClock.Instant? = nil) {
         let now = now ?? self.now()
-        buckets.withLock { buckets in
-            var bucket = refilled(buckets[holder], now: now)
-            bucket.heldUntil = max(bucket.heldUntil ?? now, now + wait)
-            buckets[holder] = bucket
+        toldWaits.withLock { waits in
+            waits[device] = max(waits[device] ?? now, now + wait)
+            if waits.count > sweepAbove { waits = waits.filter { $0.value > now } }
         }
     }
 
-    /// What is left of the longest wait the holder was told, while it runs: a request made now
-    /// did not wait as it was told.
-    func toldWaitLeft(_ holder: UUID, now: ContinuousClock.Instant? = nil) -> Duration? {
+    /// What is left of the longest wait `device` was told, while it runs: a request it makes
+    /// now did not wait as it was told.
+    func toldWaitLeft(_ device: UUID, now: ContinuousClock.Instant? = nil) -> Duration? {
         let now = now ?? self.now()
-        return buckets.withLock { buckets in
-            guard let bucket = buckets[holder] else { return nil }
-            let until = [bucket.refusedUntil, bucket.heldUntil].compactMap { $0 }.max()
-            guard let until, now < until else { return nil }
+        return toldWaits.withLock { waits in
+            guard let until = waits[device], now < until else { return nil }
             return until - now
         }
     }
@@ -105,12 +104,14 @@ final class Budget: Sendable {
     /// Holders whose budget is not full (for tests and the table's bound).
     var trackedHolders: Int { buckets.withLock { $0.count } }
 
+    /// Devices whose told wait is kept (for tests and the table's bound).
+    var trackedWaits: Int { toldWaits.withLock { $0.count } }
+
     private func refilled(_ bucket: Bucket?, now: ContinuousClock.Instant) -> Bucket {
         let burst = Double(burst)
         guard let bucket else { return Bucket(tokens: burst, updated: now) }
         let elapsed = max(0, (now - bucket.updated).inSeconds)
-        return Bucket(tokens: min(burst, bucket.tokens + elapsed * perSecond), updated: now,
-                      refusedUntil: bucket.refusedUntil, heldUntil: bucket.heldUntil)
+        return Bucket(tokens: min(burst, bucket.tokens + elapsed * perSecond), updated: now, refusedUntil: bucket.refusedUntil)
     }
 
     /// The whole seconds left of the wait the holder was told, if it has not passed.

@@ -38,6 +38,7 @@ struct PushRoute: Sendable {
             let events = try body.withUnsafeReadableBytes { try PushJSON.events(in: $0) }
             if let wait = budget.charge(account, events.count) {
                 ServerMetrics.pushesOverBudget.increment()
+                budget.tell(device, toWait: .seconds(wait))
                 throw APIProblem.overBudget(retryAfter: wait, budget)
             }
             let accepted = try await gate.run(timerLoop: context.channel.eventLoop) {

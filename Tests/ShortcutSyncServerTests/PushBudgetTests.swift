@@ -2,6 +2,8 @@ import Foundation
 import ShortcutSyncApp
 import Synchronization
 import NIOHTTP1
+import PostgresNIO
+import ShortcutSyncStore
 import ShortcutSyncDomain
 import ShortcutSyncTestSupport
 @testable import ShortcutSyncServer
@@ -30,29 +32,29 @@ import Testing
         let budget = Budget(PushBudgetConfiguration(eventsPerSecond: 10, burst: 500))
         let account = UUID()
         let start = ContinuousClock.now
-        #expect(budget.toldWaitLeft(account, now: start) == nil, "nothing told yet")
         #expect(budget.charge(account, 500, now: start) == nil)
-        #expect(budget.toldWaitLeft(account, now: start) == nil, "a charge that fits tells no wait")
-        // Empty, refused before its body: the second it is told is a wait it must keep.
+        // Empty, refused before its body: the second it is told is a wait its account's pushes keep.
         #expect(budget.exhausted(account, now: start) == 1)
-        #expect(budget.toldWaitLeft(account, now: start + .milliseconds(400)) == .milliseconds(600))
         #expect(budget.exhausted(account, now: start + .milliseconds(900)) == 1, "still the wait told, though 9 events came back")
-        #expect(budget.toldWaitLeft(account, now: start + .seconds(1)) == nil)
         #expect(budget.exhausted(account, now: start + .seconds(1)) == nil)
     }
 
-    @Test func aWaitToldForAnotherReasonIsKeptAsWell() {
+    /// A wait is told to the device that was refused (issue 65, item 10): another device of its
+    /// account was told nothing, and is not held.
+    @Test func aWaitIsToldToTheDevice() {
         let budget = Budget(PushBudgetConfiguration(eventsPerSecond: 10, burst: 500))
-        let account = UUID()
+        let account = UUID(), phone = UUID(), watch = UUID()
         let start = ContinuousClock.now
-        budget.tell(account, toWait: .seconds(1), now: start)
-        #expect(budget.toldWaitLeft(account, now: start + .milliseconds(250)) == .milliseconds(750))
-        budget.tell(account, toWait: .milliseconds(100), now: start + .milliseconds(250))
-        #expect(budget.toldWaitLeft(account, now: start + .milliseconds(500)) == .milliseconds(500), "a shorter wait does not cut a longer one")
-        // Not the budget's refusal: a push admitted before it is still charged, and taken.
+        #expect(budget.toldWaitLeft(phone, now: start) == nil, "nothing told yet")
+        budget.tell(phone, toWait: .seconds(1), now: start)
+        #expect(budget.toldWaitLeft(phone, now: start + .milliseconds(250)) == .milliseconds(750))
+        #expect(budget.toldWaitLeft(watch, now: start + .milliseconds(250)) == nil, "the watch was told nothing")
+        budget.tell(phone, toWait: .milliseconds(100), now: start + .milliseconds(250))
+        #expect(budget.toldWaitLeft(phone, now: start + .milliseconds(500)) == .milliseconds(500), "a shorter wait does not cut a longer one")
+        // Not the budget's refusal: a push of the account is still charged, and taken.
         #expect(budget.exhausted(account, now: start + .milliseconds(500)) == nil)
         #expect(budget.charge(account, 10, now: start + .milliseconds(500)) == nil)
-        #expect(budget.toldWaitLeft(account, now: start + .seconds(1)) == nil)
+        #expect(budget.toldWaitLeft(phone, now: start + .seconds(1)) == nil)
     }
 
     @Test func bucketsThatFilledUpAgainAreForgotten() {
@@ -63,6 +65,10 @@ import Testing
             #expect(budget.charge(UUID(), 10, now: start + .milliseconds(index * 10)) == nil)
         }
         #expect(budget.trackedHolders <= 101, "a bounded table: \(budget.trackedHolders) accounts kept")
+        for index in 0..<1_000 {
+            budget.tell(UUID(), toWait: .seconds(1), now: start + .milliseconds(index * 10))
+        }
+        #expect(budget.trackedWaits <= 101, "a bounded table: \(budget.trackedWaits) devices' waits kept")
     }
 
     @Test func aConfigurationThatCannotWorkIsRefused() {
@@ -148,7 +154,7 @@ import Testing
             #expect(over.headers.first(name: "Retry-After") == "2")
             let told = ContinuousClock.now
             running.withLock { $0.told = true }
-            try await body(server, devices, told)
+            try await body(server, [phone] + devices, told)
         }
     }
 
@@ -158,11 +164,17 @@ import Testing
     /// device can send them.
     @Test func aPushThatDidNotWaitIsAnsweredWhenTheWaitEnds() async throws {
         try await withAccountToldToWait(others: 1) { server, devices, told in
-            // The mac pushes at once, in the account's wait: answered when the wait ends, and taken.
+            // The mac, told nothing, pushes in its account's wait: refused at once (its account's
+            // budget is spent), not held (issue 65, item 10: the wait was told to the phone).
+            let mac = try await server.request(.POST, "/v1/sync/push", token: devices[1].token,
+                                               body: InputLimitTests.push([InputLimitTests.event(seq: 1)]))
+            #expect(mac.status == 429 && mac.headers.first(name: "Retry-After") != nil, "\(mac.json)")
+            #expect(ContinuousClock.now - told < .milliseconds(1_500), "the mac was not held")
+            // The phone pushes at once, in the wait it was told: answered when the wait ends, and taken.
             // (The counter is the test process's, shared with the tests beside this one.)
             let heldBefore = try await HostileClientTests.gauge("shortcut_sync_pushes_held_total", of: server) ?? 0
             let early = try await server.raw(.POST, "/v1/sync/push", token: devices[0].token,
-                                             body: InputLimitTests.push([InputLimitTests.event(seq: 1)]))
+                                             body: InputLimitTests.push([InputLimitTests.event(seq: Limits.maxEventsPerPush)]))
             let answeredAfter = ContinuousClock.now - told
             #expect(early.status == 200, "\(early.json)")
             #expect(answeredAfter >= .milliseconds(1_900), "answered \(answeredAfter) into the wait, not at its end")
@@ -175,10 +187,15 @@ import Testing
     /// and its connection closed, before its body is read; the first is then taken.
     @Test func pushesHeldInTheirAccountsWaitGoInOneAtATime() async throws {
         try await withAccountToldToWait(others: 2) { server, devices, _ in
-            // Two more devices push in the wait, their bodies held back after ten bytes.
-            let port = try #require(server.baseURL.port)
             let event = HostileClientTests.oneDonation()
-            let pushes = try devices.map { device in
+            // Two more devices push in the wait: refused at once, and so told to wait.
+            for device in devices.dropFirst() {
+                let refused = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: Array(event.utf8))
+                #expect(refused.status == 429)
+            }
+            // They push again in it, their bodies held back after ten bytes.
+            let port = try #require(server.baseURL.port)
+            let pushes = try devices.dropFirst().map { device in
                 let connection = try RawConnection(port: port)
                 try connection.send("POST /v1/sync/push HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(device.token)\r\nContent-Type: application/json\r\nContent-Length: \(event.utf8.count)\r\n\r\n")
                 try connection.send(String(event.prefix(10)))
@@ -199,6 +216,43 @@ import Testing
             try admitted.send(String(event.dropFirst(10)))
             await admitted.read(until: { $0.contains("lastAcceptedSeq") }, timeout: .seconds(10))
             #expect(admitted.status == 200, "\(admitted.text.prefix(300))")
+        }
+    }
+
+    /// Issue 65, item 10: eight devices of one person pushing 25 times each at once, each
+    /// waiting as `Retry-After` tells it when refused: none of them is ever held (each waits as
+    /// it was told, and a wait told to one is not another's), and every push is taken.
+    @Test func devicesThatWaitAsToldAreNeverHeldWhateverTheOthersOfTheirAccountDo() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            var devices: [SimulatedDevice] = []
+            for _ in 0..<8 { devices.append(try await server.createDevice(accountToken: account.token)) }
+            let heldBefore = try await HostileClientTests.gauge("shortcut_sync_pushes_held_total", of: server) ?? 0
+            let refusals = try await withThrowingTaskGroup(of: Int.self) { group in
+                for device in devices {
+                    group.addTask {
+                        var refused = 0
+                        for seq in 1...25 {
+                            while true {
+                                let answer = try await server.request(.POST, "/v1/sync/push", token: device.token,
+                                                                      body: InputLimitTests.push([InputLimitTests.event(seq: seq)]))
+                                if answer.status == 200 { break }
+                                #expect(answer.status == 429, "\(answer.json)")
+                                refused += 1
+                                let wait = Int(answer.headers.first(name: "Retry-After") ?? "") ?? 1
+                                try await Task.sleep(for: .seconds(wait))
+                            }
+                        }
+                        return refused
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(try await HostileClientTests.gauge("shortcut_sync_pushes_held_total", of: server) ?? 0 == heldBefore,
+                    "a device that waited as told was held (\(refusals) refusals)")
+            let stored = try await server.sql.query("SELECT count(*) FROM events WHERE account_id = \(account.id)")
+                .decode(Int64.self).collectAll().first
+            #expect(stored == 200)
         }
     }
 
