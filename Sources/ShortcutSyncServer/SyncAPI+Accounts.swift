@@ -47,10 +47,13 @@ extension SyncAPI {
 
     func deleteDevice(_ input: Operations.DeleteDevice.Input) async throws -> Operations.DeleteDevice.Output {
         let account = try requireAccount()
+        // Another account's device, or no device at all, is not found (ids of others are not
+        // confirmed), and takes nothing from the budget that signs a real intruder out.
+        guard let device = UUID(canonical: input.path.deviceId), try await accounts.holds(device: device, account: account) else {
+            throw APIProblem.notFound("this account has no device \(input.path.deviceId)")
+        }
         try chargeDeviceChange(account, signOuts, "signs out")
-        // Another account's device, or no device at all, is not found: ids of others are not confirmed.
-        guard let device = UUID(canonical: input.path.deviceId),
-              try await events.signOut(device: device, account: account, wallMillis: now()) else {
+        guard try await events.signOut(device: device, account: account, wallMillis: now()) else {
             throw APIProblem.notFound("this account has no device \(input.path.deviceId)")
         }
         // Other servers end theirs when the sign-out's notification reaches them.

@@ -65,14 +65,33 @@ import Testing
             #expect(try await server.raw(.GET, "/v1/sync/pull", token: last.token).status == 200, "still signed in")
             #expect(try await Self.syncRows(of: last.id, server.sql) == 1, "its pull recorded what it has")
             #expect(try await Self.signedOutEvents(of: account.id, server.sql) == 3, "no sign-out event for the refused one")
-            #expect(try await server.raw(.DELETE, "/v1/devices/\(UUID().uuidString)", token: account.token).status == 429,
-                    "refused before the device is looked for")
+            #expect(try await server.raw(.DELETE, "/v1/devices/\(UUID().uuidString)", token: account.token).status == 404,
+                    "a device the account does not have is not found, and spends nothing (issue 65, item 10)")
 
             elapsed.withLock { $0 = .seconds(20) }
             #expect(try await server.raw(.DELETE, "/v1/devices/\(last.id.uuidString)", token: account.token).status == 204, "refilled")
             #expect(try await server.raw(.GET, "/v1/sync/pull", token: last.token).status == 401)
             #expect(try await Self.syncRows(of: last.id, server.sql) == 0, "what it last pulled goes with it")
             #expect(try await Self.signedOutEvents(of: account.id, server.sql) == 4)
+        }
+    }
+
+    /// Issue 65, item 10: sign-outs of devices the account does not have (made-up ids, another
+    /// account's) are 404 and spend none of the budget that signs a real intruder out.
+    @Test func aSignOutOfADeviceTheAccountDoesNotHaveSpendsNoBudget() async throws {
+        let start = ContinuousClock.now
+        try await TestServer.with(monotonic: { start }, configure: Self.configure) { server in
+            let account = try await server.createAccount(), other = try await server.createAccount()
+            let intruder = try await server.createDevice(accountToken: account.token)
+            let others = try await server.createDevice(accountToken: other.token)
+            for _ in 0..<30 {
+                #expect(try await server.raw(.DELETE, "/v1/devices/\(UUID().uuidString)", token: account.token).status == 404)
+            }
+            #expect(try await server.raw(.DELETE, "/v1/devices/\(others.id.uuidString)", token: account.token).status == 404)
+            #expect(try await server.raw(.DELETE, "/v1/devices/\(intruder.id.uuidString)", token: account.token).status == 204)
+            #expect(try await server.raw(.DELETE, "/v1/devices/\(intruder.id.uuidString)", token: account.token).status == 204,
+                    "signed out already: still the account's, and it is charged")
+            #expect(try await server.raw(.GET, "/v1/sync/pull", token: others.token).status == 200, "the other account's device is signed in")
         }
     }
 

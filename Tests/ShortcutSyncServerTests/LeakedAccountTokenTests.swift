@@ -93,7 +93,8 @@ import Testing
             #expect(lines.contains { $0.contains(leaked.id.uuidString.lowercased()) && $0.contains("token 1 (rotated)") }, "\(table)")
             #expect(lines.contains { $0.contains(phone.id.uuidString.lowercased()) && $0.contains("token 2 ") && !$0.contains("rotated") }, "\(table)")
 
-            // Just the leaked token's devices go.
+            // Just the leaked token's devices go, and what they last pulled with them (issue 65, item 10).
+            #expect(try await DeviceChangeBudgetTests.syncRows(of: leaked.id, server.sql) == 1)
             let signedOut = try await Self.admin(server, ["sign-out", "--json", "--account", account.id.uuidString, "--signed-in-with", "1"])
             let answer = try #require(try JSONSerialization.jsonObject(with: Data(signedOut.utf8)) as? [String: Any], "\(signedOut)")
             #expect(answer["devicesSignedOut"] as? [String] == [leaked.id.uuidString.lowercased()])
@@ -103,6 +104,8 @@ import Testing
             #expect(try await server.raw(.GET, "/v1/sync/pull", token: phone.token).status == 200)
             #expect(try await Self.eventTypes(of: leaked.id, server.sql) == ["deviceSignedOut"])
             #expect(try await Self.eventTypes(of: phone.id, server.sql) == [])
+            #expect(try await DeviceChangeBudgetTests.syncRows(of: leaked.id, server.sql) == 0)
+            #expect(try await DeviceChangeBudgetTests.syncRows(of: phone.id, server.sql) == 1)
 
             // A generation past PostgreSQL's integers is a usage error, not a trap (issue 65, item 10).
             let beyond = try await CommandProcess.run(["admin", "sign-out", "--account", account.id.uuidString, "--signed-in-with", "3000000000"],

@@ -142,6 +142,13 @@ public struct AccountStore: Sendable {
             """, logger: logger).decode(Bool.self).collectAll().first ?? false
     }
 
+    /// Whether `account` has `device`, signed in or out.
+    public func holds(device: UUID, account: UUID) async throws -> Bool {
+        try await client.guardedQuery("""
+            SELECT EXISTS (SELECT 1 FROM devices WHERE account_id = \(account) AND device_id = \(device))
+            """, logger: logger).decode(Bool.self).collectAll().first ?? false
+    }
+
     /// Signs a device out: its token stops working, its push token and what it last pulled
     /// (`device_sync`, issue 56: nothing of it grows with sign-outs but what the log needs) are
     /// dropped, its events stay, and a `DeviceSignedOut`

@@ -45,7 +45,8 @@ extension PostgresEventStore {
     }
 
     /// Revokes the tokens of the account's signed-in devices (those of `generation`'s token when
-    /// given) and drops their push tokens, as `AccountStore.revokeDevice` does for one; each
+    /// given) and drops their push tokens and what they last pulled (`device_sync`), as
+    /// `AccountStore.revokeDevice` does for one; each
     /// `DeviceSignedOut` is sent when the transaction commits. The devices, oldest first.
     private func revokeDevices(of account: UUID, signedInWith generation: Int?, on connection: PostgresConnection) async throws -> [UUID] {
         // Generations are PostgreSQL integers: a token of one beyond them signed in no device.
@@ -69,6 +70,8 @@ extension PostgresEventStore {
         // Apart from the UPDATE: push_tokens is distributed on Citus, devices a reference table.
         try await connection.guardedQuery(
             "DELETE FROM push_tokens WHERE account_id = \(account) AND device_id = ANY(\(devices))", logger: logger)
+        try await connection.guardedQuery(
+            "DELETE FROM device_sync WHERE account_id = \(account) AND device_id = ANY(\(devices))", logger: logger)
         return devices
     }
 
