@@ -68,9 +68,21 @@ public struct SecretFile: Sendable {
 
     /// Stores `secret` in place of whatever the file held: written into a fresh owner-only file
     /// beside it, which then takes the name (rename(2)): a reader sees the old secret or the new
-    /// one, never half of one, and a link planted at the name is replaced, never followed.
+    /// one, never half of one, and a link planted at the name is replaced, never followed. The
+    /// file keeps its owner, whose processes read it (servers run as their own user): root gives
+    /// the new file to that owner; another user is refused, since the owner could not read a file
+    /// of theirs made owner-only.
     public func replace(with secret: String) throws {
-        let temporary = try Self.createOwnerOnly(nextTo: url, contents: secret + "\n")
+        var info = stat()
+        var owner: (uid: uid_t, gid: gid_t)?
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid != geteuid() {
+            guard geteuid() == 0 else {
+                throw Failure("cannot replace \(path): it belongs to user \(info.st_uid), whose processes read it; run this as that user",
+                              code: EPERM)
+            }
+            owner = (info.st_uid, info.st_gid)
+        }
+        let temporary = try Self.createOwnerOnly(nextTo: url, contents: secret + "\n", owner: owner)
         guard rename(temporary, path) == 0 else {
             let failure = errno
             unlink(temporary)
@@ -103,13 +115,13 @@ public struct SecretFile: Sendable {
         }
     }
 
-    /// A fresh owner-only file beside `url` holding `contents`: its path.
-    private static func createOwnerOnly(nextTo url: URL, contents: String) throws -> String {
+    /// A fresh owner-only file beside `url` holding `contents` (owned by `owner` when given): its path.
+    private static func createOwnerOnly(nextTo url: URL, contents: String, owner: (uid: uid_t, gid: gid_t)? = nil) throws -> String {
         let directory = url.deletingLastPathComponent().path
         for _ in 0..<8 {
             let candidate = "\(directory)/.\(url.lastPathComponent).\(UInt64.random(in: 0...UInt64.max)).tmp"
             do {
-                try create(at: candidate, contents: contents)
+                try create(at: candidate, contents: contents, owner: owner)
                 return candidate
             } catch let failure as Failure where failure.code == EEXIST {
                 continue

@@ -1,5 +1,8 @@
 import Foundation
 import SecretFiles
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A file that holds the admin token (`serve --admin-token-file`, or the one `serve` makes in
 /// its data directory), read the same way at start, on `SIGHUP` and when a rotation is announced:
@@ -26,12 +29,35 @@ public struct AdminTokenFile: Sendable {
     /// Whether only this user may read the file (a token others can read may be known).
     public var isOwnerOnly: Bool { SecretFile(url).isOwnerOnly }
 
-    /// The token the file holds; throws a `Problem` when it cannot be read or is too weak.
+    /// The token the file holds; throws a `Problem` when it cannot be read, is not a regular
+    /// file (a symbolic link is not followed: one planted at the path would name another file
+    /// to the servers), or is too weak.
     public func read() throws -> String {
-        guard let data = FileManager.default.contents(atPath: path), data.count <= 4096 else {
-            throw Problem(description: "cannot read \(path)", unreadable: true)
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            let failure = errno
+            throw Problem(description: failure == ELOOP ? "\(path) is a symbolic link: give the file itself" : "cannot read \(path)",
+                          unreadable: true)
         }
-        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw Problem(description: "\(path) is not a regular file", unreadable: true)
+        }
+        var bytes = [UInt8](repeating: 0, count: 4097)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes[count...].withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if got > 0 {
+                count += got
+            } else if got == 0 {
+                break
+            } else if errno != EINTR {
+                throw Problem(description: "cannot read \(path)", unreadable: true)
+            }
+        }
+        guard count <= 4096 else { throw Problem(description: "cannot read \(path): more than 4 KiB", unreadable: true) }
+        let token = String(decoding: bytes[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         try Self.check(token)
         return token
     }

@@ -95,6 +95,10 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // SIGHUP means "read the admin token file again" (`AdminTokenReloader`), whose handler is
+        // in place only once the service runs: one that comes before (a secrets manager that
+        // writes and signals as the server starts) must not end the process, as its default would.
+        signal(SIGHUP, SIG_IGN)
         let logger = database.logger
         // A key that cannot work is refused before the database is touched (started, created, migrated).
         try await apns.configuration()?.validate()

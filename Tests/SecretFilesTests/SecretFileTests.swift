@@ -91,4 +91,20 @@ import Glibc
         #expect(status.mode == 0o600)
         #expect(status.uid == postgres.pw_uid)
     }
+
+    /// Issue 65, item 10: root replacing a secret of another user (`admin rotate-admin-token`
+    /// run as root, the servers as their own user) gives the new file to that user, who must
+    /// read it; owner-only still.
+    @Test(.enabled(if: getuid() == 0 && getpwnam("postgres") != nil))
+    func aSecretReplacedByRootKeepsItsOwner() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let postgres = try #require(getpwnam("postgres")).pointee
+        let path = directory.appendingPathComponent("admin-token").path
+        try SecretFile.create(at: path, contents: "old\n", owner: (postgres.pw_uid, postgres.pw_gid))
+        try SecretFile(URL(fileURLWithPath: path)).replace(with: "new")
+        let status = try #require(Self.status(path))
+        #expect(status.uid == postgres.pw_uid && status.mode == 0o600 && status.isRegularFile)
+        #expect(SecretFile(URL(fileURLWithPath: path)).read() == "new")
+    }
 }

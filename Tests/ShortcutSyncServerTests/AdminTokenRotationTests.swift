@@ -67,6 +67,36 @@ import Glibc
         #expect(SecretFile(file).read() == new)
     }
 
+    /// Issue 65, item 10: a SIGHUP that comes before the server's handler is in place (a
+    /// secrets manager that writes and signals as the server starts) does not kill it; and a
+    /// token file replaced by a symbolic link is not followed: the token in use stays.
+    @Test func anEarlySighupAndALinkedTokenFileChangeNothing() async throws {
+        // The embedded database takes seconds to start: a SIGHUP 300 ms in comes before the
+        // service, and its handler, run.
+        let directory = ShutdownTests.dataDirectory()
+        let serve = try await ServeProcess(dataDirectory: directory, givesAdminToken: false)
+        defer { serve.forceStop() }
+        try await Task.sleep(for: .milliseconds(300))
+        serve.send(SIGHUP)
+        try await ShutdownTests.waitUntilReady(serve)
+        #expect(serve.isRunning)
+        let old = serve.adminToken
+        #expect(try await Self.status(serve, old) == 201)
+
+        // Another file's token, linked in at the file's name: not read.
+        let elsewhere = URL(fileURLWithPath: serve.adminTokenFile.path + ".elsewhere")
+        let planted = Tokens.make(.admin)
+        try SecretFile.create(at: elsewhere.path, contents: planted + "\n")
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        try FileManager.default.removeItem(at: serve.adminTokenFile)
+        try FileManager.default.createSymbolicLink(at: serve.adminTokenFile, withDestinationURL: elsewhere)
+        serve.send(SIGHUP)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(serve.isRunning)
+        #expect(try await Self.status(serve, planted) == 401, "the link was followed")
+        #expect(try await Self.status(serve, old) == 201, "the token in use stays")
+    }
+
     @Test func sighupMakesAServerReadItsTokenFileAgain() async throws {
         let serve = try await ServeProcess(dataDirectory: ShutdownTests.dataDirectory(), givesAdminToken: false)
         defer { serve.forceStop() }
