@@ -362,7 +362,7 @@ let package = Package(
         .testTarget(
             name: "ShortcutSyncStoreTests",
             dependencies: [
-                "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport",
+                "ShortcutSyncStore", "ShortcutSyncDomain", "ShortcutSyncTestSupport", "ShortcutSyncDatabaseTestSupport", "ShortcutSyncChildProcess",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings

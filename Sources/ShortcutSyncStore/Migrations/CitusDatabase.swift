@@ -22,7 +22,7 @@ public enum CitusDatabase {
                 try await connection.query("CREATE EXTENSION citus", logger: logger)
                 // nodeid 0: for the connections to every node.
                 try await connection.query("""
-                    INSERT INTO pg_dist_authinfo (nodeid, rolename, authinfo) VALUES (0, \(node.username), \("password=\(password)"))
+                    INSERT INTO pg_dist_authinfo (nodeid, rolename, authinfo) VALUES (0, \(node.username), \("password=" + conninfoValue(password)))
                     """, logger: logger)
             }
         }
@@ -34,5 +34,12 @@ public enum CitusDatabase {
             }
         }
         return url
+    }
+
+    /// `value` as a value of a libpq connection string (`authinfo` is one): in single quotes,
+    /// each backslash and single quote in it escaped with a backslash, so that a password with
+    /// a space, a quote or a backslash is read whole and nothing after it is read as a keyword.
+    static func conninfoValue(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
 }
