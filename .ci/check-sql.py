@@ -128,6 +128,8 @@ UNESCAPED = {
     "signature": ("public.push_write_folded(uuid, bigint)",
                   "PushWriteFunction.signature: the function's name and its parameters' types (a CREATE FUNCTION, or a"
                   " regprocedure literal)"),
+    "signature(named: name)": ("public.push_write_folded_0123456789ab(uuid, bigint)",
+                               "PushWriteFunction's or RecordPullFunction's signature under the name its body gives it"),
     "placeholders": ("$1, $2", "PushWriteFunction's call: $1…$61, the account first (the call names it, Citus routes by it)"),
     "PushWriteFunction.name": ("push_write_folded", "the distributed function's name"),
     "RecordPullFunction.name": ("record_pull", "the distributed function's name"),

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -8,16 +9,21 @@ import PostgresNIO
 /// of three router statements. Its body is `DeviceSyncStore.RecordPullStatement`'s three writes
 /// as statements of their own, with its parameters: `$1` the account, `$2` the device, `$3` the
 /// version, `$4` the time, `$5` whether the pull was complete, `$6` a minute before the time.
-/// Made and distributed by the migrator on a Citus coordinator, with the push's function.
+/// Made and distributed by the migrator on a Citus coordinator, with the push's function, and
+/// named by its body as that one is (`DistributedFunctions.named`).
 enum RecordPullFunction {
-    static let name = "record_pull"
+    static let name = DistributedFunctions.named("record_pull", by: definition(named: "record_pull"))
 
     /// The function's signature, as `create_distributed_function` takes it.
-    static let signature = "public.record_pull(uuid, uuid, bigint, timestamptz, boolean, timestamptz)"
+    static var signature: String { signature(named: name) }
 
-    static var definition: PostgresQuery {
+    private static func signature(named name: String) -> String { "public.\(name)(uuid, uuid, bigint, timestamptz, boolean, timestamptz)" }
+
+    static var definition: PostgresQuery { definition(named: name) }
+
+    private static func definition(named name: String) -> PostgresQuery {
         """
-        CREATE OR REPLACE FUNCTION \(unescaped: signature) RETURNS void LANGUAGE plpgsql AS $function$
+        CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name)) RETURNS void LANGUAGE plpgsql AS $function$
         BEGIN
           -- The device's sync row, written under a key-share lock of the account's head (an erasure
           -- takes it for update first), when the pull was complete and the row is behind or old.
@@ -44,6 +50,14 @@ enum RecordPullFunction {
 /// The functions a Citus coordinator's migrate makes and distributes by their first parameter,
 /// the account, with the accounts' tables: the push's write and the pull's record.
 enum DistributedFunctions {
+    /// `base` with the first 12 hex digits of SHA-256 of `definition`'s text (made with `base`
+    /// as its name): each build's body has a name of its own, so that servers of two builds
+    /// side by side (a rolling upgrade) each call their own, and none replaces the other's.
+    /// The functions of builds no server runs any more stay, unused, until dropped by hand.
+    static func named(_ base: String, by definition: PostgresQuery) -> String {
+        base + "_" + SHA256.hash(data: Data(definition.sql.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
+    }
+
     static let all: [(signature: String, definition: PostgresQuery)] = [
         (PushWriteFunction.signature, PushWriteFunction.definition),
         (RecordPullFunction.signature, RecordPullFunction.definition),

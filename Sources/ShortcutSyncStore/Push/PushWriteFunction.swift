@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -15,9 +16,11 @@ import ShortcutSyncDomain
 /// parameters are the one statement's, `$1`…`$61`, in its types (`bindingDataTypes`), and the arms'
 /// bits: it is made from the same texts, so it cannot say something else. It is created (or
 /// replaced, when this build's arms differ) and distributed by the migrator on a Citus
-/// coordinator, after the tables are (`DistributedFunctions`); it exists nowhere else.
+/// coordinator, after the tables are (`DistributedFunctions`); it exists nowhere else. Its name
+/// holds a digest of its body (`DistributedFunctions.named`): a server of another build, during
+/// a rolling upgrade, calls the body it was built with, never one this build put in its place.
 enum PushWriteFunction {
-    static let name = "push_write_folded"
+    static let name = DistributedFunctions.named("push_write_folded", by: definition(named: "push_write_folded"))
 
     /// The parameters' types as SQL names, `$1`…`$61`, then the arms' bits.
     static var parameterTypes: [String] {
@@ -25,7 +28,9 @@ enum PushWriteFunction {
     }
 
     /// The function's signature, as `create_distributed_function` takes it.
-    static var signature: String { "public.\(name)(\(parameterTypes.joined(separator: ", ")))" }
+    static var signature: String { signature(named: name) }
+
+    private static func signature(named name: String) -> String { "public.\(name)(\(parameterTypes.joined(separator: ", ")))" }
 
     /// Each arm's bit in `$62`.
     static func bit(of arm: FoldArm) -> Int32 { 1 << Int32(FoldArm.allCases.firstIndex(of: arm)!) }
@@ -34,7 +39,9 @@ enum PushWriteFunction {
     static func bits(_ arms: Set<FoldArm>) -> Int32 { arms.reduce(0) { $0 | bit(of: $1) } }
 
     /// `CREATE OR REPLACE FUNCTION`: the head's move, the batch, then the arms asked for.
-    static var definition: PostgresQuery {
+    static var definition: PostgresQuery { definition(named: name) }
+
+    private static func definition(named name: String) -> PostgresQuery {
         let arms = FoldArm.allCases.map { arm in
             """
               IF ($62 & \(bit(of: arm))) <> 0 THEN
@@ -43,7 +50,7 @@ enum PushWriteFunction {
             """
         }.joined(separator: "\n")
         return """
-            CREATE OR REPLACE FUNCTION \(unescaped: signature) RETURNS text LANGUAGE plpgsql AS $function$
+            CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name)) RETURNS text LANGUAGE plpgsql AS $function$
             DECLARE
               new_mark text;
             BEGIN
