@@ -14,7 +14,7 @@ import Synchronization
 /// followed within it. A route is only a shortcut: any node runs any account's statements, so an
 /// account whose node cannot be asked, or whose node has no pool here (a worker added after the
 /// server started), goes to `lookup`, which forwards as before. The routes kept are bounded
-/// (`maximumRoutes`); past them the oldest half is forgotten.
+/// (`maximumRoutes`); past them all are forgotten at once, and asked again.
 public final class AccountRouter: Sendable {
     /// The pools, one a worker that holds shards, by the node's name as `pg_dist_node` gives it.
     public let pools: [String: DatabasePool]
@@ -44,6 +44,9 @@ public final class AccountRouter: Sendable {
         self.logger = logger
     }
 
+    /// How many routes are kept now (for tests of their bound).
+    public var routesKept: Int { routes.withLock { $0.count } }
+
     /// The pool of the node that holds the account's shards; `lookup` when that is not known, or
     /// when that node is away (its `LISTEN` lost: `node(_:listening:)`), so that Citus on the
     /// attached node answers for it (a lost worker's statements fail there at once, class 08).
@@ -64,14 +67,16 @@ public final class AccountRouter: Sendable {
                 """, logger: logger)
             guard let (host, port) = try await rows.decode((String, Int32).self).collectAll().first else { return lookup }
             let node = "\(host):\(port)"
-            routes.withLock { routes in
-                if routes.count >= maximumRoutes {
-                    // The oldest half goes: a bound on memory, not a cache policy to tune.
-                    let oldest = routes.sorted { $0.value.asked < $1.value.asked }.prefix(routes.count / 2).map(\.key)
-                    for key in oldest { routes[key] = nil }
-                }
+            // Past the bound every route goes (a bound on memory, not a cache policy to tune: each
+            // is asked again once, one metadata read), the old table freed after the lock is let
+            // go: nothing is sorted or walked under the lock on a request's path (issue 65, item 10).
+            let dropped = routes.withLock { routes -> [UUID: Route] in
+                var dropped: [UUID: Route] = [:]
+                if routes.count >= maximumRoutes { swap(&dropped, &routes) }
                 routes[account] = Route(node: node, asked: now)
+                return dropped
             }
+            _ = consume dropped
             return watched(node)
         } catch {
             logger.log(level: .debug, "the node of an account's shards could not be asked: its statements go to the attached node",

@@ -189,6 +189,22 @@ struct CitusAttachedServersTests {
         }
     }
 
+    /// The routes kept are bounded (issue 65, item 10): past the bound they are all forgotten at
+    /// once (no sort under the lock), and an account is routed as well as before.
+    @Test func theRoutesKeptAreBounded() async throws {
+        try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+            let router = try await url.accountRouter(lookup: sql, maximumConnections: 2, keptOpen: 0, maximumRoutes: 5,
+                                                     logger: TestDatabase.shared.logger)
+            for _ in 0..<23 {
+                _ = await router.pool(for: UUID())
+                #expect(router.routesKept <= 5)
+            }
+            let account = UUID()
+            let routed = await router.pool(for: account)
+            #expect(routed !== sql && router.pools.values.contains { $0 === routed }, "routed to a worker")
+        }
+    }
+
     /// A server that loses one node's `LISTEN` (the node stopped) says so on `/readyz`, listens
     /// again once the node is back, and then hears what is announced there: a sign-out through a
     /// server of that node is 401 on it within a second.
