@@ -207,6 +207,31 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// Issue 65, item 10: an imported event keeps the time its file gives; one of long ago,
+    /// appended after today's pushes, does not put the retention's cut among them: the cut is
+    /// the last version up to which every event was recorded before the time asked.
+    @Test func anOldImportedEventDoesNotMoveTheCutIntoTheRetention() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var phone = DeviceScript(account: UUID())
+            try await register([phone], client: client)
+            let store = PostgresEventStore(client: client, logger: logger)
+            for index in 0..<5 {
+                _ = try await store.append([phone.donate("soup-\(index)", at: 1000 + Int64(index)).event], account: phone.account, device: phone.deviceId)
+            }
+            let tokenHash = try #require(try await client.query("SELECT token_hash FROM accounts WHERE account_id = \(phone.account)", logger: logger)
+                .decode(ByteBuffer.self).collectAll().first).readableBytesView
+            let longAgo = Date().addingTimeInterval(-100 * 86_400)
+            let imported = try await OperatorStore(client: client, logger: logger).importAccount(
+                AccountRecord(accountId: phone.account, createdAt: longAgo, tokenHash: Array(tokenHash)), devices: [],
+                events: [ArchivedEvent(line: 1, deviceId: phone.deviceId, recordedAt: longAgo, event: phone.donate("tea", at: 2000).event)])
+            #expect(imported.events == 1)
+            let projections = ProjectionStore(client: client, logger: logger)
+            #expect(try await projections.lastVersion(of: phone.account, recordedBefore: Date().addingTimeInterval(-3_600)) == 0,
+                    "today's five events are in the retention, and so is what comes after them")
+            #expect(try await projections.lastVersion(of: phone.account, recordedBefore: Date().addingTimeInterval(60)) == 6)
+        }
+    }
+
     /// Issue 65, item 6: a stored count no fold writes (here by hand, as an edited import could)
     /// is refused as corrupt when a push reads it, where adding the push's donation to it would
     /// have trapped the process: the push is kept unfolded and its account parked (DESIGN §6, a

@@ -79,14 +79,19 @@ extension ProjectionStore {
         }
     }
 
-    /// The last version of `account` recorded before `date`: what `--before` compacts through (0: none).
+    /// The greatest version of `account` up to which every event was recorded before `date`: what
+    /// `--before` and the retention compact through (0: none). Not the last version recorded
+    /// before it: an imported event keeps the time its file gives (issue 65, item 10), and one of
+    /// long ago appended after this week's would put the cut among this week's events.
     public func lastVersion(of account: UUID, recordedBefore date: Date) async throws -> Int64 {
         try await client.withConnection { try await lastVersion(of: account, recordedBefore: date, on: $0) }
     }
 
     func lastVersion(of account: UUID, recordedBefore date: Date, on connection: PostgresConnection) async throws -> Int64 {
         let rows = try await connection.guardedQuery("""
-            SELECT coalesce(max(version), 0) FROM events WHERE account_id = \(account) AND recorded_at < \(date)
+            SELECT CASE WHEN bool_or(recorded_at >= \(date)) THEN min(version) FILTER (WHERE recorded_at >= \(date)) - 1
+                        ELSE coalesce(max(version), 0) END
+            FROM events WHERE account_id = \(account)
             """, logger: logger)
         return try await rows.decode(Int64.self).collectAll().first ?? 0
     }
