@@ -160,8 +160,21 @@ public struct AccountStore: Sendable {
     /// which means the same on one PostgreSQL: Citus refuses a STABLE function inside COALESCE or
     /// CASE in an UPDATE of a Citus table (it evaluates `now()` once on the coordinator only where
     /// the function is evaluated unconditionally).
+    ///
+    /// The account's head is locked `FOR UPDATE` first, in the same transaction: a push-token
+    /// registration of the device in flight (which holds it `FOR KEY SHARE`) commits before this
+    /// statement reads the push tokens, so that its row goes too (`PushTokenStore.insert`).
     public func revokeDevice(_ device: UUID, account: UUID) async throws -> Bool {
-        let rows = try await client.guardedQuery("""
+        try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection in
+                try await connection.guardedQuery("SELECT 1 FROM account_heads WHERE account_id = \(account) FOR UPDATE", logger: logger).drain()
+                return try await revokeDevice(device, account: account, on: connection)
+            }
+        }
+    }
+
+    private func revokeDevice(_ device: UUID, account: UUID, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.guardedQuery("""
             WITH revoked AS (
                 UPDATE devices SET token_hash = NULL, revoked_at = least(revoked_at, now())
                 WHERE device_id = \(device) AND account_id = \(account)

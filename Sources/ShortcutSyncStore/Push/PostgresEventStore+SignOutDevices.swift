@@ -35,6 +35,10 @@ extension PostgresEventStore {
                         logger: logger).decode(Int32.self).collectAll().first.map(Int.init)
                 }
                 guard let current else { return nil }
+                // As `AccountStore.revokeDevice`: a push-token registration in flight commits
+                // before the push tokens are read, and its row goes with the others.
+                try await connection.guardedQuery("SELECT 1 FROM account_heads WHERE account_id = \(account) FOR UPDATE",
+                                                  logger: logger).drain()
                 let devices = try await revokeDevices(of: account, signedInWith: generation, on: connection)
                 for device in devices {
                     try await appendSignOut(account: account, device: device, wallMillis: wallMillis, inTransactionOn: connection)

@@ -33,21 +33,32 @@ public struct PushTokenStore: Sendable {
         return true
     }
 
-    /// The token's row, written only while the account's head exists, under a key-share lock of
-    /// it: a registration that checked its token before an erasure committed either commits
-    /// before the erasure removes the account's rows or finds no head (as `DeviceSyncStore` does).
+    /// The token's row, written only while the account's head exists and the device is signed
+    /// in, in a transaction that takes a key-share lock of the head first and only then reads the
+    /// device: a sign-out or an erasure (each takes the head `FOR UPDATE` before it removes the
+    /// account's push tokens) either waits for this registration to commit, and then removes its
+    /// row, or commits first, and then this one, having waited for the lock, reads the device
+    /// signed out (or finds no head) and writes nothing (issue 65, item 10: one statement read the
+    /// device in a snapshot from before the sign-out, and its row outlived it).
     private func insert(_ registration: PushTokenRegistration, device: UUID, account: UUID) async throws -> Bool {
-        let rows = try await client.guardedQuery("""
-            WITH head AS (SELECT h.account_id FROM account_heads h WHERE h.account_id = \(account) FOR KEY SHARE OF h)
-            INSERT INTO push_tokens (account_id, device_id, token, topic, environment, registered_at)
-            SELECT \(account), \(device), \(registration.token), \(registration.topic), \(registration.environment), clock_timestamp()
-            FROM head, devices d WHERE d.account_id = \(account) AND d.device_id = \(device) AND d.token_hash IS NOT NULL
-            ON CONFLICT (account_id, device_id) DO UPDATE SET
-                token = excluded.token, topic = excluded.topic, environment = excluded.environment,
-                registered_at = excluded.registered_at, failures = 0
-            RETURNING 1
-            """, logger: logger)
-        return try await !rows.decode(Int.self).collectAll().isEmpty
+        try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection in
+                let head = try await connection.guardedQuery("""
+                    SELECT 1 FROM account_heads h WHERE h.account_id = \(account) FOR KEY SHARE OF h
+                    """, logger: logger).decode(Int.self).collectAll()
+                guard !head.isEmpty else { return false }
+                let rows = try await connection.guardedQuery("""
+                    INSERT INTO push_tokens (account_id, device_id, token, topic, environment, registered_at)
+                    SELECT \(account), \(device), \(registration.token), \(registration.topic), \(registration.environment), clock_timestamp()
+                    FROM devices d WHERE d.account_id = \(account) AND d.device_id = \(device) AND d.token_hash IS NOT NULL
+                    ON CONFLICT (account_id, device_id) DO UPDATE SET
+                        token = excluded.token, topic = excluded.topic, environment = excluded.environment,
+                        registered_at = excluded.registered_at, failures = 0
+                    RETURNING 1
+                    """, logger: logger)
+                return try await !rows.decode(Int.self).collectAll().isEmpty
+            }
+        }
     }
 
     /// Forgets the device's token: no more wakes.
