@@ -49,13 +49,20 @@ public final class NotificationHub: Service, Sendable {
     public let processID = UUID()
     /// How fresh the views are where this server's devices see them (`/metrics`, `/readyz`).
     let freshness = Freshness()
+    /// How long the poke to every subscriber after a `LISTEN` came back is spread over
+    /// (`pokeEveryone`): a node of a cluster that flaps must not bring every device's pull of
+    /// every server at once (issue 65, item 9).
+    let resumePokeSpread: Duration
+    /// Whether a spread poke is under way: a second resume meanwhile is covered by it.
+    private let spreading = Atomic<Bool>(false)
 
     public init(
         notifications: any NotificationEvents, logger: Logger, keepAliveInterval: Duration = .seconds(15),
         signedIn: @escaping @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>,
         poolServes: @escaping @Sendable (_ everyConnection: Bool) async throws -> Void = { _ in },
-        watchesNodes: Bool = false
+        watchesNodes: Bool = false, resumePokeSpread: Duration = .seconds(5)
     ) {
+        self.resumePokeSpread = resumePokeSpread
         reach = DatabaseReach(watchesNodes: watchesNodes)
         self.poolServes = poolServes
         self.notifications = notifications
@@ -164,6 +171,23 @@ public final class NotificationHub: Service, Sendable {
         for target in targets { target.mailbox?.post(message) }
     }
 
+    /// Pokes every subscriber once, a tenth of them at a time over `resumePokeSpread` (the first
+    /// tenth at once), unless such a poke is under way already: whatever was notified before is
+    /// covered by it, and whoever subscribed since listened in time. The subscribers are taken
+    /// as they are now (weakly: one that ends meanwhile is not kept for it).
+    private func pokeEveryone() {
+        guard spreading.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        let targets = subscribers.withLock { $0.values.flatMap(\.values) }
+        let parts = 10
+        Task {
+            defer { self.spreading.store(false, ordering: .releasing) }
+            for part in 0..<parts {
+                if part > 0 { try? await Task.sleep(for: self.resumePokeSpread / parts) }
+                for index in stride(from: part, to: targets.count, by: parts) { targets[index].mailbox?.post(.changed(version: 0)) }
+            }
+        }
+    }
+
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.listenLoop() }
@@ -217,7 +241,7 @@ public final class NotificationHub: Service, Sendable {
             // and the sessions of devices signed out (or erased) meanwhile end.
             if resumed {
                 tokens.forgetAll()
-                broadcast(.changed(version: 0))
+                pokeEveryone()
             }
             await endSessionsSignedOutUnheard()
         case .projection(let notification):
