@@ -220,36 +220,32 @@ import Testing
     }
 
     /// Issue 65, item 10: eight devices of one person pushing 25 times each at once, each
-    /// waiting as `Retry-After` tells it when refused: none of them is ever held (each waits as
-    /// it was told, and a wait told to one is not another's), and every push is taken.
+    /// waiting as `Retry-After` tells it when refused: every push is taken. (That none is held
+    /// is `aWaitIsToldToTheDevice`'s to prove: the held pushes' counter is the process's, and
+    /// the suites beside this one hold pushes too. Run alone, this took 6.4 s in a debug build,
+    /// and 193 s with waits told to the account, its pushes held.)
     @Test func devicesThatWaitAsToldAreNeverHeldWhateverTheOthersOfTheirAccountDo() async throws {
         try await TestServer.with { server in
             let account = try await server.createAccount()
             var devices: [SimulatedDevice] = []
             for _ in 0..<8 { devices.append(try await server.createDevice(accountToken: account.token)) }
-            let heldBefore = try await HostileClientTests.gauge("shortcut_sync_pushes_held_total", of: server) ?? 0
-            let refusals = try await withThrowingTaskGroup(of: Int.self) { group in
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 for device in devices {
                     group.addTask {
-                        var refused = 0
                         for seq in 1...25 {
                             while true {
                                 let answer = try await server.request(.POST, "/v1/sync/push", token: device.token,
                                                                       body: InputLimitTests.push([InputLimitTests.event(seq: seq)]))
                                 if answer.status == 200 { break }
                                 #expect(answer.status == 429, "\(answer.json)")
-                                refused += 1
                                 let wait = Int(answer.headers.first(name: "Retry-After") ?? "") ?? 1
                                 try await Task.sleep(for: .seconds(wait))
                             }
                         }
-                        return refused
                     }
                 }
-                return try await group.reduce(0, +)
+                try await group.waitForAll()
             }
-            #expect(try await HostileClientTests.gauge("shortcut_sync_pushes_held_total", of: server) ?? 0 == heldBefore,
-                    "a device that waited as told was held (\(refusals) refusals)")
             let stored = try await server.sql.query("SELECT count(*) FROM events WHERE account_id = \(account.id)")
                 .decode(Int64.self).collectAll().first
             #expect(stored == 200)
