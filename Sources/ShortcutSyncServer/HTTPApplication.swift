@@ -68,6 +68,7 @@ public func buildHTTPApplication(
     let hub = NotificationHub(notifications: parts.notifications, logger: logger,
                               keepAliveInterval: configuration.keepAliveInterval,
                               signedIn: { try await accounts.signedIn(among: $0) },
+                              tokensStillValid: { try await accounts.tokensStillValid(among: $0) },
                               poolServes: { everyConnection in
                                   if everyConnection {
                                       try await accounts.pingEveryConnection(configuration.maximumConnections)

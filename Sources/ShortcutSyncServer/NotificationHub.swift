@@ -29,6 +29,9 @@ public final class NotificationHub: Service, Sendable {
     /// Which of the subscribers' devices are still signed in: asked each time LISTEN is in place,
     /// since sign-outs and erasures notified while it was not are lost.
     private let signedIn: @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>
+    /// Of the token hashes given, those the database still knows: asked for the cached tokens
+    /// when a `LISTEN` comes back (`TokenCache.distrust`).
+    private let tokensStillValid: @Sendable ([[UInt8]]) async throws -> Set<[UInt8]>
     private let logger: Logger
     private let keepAliveInterval: Duration
     private let subscribers = Mutex<[UUID: [Int: Subscriber]]>([:])
@@ -59,6 +62,7 @@ public final class NotificationHub: Service, Sendable {
     public init(
         notifications: any NotificationEvents, logger: Logger, keepAliveInterval: Duration = .seconds(15),
         signedIn: @escaping @Sendable ([(account: UUID, device: UUID)]) async throws -> Set<UUID>,
+        tokensStillValid: @escaping @Sendable ([[UInt8]]) async throws -> Set<[UInt8]> = { _ in [] },
         poolServes: @escaping @Sendable (_ everyConnection: Bool) async throws -> Void = { _ in },
         watchesNodes: Bool = false, resumePokeSpread: Duration = .seconds(5)
     ) {
@@ -67,6 +71,7 @@ public final class NotificationHub: Service, Sendable {
         self.poolServes = poolServes
         self.notifications = notifications
         self.signedIn = signedIn
+        self.tokensStillValid = tokensStillValid
         self.logger = logger
         self.keepAliveInterval = keepAliveInterval
     }
@@ -237,11 +242,12 @@ public final class NotificationHub: Service, Sendable {
             wentSilent.store(true, ordering: .relaxed)
             reach.becameUnreachable()
         case .listening(let resumed):
-            // Whatever was notified while the connection was down is lost: everyone pulls once,
-            // and the sessions of devices signed out (or erased) meanwhile end.
+            // Whatever was notified while the connection was down is lost: everyone pulls once
+            // (spread out), the cached tokens are checked in bulk, and the sessions of devices
+            // signed out (or erased) meanwhile end.
             if resumed {
-                tokens.forgetAll()
                 pokeEveryone()
+                await checkCachedTokens()
             }
             await endSessionsSignedOutUnheard()
         case .projection(let notification):
@@ -268,6 +274,21 @@ public final class NotificationHub: Service, Sendable {
                 return
             }
             try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Checks every cached token against the database in one statement per 1,000, and forgets
+    /// those it no longer knows; if the database cannot say, every token is forgotten and looked
+    /// up again by its next request, as before (issue 65, item 9: a node of a cluster that flaps
+    /// no longer makes every device's next request a lookup at once).
+    private func checkCachedTokens() async {
+        let cached = tokens.distrust()
+        guard !cached.isEmpty else { return }
+        do {
+            tokens.keep(only: try await tokensStillValid(cached), among: cached)
+        } catch {
+            logger.log(level: .warning, "could not check the cached tokens after LISTEN resumed: each is looked up again", error: error)
+            tokens.forgetAll()
         }
     }
 

@@ -7,8 +7,9 @@ import Synchronization
 ///
 /// A token stops working at once when its device is signed out or its account erased: the hub
 /// forgets its entries then (`NotificationHub.endSessions`), on this server at once and on the
-/// others when they hear the `NOTIFY`; everything is forgotten when LISTEN resumes after an
-/// outage (what was notified meanwhile is lost), and an entry is looked up again after
+/// others when they hear the `NOTIFY`; when LISTEN resumes after an outage (what was notified
+/// meanwhile is lost) every entry is checked against the database at once, in bulk, and
+/// whatever it no longer knows is forgotten (`distrust`); an entry is looked up again after
 /// `lifetime` whatever happens. It holds at most `capacity` entries.
 public final class TokenCache: Sendable {
     private struct Entry {
@@ -240,15 +241,45 @@ public final class TokenCache: Sendable {
     /// lookup under way is kept.
     func forgetAll() {
         state.withLock { state in
-            state.generation += 1
-            state.floor = state.generation
-            state.forgottenAt = [:]
-            state.forgets = []
-            state.forgetsStart = 0
+            Self.keepNoLookupUnderWay(&state)
             state.entries.removeAll()
             state.byDevice = [:]
             state.byAccount = [:]
         }
+    }
+
+    /// Sign-outs may have been missed (a `LISTEN` was down), but most tokens are still good: no
+    /// lookup under way is kept (it may have read before a sign-out it will not hear of), and
+    /// the hashes kept of devices' and accounts' tokens are returned, to be checked against the database in bulk (`keep(only:among:)`)
+    /// rather than each looked up again by its next request — after a node of a cluster flaps,
+    /// every device's next request would otherwise be a lookup at once (issue 65, item 9).
+    func distrust() -> [[UInt8]] {
+        state.withLock { state in
+            Self.keepNoLookupUnderWay(&state)
+            return state.entries.compactMap { hash, entry in
+                if case .admin = entry.caller { return nil }
+                return hash
+            }
+        }
+    }
+
+    /// Of the `checked` hashes (those `distrust` returned), drops the ones not in `valid`: the
+    /// database no longer knows them (the device signed out, the account erased or its token
+    /// rotated). An entry looked up again since is dropped too if the check found it gone.
+    func keep(only valid: Set<[UInt8]>, among checked: [[UInt8]]) {
+        state.withLock { state in
+            for hash in checked where !valid.contains(hash) { Self.remove(hash, from: &state) }
+        }
+    }
+
+    /// A new generation that no lookup begun before it reaches (`remember`); the record of
+    /// forgettings is then of no use.
+    private static func keepNoLookupUnderWay(_ state: inout State) {
+        state.generation += 1
+        state.floor = state.generation
+        state.forgottenAt = [:]
+        state.forgets = []
+        state.forgetsStart = 0
     }
 
     var count: Int { state.withLock { $0.entries.count } }

@@ -3,6 +3,7 @@ import PostgresNIO
 import ShortcutSyncDatabaseTestSupport
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
+import Synchronization
 import Testing
 
 private let logger = TestDatabase.shared.logger
@@ -71,6 +72,57 @@ private let logger = TestDatabase.shared.logger
                     #expect(cluster.nodesNotListening == ["127.0.0.1:1"])
                     #expect(!seen.all.contains(.unreachable), "\(seen.all)")
                     #expect(seen.all.first == .connected)
+                    group.cancelAll()
+                }
+            }
+        }
+    }
+
+    /// Issue 65, item 9: the nodes are read again as the service runs. A node that joins is
+    /// listened to, and counts as a `LISTEN` resumed (what it notified before was missed); one
+    /// that leaves is no longer listened to. (The node that joins is the same server through a
+    /// proxy, under another name: two `LISTEN` sessions on it.)
+    @Test func aNodeThatJoinsIsListenedToAndOneThatLeavesIsNot() async throws {
+        try await TestDatabase.withClient(maximumConnections: 2) { client, url in
+            let proxy = try await NetworkFaultProxy(forwardingTo: url.host, port: url.port)
+            defer { Task { await proxy.stop() } }
+            let joining = try url.onNode("127.0.0.1:\(proxy.port)")
+            let cluster_ = Mutex<[DatabaseURL]>([])
+            let cluster = ClusterNotifications(
+                attached: .init(name: url.nodeName, source: NotificationSource(.dedicated(try url.connectionConfiguration()), logger: logger)),
+                others: [],
+                discovery: .init(interval: .milliseconds(100)) {
+                    try cluster_.withLock { $0 }.map { .init(name: $0.nodeName, source: NotificationSource(.dedicated(try $0.connectionConfiguration()), logger: logger)) }
+                },
+                logger: logger)
+            func listenSessions() async throws -> Int64? {
+                try await client.query(PostgresQuery(unsafeSQL: """
+                    SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND \(ListenSession.predicate)
+                    """)).decode(Int64.self).collectAll().first
+            }
+            let seen = SeenEvents()
+            try await cluster.withEvents { events in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { for await event in events { seen.append(event) } }
+                    try await eventually("the attached node listens", timeout: .seconds(60)) { cluster.nodesNotListening.isEmpty }
+                    #expect(cluster.nodeNames == [url.nodeName])
+                    #expect(!seen.all.contains(.listening(resumed: true)))
+
+                    cluster_.withLock { $0 = [url, joining] }
+                    try await eventually("the node that joined is listened to", timeout: .seconds(60)) {
+                        cluster.nodeNames == [url.nodeName, joining.nodeName] && cluster.nodesNotListening.isEmpty
+                    }
+                    try await eventually("its first LISTEN counts as resumed") { seen.all.contains(.listening(resumed: true)) }
+                    try await eventually("two sessions listen") { try await listenSessions() == 2 }
+
+                    cluster_.withLock { $0 = [url] }
+                    try await eventually("the node that left is not listened to", timeout: .seconds(30)) {
+                        let sessions = try await listenSessions()
+                        return cluster.nodeNames == [url.nodeName] && sessions == 1
+                    }
+                    let signedOut = DeviceSignedOut(accountId: UUID(), deviceId: UUID())
+                    try await notify(signedOut, on: DeviceSignedOut.channel, client: client)
+                    try await eventually("the attached node still passes its notifications") { seen.all.contains(.deviceSignedOut(signedOut)) }
                     group.cancelAll()
                 }
             }

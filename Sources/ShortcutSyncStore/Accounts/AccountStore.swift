@@ -135,6 +135,23 @@ public struct AccountStore: Sendable {
         }
     }
 
+    /// Of the given token hashes, those that still open the service: a signed-in device's or an
+    /// account's current token. A cross-account statement (DESIGN §6), asked by the hub for the
+    /// tokens it keeps when a `LISTEN` comes back (sign-outs, rotations and erasures notified
+    /// meanwhile were missed), a chunk of at most 1,000 at a time.
+    public func tokensStillValid(among hashes: [[UInt8]]) async throws -> Set<[UInt8]> {
+        var valid = Set<[UInt8]>()
+        for start in stride(from: 0, to: hashes.count, by: 1_000) {
+            let chunk = hashes[start..<min(start + 1_000, hashes.count)].map { ByteBuffer(bytes: $0) }
+            let rows = try await client.guardedQuery("""
+                SELECT token_hash FROM devices WHERE token_hash = ANY(\(chunk)::bytea[])
+                UNION ALL SELECT token_hash FROM accounts WHERE token_hash = ANY(\(chunk)::bytea[])
+                """, logger: logger)
+            for try await hash in rows.decode(ByteBuffer.self) { valid.insert(Array(hash.readableBytesView)) }
+        }
+        return valid
+    }
+
     /// Whether `device` of `account` is still signed in (its token not revoked, its account not erased).
     public func isSignedIn(device: UUID, account: UUID) async throws -> Bool {
         try await client.guardedQuery("""

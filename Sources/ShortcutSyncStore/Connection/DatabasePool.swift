@@ -37,9 +37,11 @@ extension DatabaseURL {
     /// reach to the service; this URL (the coordinator) without one. The nodes are asked of it
     /// first, then of this URL; where neither answers (the database is away as the service
     /// starts) the service listens on it and this URL only, and says so (without a node: on this
-    /// URL, as on one PostgreSQL).
+    /// URL, as on one PostgreSQL). On a cluster the nodes are read again every
+    /// `nodesRereadInterval`: a worker added is listened to, one removed no longer.
     public func serviceNotifications(attachedTo node: DatabaseURL? = nil,
                                      channels: Set<NotificationSource.Channel> = Set(NotificationSource.Channel.allCases),
+                                     nodesRereadInterval: Duration = .seconds(30),
                                      logger: Logger) async throws -> any NotificationEvents {
         let attached = node ?? self
         var nodes: [DatabaseURL]??
@@ -63,13 +65,23 @@ extension DatabaseURL {
             logger.warning("listening on the attached node and the database URL's only: the cluster's nodes could not be read",
                            metadata: ["node": "\(attached.nodeName)"])
         }
-        func source(_ url: DatabaseURL) throws -> ClusterNotifications.Node {
+        @Sendable func source(_ url: DatabaseURL) throws -> ClusterNotifications.Node {
             var nodeLogger = logger
             nodeLogger[metadataKey: "node"] = "\(url.nodeName)"
             return .init(name: url.nodeName, source: NotificationSource(.dedicated(try url.connectionConfiguration()), channels: channels, logger: nodeLogger))
         }
         let others = listened.filter { !$0.isSameServer(as: attached) }
-        return ClusterNotifications(attached: try source(attached), others: try others.map(source), logger: logger)
+        // Read again as the service runs, of the attached node first, as at start.
+        let discovery = ClusterNotifications.Discovery(interval: nodesRereadInterval) { [self] in
+            var nodes: [DatabaseURL]?
+            do {
+                nodes = try await attached.citusNodes(logger: logger)
+            } catch where node != nil {
+                nodes = try await citusNodes(logger: logger)
+            }
+            return try (nodes ?? []).filter { !$0.isSameServer(as: attached) }.map(source)
+        }
+        return ClusterNotifications(attached: try source(attached), others: try others.map(source), discovery: discovery, logger: logger)
     }
 
     /// A node (`--node-url`) other than the database URL's server was given, and the database is

@@ -12,7 +12,8 @@ import Synchronization
 /// and a `LISTEN` that comes back after it was lost (`listening(resumed: true)`: whatever that
 /// node notified meanwhile was missed, and whoever waits should look again); that a node's
 /// `LISTEN` failed is logged by its source, naming the node, and the nodes whose `LISTEN` is not
-/// in place are `nodesNotListening` (on `/readyz`).
+/// in place are `nodesNotListening` (on `/readyz`). The nodes are read again now and then
+/// (`Discovery`): a worker added later is listened to, one removed no longer.
 public final class ClusterNotifications: NotificationEvents {
     /// A node and the source that listens on it.
     public struct Node: Sendable {
@@ -25,22 +26,41 @@ public final class ClusterNotifications: NotificationEvents {
         }
     }
 
+    /// How the cluster's nodes are read again while the service runs: a worker added later is
+    /// listened to (what it notified before is missed: it counts as a `LISTEN` resumed), and a
+    /// node removed is no longer (issue 65, item 9).
+    public struct Discovery: Sendable {
+        public var interval: Duration
+        /// The cluster's nodes now, each with a source to listen on it (only the new ones' are used).
+        public var nodes: @Sendable () async throws -> [Node]
+
+        public init(interval: Duration = .seconds(30), nodes: @escaping @Sendable () async throws -> [Node]) {
+            self.interval = interval
+            self.nodes = nodes
+        }
+    }
+
     public let attached: Node
-    public let others: [Node]
+    private let firstOthers: [Node]
+    private let discovery: Discovery?
     private let logger: Logger
+    /// The other nodes listened on now, in the order they were found.
+    private let others: Mutex<[String]>
     /// The nodes whose `LISTEN` is not in place now (every one until its first is).
     private let notListening: Mutex<Set<String>>
     private let observers = Mutex<[@Sendable (String, Bool) -> Void]>([])
 
-    public init(attached: Node, others: [Node], logger: Logger) {
+    public init(attached: Node, others: [Node], discovery: Discovery? = nil, logger: Logger) {
         self.attached = attached
-        self.others = others
+        self.firstOthers = others
+        self.discovery = discovery
         self.logger = logger
+        self.others = Mutex(others.map(\.name))
         notListening = Mutex(Set([attached.name] + others.map(\.name)))
     }
 
     /// Every node this listens on, the attached one first.
-    public var nodeNames: [String] { [attached.name] + others.map(\.name) }
+    public var nodeNames: [String] { [attached.name] + others.withLock { $0 } }
 
     public var nodesNotListening: [String] {
         let names = notListening.withLock { $0 }
@@ -58,12 +78,16 @@ public final class ClusterNotifications: NotificationEvents {
                     }
                 }
             }
-            for node in others {
-                group.addTask {
-                    try await node.source.withEvents { events in
-                        for await event in events {
-                            self.track(event, of: node.name)
-                            if let passed = self.passed(event, of: node.name) { continuation.yield(passed) }
+            group.addTask { [firstOthers, discovery] in
+                try await withThrowingDiscardingTaskGroup { nodes in
+                    for node in firstOthers {
+                        nodes.addTask { try await self.listen(on: node, foundLater: false, continuation) }
+                    }
+                    guard let discovery else { return }
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: discovery.interval)
+                        for node in await self.rediscover(discovery) {
+                            nodes.addTask { try await self.listen(on: node, foundLater: true, continuation) }
                         }
                     }
                 }
@@ -74,6 +98,58 @@ public final class ClusterNotifications: NotificationEvents {
             }
             return try await body(events)
         }
+    }
+
+    /// Listens on another node until it is removed from the cluster (or the listening ends).
+    private func listen(on node: Node, foundLater: Bool, _ continuation: NotificationSource.Events.Continuation) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await node.source.withEvents { events in
+                    var first = foundLater
+                    for await event in events {
+                        self.track(event, of: node.name)
+                        // A node found later may have notified before it was listened to.
+                        if first, case .listening(resumed: false) = event {
+                            first = false
+                            if let passed = self.passed(.listening(resumed: true), of: node.name) { continuation.yield(passed) }
+                            continue
+                        }
+                        if let passed = self.passed(event, of: node.name) { continuation.yield(passed) }
+                    }
+                }
+            }
+            group.addTask {
+                while self.others.withLock({ $0.contains(node.name) }) { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            _ = try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Reads the cluster's nodes again: keeps the ones removed from being listened to, and
+    /// returns the new ones. A reading that fails changes nothing (it is tried again).
+    private func rediscover(_ discovery: Discovery) async -> [Node] {
+        let nodes: [Node]
+        do {
+            nodes = try await discovery.nodes().filter { $0.name != attached.name }
+        } catch {
+            logger.log(level: .warning, "could not read the cluster's nodes again", error: error)
+            return []
+        }
+        let names = Set(nodes.map(\.name))
+        let (added, removed) = others.withLock { others -> ([Node], [String]) in
+            let removed = others.filter { !names.contains($0) }
+            let added = nodes.filter { !others.contains($0.name) }
+            others = others.filter(names.contains) + added.map(\.name)
+            return (added, removed)
+        }
+        notListening.withLock { notListening in
+            for name in removed { notListening.remove(name) }
+            for node in added { notListening.insert(node.name) }
+        }
+        for name in removed { logger.notice("a node left the cluster: no longer listened to", metadata: ["node": "\(name)"]) }
+        for node in added { logger.notice("a node joined the cluster: listened to", metadata: ["node": "\(node.name)"]) }
+        return added
     }
 
     /// What another node's event is to the listeners: its notifications, and a lost `LISTEN`
