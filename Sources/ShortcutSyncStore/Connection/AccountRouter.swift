@@ -8,21 +8,21 @@ import Synchronization
 /// node that forwards the statements of every account whose shards are elsewhere (one more hop a
 /// statement, and that node's CPU for it).
 ///
-/// Which worker holds an account is asked once (`pg_dist_placement` through
-/// `get_shard_id_for_distribution_column`, on the `lookup` pool: any node answers, Citus 11+ keeps
-/// its metadata on each) and kept for `routeLifetime`, so that a shard moved by a rebalance is
-/// followed within it. A route is only a shortcut: any node runs any account's statements, so an
-/// account whose node cannot be asked, or whose node has no pool here (a worker added after the
-/// server started), goes to `lookup`, which forwards as before. The routes kept are bounded
-/// (`maximumRoutes`); past them all are forgotten at once, and asked again.
+/// Which worker holds an account is computed here, from the cluster's shard map (`ShardMap`:
+/// `account_heads`' hash ranges and their placements, a few dozen rows read on the `lookup`
+/// pool), as Citus computes it (issue 66, item 4): no statement a request, and no table of
+/// accounts. The map is read again in the background once it is `mapLifetime` old, so that a
+/// shard moved by a rebalance is followed within it. A route is only a shortcut: any node runs
+/// any account's statements, so an account whose node is not known (the map could not be read,
+/// or is read in the middle of a change), or whose node has no pool here (a worker added after
+/// the server started), goes to `lookup`, which forwards as before.
 public final class AccountRouter: Sendable {
     /// The pools, one a worker that holds shards, by the node's name as `pg_dist_node` gives it.
     public let pools: [String: DatabasePool]
     private let lookup: DatabasePool
     private let logger: Logger
-    private let routeLifetime: Duration
-    private let maximumRoutes: Int
-    private let routes = Mutex<[UUID: Route]>([:])
+    private let mapLifetime: Duration
+    private let map: Mutex<MapState>
     private let nodes = Mutex(Nodes())
 
     /// Which workers are known to be away, and the requests using each one now.
@@ -31,57 +31,56 @@ public final class AccountRouter: Sendable {
         var watching: [String: [ObjectIdentifier: NodeOutageWatch]] = [:]
     }
 
-    struct Route {
-        var node: String
-        var asked: ContinuousClock.Instant
+    /// The shard map, when it was read (or last tried), and whether a reading is under way.
+    struct MapState {
+        var map: ShardMap?
+        var read: ContinuousClock.Instant
+        var reading = false
     }
 
-    init(pools: [String: DatabasePool], lookup: DatabasePool, routeLifetime: Duration, maximumRoutes: Int, logger: Logger) {
+    init(pools: [String: DatabasePool], lookup: DatabasePool, map: ShardMap?, mapLifetime: Duration, logger: Logger) {
         self.pools = pools
         self.lookup = lookup
-        self.routeLifetime = routeLifetime
-        self.maximumRoutes = maximumRoutes
+        self.mapLifetime = mapLifetime
+        self.map = Mutex(MapState(map: map, read: .now))
         self.logger = logger
     }
 
-    /// How many routes are kept now (for tests of their bound).
-    public var routesKept: Int { routes.withLock { $0.count } }
+    /// The node that holds the account's shards, by the map as it is now (nil when not known).
+    public func node(for account: UUID) -> String? {
+        map.withLock { $0.map }?.node(for: account)
+    }
 
     /// The pool of the node that holds the account's shards; `lookup` when that is not known, or
     /// when that node is away (its `LISTEN` lost: `node(_:listening:)`), so that Citus on the
     /// attached node answers for it (a lost worker's statements fail there at once, class 08).
     /// The request's `NodeOutageWatch`, if any, is told if the node is lost while it runs.
+    /// Computed from the map; a map past its lifetime is read again beside the request, never
+    /// in its way.
     public func pool(for account: UUID) async -> DatabasePool {
         let now = ContinuousClock.now
-        let kept = routes.withLock { $0[account] }
-        if let kept, now - kept.asked < routeLifetime {
-            return watched(kept.node)
+        let (current, due) = map.withLock { state -> (ShardMap?, Bool) in
+            let due = !state.reading && (state.map == nil || now - state.read >= mapLifetime)
+            if due { state.reading = true }
+            return (state.map, due)
         }
+        if due { Task { await self.readMapAgain() } }
+        guard let node = current?.node(for: account) else { return lookup }
+        return watched(node)
+    }
+
+    /// Reads the shard map again; a reading that fails keeps the map there was (tried again
+    /// after `mapLifetime`, or at the next request when there was none).
+    private func readMapAgain() async {
         do {
-            // The statement names the account only as the value whose shard is asked: it reads Citus's metadata.
-            let rows = try await lookup.guardedQuery("""
-                SELECT n.nodename, n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
-                WHERE p.shardid = get_shard_id_for_distribution_column('account_heads', \(account))
-                  AND n.isactive AND n.noderole = 'primary'
-                LIMIT 1
-                """, logger: logger)
-            guard let (host, port) = try await rows.decode((String, Int32).self).collectAll().first else { return lookup }
-            let node = "\(host):\(port)"
-            // Past the bound every route goes (a bound on memory, not a cache policy to tune: each
-            // is asked again once, one metadata read), the old table freed after the lock is let
-            // go: nothing is sorted or walked under the lock on a request's path (issue 65, item 10).
-            let dropped = routes.withLock { routes -> [UUID: Route] in
-                var dropped: [UUID: Route] = [:]
-                if routes.count >= maximumRoutes { swap(&dropped, &routes) }
-                routes[account] = Route(node: node, asked: now)
-                return dropped
-            }
-            _ = consume dropped
-            return watched(node)
+            let read = try await ShardMap.read(on: lookup, logger: logger)
+            map.withLock { $0 = MapState(map: read, read: .now) }
         } catch {
-            logger.log(level: .debug, "the node of an account's shards could not be asked: its statements go to the attached node",
-                       error: error, metadata: ["account": "\(account)"])
-            return lookup
+            logger.log(level: .debug, "the cluster's shard map could not be read again: the one there was is kept", error: error)
+            map.withLock { state in
+                state.reading = false
+                state.read = .now
+            }
         }
     }
 
@@ -128,25 +127,29 @@ public final class AccountRouter: Sendable {
 extension DatabaseURL {
     /// The router of a Citus cluster's accounts (`serve --route-by-account`): a pool of
     /// `maximumConnections` (`keptOpen` open from the start) on every worker of the cluster that
-    /// holds shards of the accounts' tables, with this URL's user, password, database and TLS, and `lookup` for the
-    /// routes. The caller runs the pools (each a `Service`). Refused on one PostgreSQL.
+    /// holds shards of the accounts' tables, with this URL's user, password, database and TLS, and `lookup` to
+    /// read the shard map on. The caller runs the pools (each a `Service`). Refused on one PostgreSQL.
     public func accountRouter(lookup: DatabasePool, maximumConnections: Int, keptOpen: Int,
-                              routeLifetime: Duration = .seconds(300), maximumRoutes: Int = 1_000_000,
+                              mapLifetime: Duration = .seconds(30),
                               logger: Logger) async throws -> AccountRouter {
-        let nodes = try await withSingleConnection(logger: logger) { connection -> [(String, Int32)]? in
+        // The map is read here, on this one connection: the pools made below (`lookup` among them)
+        // answer nothing until the caller runs them.
+        let read = try await withSingleConnection(logger: logger) { connection -> (nodes: [(String, Int32)], map: ShardMap)? in
             guard try await connection.hasCitus(logger: logger) else { return nil }
             // Citus's own metadata, once at start: the nodes that hold shards of the accounts'
             // tables (`account_heads`' placements; every account table is colocated with it), not
             // those holding only reference tables' copies, as the coordinator does.
-            return try await connection.guardedQuery("""
+            let nodes = try await connection.guardedQuery("""
                 SELECT n.nodename, n.nodeport FROM pg_dist_node n
                 WHERE n.isactive AND n.noderole = 'primary'
                   AND EXISTS (SELECT 1 FROM pg_dist_placement p JOIN pg_dist_shard s ON s.shardid = p.shardid
                               WHERE p.groupid = n.groupid AND s.logicalrelid = 'account_heads'::regclass)
                 ORDER BY n.groupid
                 """, logger: logger).decode((String, Int32).self).collectAll()
+            let shards = try await connection.guardedQuery(ShardMap.query, logger: logger).decode((Int32, Int32, String, Int32).self).collectAll()
+            return (nodes, ShardMap(rows: shards))
         }
-        guard let nodes else { throw RoutingNeedsCitus() }
+        guard let (nodes, map) = read else { throw RoutingNeedsCitus() }
         var pools: [String: DatabasePool] = [:]
         for (host, port) in nodes {
             var nodeLogger = logger
@@ -154,7 +157,7 @@ extension DatabaseURL {
             pools["\(host):\(port)"] = try await onNode(host: host, port: Int(port))
                 .servicePool(maximumConnections: maximumConnections, keptOpen: keptOpen, logger: nodeLogger)
         }
-        return AccountRouter(pools: pools, lookup: lookup, routeLifetime: routeLifetime, maximumRoutes: maximumRoutes, logger: logger)
+        return AccountRouter(pools: pools, lookup: lookup, map: map, mapLifetime: mapLifetime, logger: logger)
     }
 }
 
@@ -162,5 +165,25 @@ extension DatabaseURL {
 public struct RoutingNeedsCitus: Error, CustomStringConvertible {
     public var description: String {
         "routing by account was asked for, but the database has no citus extension: accounts are routed to their nodes only on a Citus cluster"
+    }
+}
+
+extension ShardMap {
+    /// The shard map of `account_heads` (every account table is colocated with it), from Citus's
+    /// metadata: any node answers, Citus 11+ keeps it on each. The statement reads no account's rows.
+    static let query: PostgresQuery = """
+        SELECT s.shardminvalue::int4, s.shardmaxvalue::int4, n.nodename, n.nodeport
+        FROM pg_dist_shard s JOIN pg_dist_placement p ON p.shardid = s.shardid JOIN pg_dist_node n ON n.groupid = p.groupid
+        WHERE s.logicalrelid = 'account_heads'::regclass AND n.isactive AND n.noderole = 'primary'
+        """
+
+    init(rows: [(Int32, Int32, String, Int32)]) {
+        self.init(shards: rows.map { Shard(lowest: $0.0, highest: $0.1, node: "\($0.2):\($0.3)") })
+    }
+
+    /// The map read on a running pool (the router's reading again).
+    static func read(on pool: DatabasePool, logger: Logger) async throws -> ShardMap {
+        let rows = try await pool.guardedQuery(query, logger: logger)
+        return ShardMap(rows: try await rows.decode((Int32, Int32, String, Int32).self).collectAll())
     }
 }

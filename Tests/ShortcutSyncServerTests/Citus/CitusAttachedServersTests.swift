@@ -189,19 +189,57 @@ struct CitusAttachedServersTests {
         }
     }
 
-    /// The routes kept are bounded (issue 65, item 10): past the bound they are all forgotten at
-    /// once (no sort under the lock), and an account is routed as well as before.
-    @Test func theRoutesKeptAreBounded() async throws {
+    /// Issue 66, item 4: the route is computed from the shard map, and it is Citus's: for 2,000
+    /// ids the node the map gives is the node of `get_shard_id_for_distribution_column`'s shard,
+    /// and the router sends each account to that node's pool. No table of accounts is kept.
+    @Test func theShardMapPlacesEveryAccountAsCitusDoes() async throws {
         try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
-            let router = try await url.accountRouter(lookup: sql, maximumConnections: 2, keptOpen: 0, maximumRoutes: 5,
+            let router = try await url.accountRouter(lookup: sql, maximumConnections: 2, keptOpen: 0,
                                                      logger: TestDatabase.shared.logger)
-            for _ in 0..<23 {
-                _ = await router.pool(for: UUID())
-                #expect(router.routesKept <= 5)
+            let accounts = (0..<2_000).map { _ in UUID() }
+            let placed = try await sql.query("""
+                SELECT a.id, n.nodename || ':' || n.nodeport
+                FROM unnest(\(accounts)::uuid[]) AS a(id)
+                JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('account_heads', a.id)
+                JOIN pg_dist_node n ON n.groupid = p.groupid
+                """).decode((UUID, String).self).collectAll()
+            #expect(placed.count == accounts.count)
+            let citus = Dictionary(uniqueKeysWithValues: placed)
+            let disagreeing = accounts.filter { router.node(for: $0) != citus[$0] }
+            #expect(disagreeing.isEmpty, "\(disagreeing.count) of \(accounts.count) placed otherwise, the first \(disagreeing.prefix(3))")
+            #expect(Set(citus.values).count == 2, "the ids fall on both workers")
+            for account in accounts.prefix(20) {
+                let routed = await router.pool(for: account)
+                #expect(routed === router.pools[citus[account] ?? ""], "routed to the pool of its shards' worker")
             }
+        }
+    }
+
+    /// The map follows a shard moved by a rebalance: once it is `mapLifetime` old, a request reads
+    /// it again beside itself, and the accounts of the moved shard are routed to their new worker.
+    @Test func theMapFollowsAMovedShard() async throws {
+        try await TestDatabase.withClient(maximumConnections: 4) { sql, url in
+            let router = try await url.accountRouter(lookup: sql, maximumConnections: 2, keptOpen: 0, mapLifetime: .milliseconds(200),
+                                                     logger: TestDatabase.shared.logger)
             let account = UUID()
-            let routed = await router.pool(for: account)
-            #expect(routed !== sql && router.pools.values.contains { $0 === routed }, "routed to a worker")
+            let shard = try await sql.query("SELECT get_shard_id_for_distribution_column('account_heads', \(account))")
+                .decode(Int64.self).collectAll().first ?? 0
+            let before = try #require(router.node(for: account))
+            let other = try #require(router.pools.keys.first { $0 != before })
+            let (fromHost, fromPort) = (before.split(separator: ":")[0], Int32(before.split(separator: ":")[1]) ?? 0)
+            let (toHost, toPort) = (other.split(separator: ":")[0], Int32(other.split(separator: ":")[1]) ?? 0)
+            // Moved with its colocated shards, writes blocked while it is copied (no logical replication needed).
+            _ = try await sql.query("""
+                SELECT citus_move_shard_placement(\(shard), \(String(fromHost)), \(fromPort), \(String(toHost)), \(toPort), shard_transfer_mode => 'block_writes')
+                """).collectAll()
+            #expect(router.node(for: account) == before, "the map is not read on every request")
+            let deadline = ContinuousClock.now + .seconds(10)
+            while router.node(for: account) != other, ContinuousClock.now < deadline {
+                _ = await router.pool(for: account)
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(router.node(for: account) == other, "routed to the worker the shard moved to")
+            #expect(await router.pool(for: account) === router.pools[other])
         }
     }
 
