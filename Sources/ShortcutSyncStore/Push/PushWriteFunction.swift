@@ -43,9 +43,20 @@ enum PushWriteFunction {
 
     private static func definition(named name: String) -> PostgresQuery {
         let arms = FoldArm.allCases.map { arm in
-            """
+            let (rows, fastPath) = FoldArm.fastPathSQL[arm]!
+            return rows == "1" ? """
               IF ($62 & \(bit(of: arm))) <> 0 THEN
+            \(fastPath)
+              END IF;
+            """ : """
+              IF ($62 & \(bit(of: arm))) <> 0 THEN
+                IF coalesce(array_length(\(rows), 1), 0) <= \(FastPathRows.maximum) THEN
+                  FOR ix IN 1 .. coalesce(array_length(\(rows), 1), 0) LOOP
+            \(fastPath)
+                  END LOOP;
+                ELSE
             \(FoldArm.routedSQL[arm]!);
+                END IF;
               END IF;
             """
         }.joined(separator: "\n")
@@ -53,6 +64,9 @@ enum PushWriteFunction {
             CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name)) RETURNS text LANGUAGE plpgsql AS $function$
             DECLARE
               new_mark text;
+              event_body jsonb;
+              event_wall int8;
+              event_counter int8;
             BEGIN
               UPDATE account_heads h SET version = $59, folded_version = $59, history = $61
               WHERE h.account_id = $1 AND h.version = $52 AND h.folded_version = $52 AND \(unescaped: AccountHead.markSQL) = $60
@@ -60,10 +74,17 @@ enum PushWriteFunction {
               IF new_mark IS NULL THEN
                 RETURN NULL;
               END IF;
-              INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, history)
-              SELECT $1, $52 + b.ord, $51, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb, $61
-              FROM unnest($53::uuid[], $54::int8[], $55::text[], $56::int8[], $57::int8[], $58::text[])
-                   WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord);
+              IF coalesce(array_length($53, 1), 0) <= \(unescaped: String(FastPathRows.maximum)) THEN
+                FOR ix IN 1 .. coalesce(array_length($53, 1), 0) LOOP
+                  INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, history)
+                  VALUES ($1, $52 + ix, $51, $54[ix], $53[ix], $55[ix], $56[ix], $57[ix], $58[ix]::jsonb, $61);
+                END LOOP;
+              ELSE
+                INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, history)
+                SELECT $1, $52 + b.ord, $51, b.seq, b.event_id, b.type, b.wall, b.counter, b.body::jsonb, $61
+                FROM unnest($53::uuid[], $54::int8[], $55::text[], $56::int8[], $57::int8[], $58::text[])
+                     WITH ORDINALITY AS b(event_id, seq, type, wall, counter, body, ord);
+              END IF;
             \(unescaped: arms)
               RETURN new_mark;
             END;

@@ -1,0 +1,96 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
+@testable import ShortcutSyncStore
+import ShortcutSyncTestSupport
+import Testing
+
+/// Issue 66, item 1: a small push on Citus is written by fast-path router statements, each run on
+/// the local shard of the account's worker with the plan it was given once. The push runs on the
+/// worker that holds the account's shards (as a routed server's does), with Citus's debug
+/// messages on for that one session (`log_min_messages = debug2`, `citus.log_local_commands`),
+/// read back from the worker's log by the session's pid (PostgresNIO drops notices, so
+/// `client_min_messages` would show nothing).
+@Suite(.serialized, .enabled(if: CitusCluster.suitesRun, CitusCluster.notInstalled), .citusCluster)
+struct CitusFastPathTests {
+    /// What Citus says when a statement is not a fast-path router statement run where it is.
+    static let notFastPath = ["generating subplan", "via coordinator", "Collecting INSERT", "pushdown",
+                              "Plan is router executable", "Creating router plan", "Distributed planning", "multi-shard"]
+
+    /// The worker's log (`EmbeddedPostgres` starts each node with `pg_ctl -l <home>/postgres.log`,
+    /// its data directory `<home>/cluster`).
+    static let logFile = "regexp_replace(current_setting('data_directory'), '/[^/]+$', '') || '/postgres.log'"
+
+    @Test func aSmallPushIsWrittenByFastPathStatementsWithCachedPlans() async throws {
+        try await TestDatabase.withClient { coordinator, url in
+            let account = UUID(), device = UUID()
+            try await openAccount(account, client: coordinator)
+            try await openDevices([device], of: account, client: coordinator)
+            let node = try await coordinator.query("""
+                SELECT n.nodename || ':' || n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
+                WHERE p.shardid = get_shard_id_for_distribution_column('account_heads', \(account))
+                """).decode(String.self).collectAll().first
+            // One connection, so that the session's settings hold for every statement of the store.
+            let worker = try url.onNode(try #require(node)).commandPool(maximumConnections: 1, logger: TestDatabase.shared.logger)
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await worker.run() }
+                defer { group.cancelAll() }
+                let store = PostgresEventStore(client: worker, logger: TestDatabase.shared.logger)
+                // Warm-up (six one-event pushes: the function's statements get their generic plans
+                // after five runs), then Citus's messages on, then pushes of 1, 3 and the most rows
+                // the function writes as fast-path statements.
+                let counts = [1, 1, 1, 1, 1, 1, 1, 3, FastPathRows.maximum]
+                var seq: Int64 = 0
+                var logStart: Int64 = 0
+                for (index, count) in counts.enumerated() {
+                    if index == 6 {
+                        _ = try await worker.query("SET citus.log_local_commands = on").collectAll()
+                        _ = try await worker.query("SET log_min_messages = debug2").collectAll()
+                        logStart = try await worker.query("SELECT (pg_stat_file(\(unescaped: Self.logFile))).size")
+                            .decode(Int64.self).collectAll().first ?? 0
+                    }
+                    let events = (0..<count).map { offset in
+                        Event(seq: seq + Int64(offset) + 1, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq + Int64(offset), counter: 0),
+                              body: .donation(Donation(bundleId: "com.example.soup", identifier: "item-\(offset % 3)", kind: .intent,
+                                                       intentType: "OrderIntent", title: "Order \(offset % 3)")))
+                    }
+                    seq += Int64(count)
+                    let result = try await store.append(events, account: account, device: device)
+                    #expect(result.appended == count)
+                }
+                _ = try await worker.query("RESET log_min_messages").collectAll()
+                let pid = try await worker.query("SELECT pg_backend_pid()").decode(Int32.self).collectAll().first ?? 0
+                let log = try await worker.query("""
+                    SELECT pg_read_file(\(unescaped: Self.logFile), \(logStart), (pg_stat_file(\(unescaped: Self.logFile))).size - \(logStart))
+                    """).decode(String.self).collectAll().first ?? ""
+                let lines = log.split(separator: "\n").map(String.init).filter { $0.contains("[\(pid)]") && !$0.contains("CONTEXT:") }
+                // The write's messages: from the function's call to the next statement the store sends
+                // (the push's read, `FoldRead.*`, when its rows are not kept, is a router plan of one
+                // shard planned each time: not yet fast-path, left; docs/citus.md).
+                var write: [String] = [], inWrite = false
+                for line in lines {
+                    if line.range(of: "DEBUG:  parse ") != nil || line.range(of: "DEBUG:  bind <unnamed> to FoldRead") != nil {
+                        inWrite = line.range(of: "SELECT \(PushWriteFunction.name)(") != nil
+                    }
+                    if inWrite { write.append(line) }
+                }
+                #expect(write.count > 20, "the write's messages were not found: \(lines.prefix(5))")
+                let local = write.filter { $0.range(of: "executing the command locally") != nil }
+                // The head's move, the events, the account's row, the groups and the shortcuts, each run locally.
+                for table in ["account_heads", "events", "projection_accounts", "projection_donation_groups", "projection_shortcuts"] {
+                    #expect(local.contains { $0.contains("public.\(table)_") }, "no statement on a local shard of \(table): \(lines.prefix(5))")
+                }
+                for (phrase, found) in Self.messages(write, saying: Self.notFastPath) {
+                    #expect(found.isEmpty, "\(found.count) messages say \"\(phrase)\", the first: \(found.first ?? "")")
+                }
+            }
+        }
+    }
+
+    /// The lines that hold each phrase.
+    static func messages(_ lines: [String], saying phrases: [String]) -> [(String, [String])] {
+        phrases.map { phrase in (phrase, lines.filter { line in line.range(of: phrase) != nil }) }
+    }
+}
