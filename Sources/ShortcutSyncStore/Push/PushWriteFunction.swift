@@ -74,7 +74,7 @@ enum PushWriteFunction {
               IF new_mark IS NULL THEN
                 RETURN NULL;
               END IF;
-              IF coalesce(array_length($53, 1), 0) <= \(unescaped: String(FastPathRows.maximum)) THEN
+              IF coalesce(array_length($53, 1), 0) <= 10 THEN -- FastPathRows.maximum
                 FOR ix IN 1 .. coalesce(array_length($53, 1), 0) LOOP
                   INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, history)
                   VALUES ($1, $52 + ix, $51, $54[ix], $53[ix], $55[ix], $56[ix], $57[ix], $58[ix]::jsonb, $61);

@@ -23,6 +23,11 @@ struct CitusFastPathTests {
     /// its data directory `<home>/cluster`).
     static let logFile = "regexp_replace(current_setting('data_directory'), '/[^/]+$', '') || '/postgres.log'"
 
+    /// The batch's bound, written in the function's text, is the arms' (`FastPathRows.maximum`).
+    @Test func theBatchsBoundIsTheArms() {
+        #expect(PushWriteFunction.definition.sql.contains("<= \(FastPathRows.maximum) THEN -- FastPathRows.maximum"))
+    }
+
     @Test func aSmallPushIsWrittenByFastPathStatementsWithCachedPlans() async throws {
         try await TestDatabase.withClient { coordinator, url in
             let account = UUID(), device = UUID()
