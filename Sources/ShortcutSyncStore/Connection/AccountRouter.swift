@@ -134,22 +134,17 @@ extension DatabaseURL {
                               logger: Logger) async throws -> AccountRouter {
         // The map is read here, on this one connection: the pools made below (`lookup` among them)
         // answer nothing until the caller runs them.
-        let read = try await withSingleConnection(logger: logger) { connection -> (nodes: [(String, Int32)], map: ShardMap)? in
+        let shards = try await withSingleConnection(logger: logger) { connection -> [(Int32, Int32, String, Int32)]? in
             guard try await connection.hasCitus(logger: logger) else { return nil }
-            // Citus's own metadata, once at start: the nodes that hold shards of the accounts'
-            // tables (`account_heads`' placements; every account table is colocated with it), not
-            // those holding only reference tables' copies, as the coordinator does.
-            let nodes = try await connection.guardedQuery("""
-                SELECT n.nodename, n.nodeport FROM pg_dist_node n
-                WHERE n.isactive AND n.noderole = 'primary'
-                  AND EXISTS (SELECT 1 FROM pg_dist_placement p JOIN pg_dist_shard s ON s.shardid = p.shardid
-                              WHERE p.groupid = n.groupid AND s.logicalrelid = 'account_heads'::regclass)
-                ORDER BY n.groupid
-                """, logger: logger).decode((String, Int32).self).collectAll()
-            let shards = try await connection.guardedQuery(ShardMap.query, logger: logger).decode((Int32, Int32, String, Int32).self).collectAll()
-            return (nodes, ShardMap(rows: shards))
+            return try await connection.guardedQuery(ShardMap.query, logger: logger).decode((Int32, Int32, String, Int32).self).collectAll()
         }
-        guard let (nodes, map) = read else { throw RoutingNeedsCitus() }
+        guard let shards else { throw RoutingNeedsCitus() }
+        let map = ShardMap(rows: shards)
+        // A pool on each node the map names: the nodes that hold shards of the accounts' tables
+        // (every account table is colocated with `account_heads`), not those holding only
+        // reference tables' copies, as the coordinator does.
+        var nodes: [(String, Int32)] = []
+        for (_, _, host, port) in shards where !nodes.contains(where: { $0 == (host, port) }) { nodes.append((host, port)) }
         var pools: [String: DatabasePool] = [:]
         for (host, port) in nodes {
             var nodeLogger = logger
