@@ -71,12 +71,16 @@ import Glibc
     /// secrets manager that writes and signals as the server starts) does not kill it; and a
     /// token file replaced by a symbolic link is not followed: the token in use stays.
     @Test func anEarlySighupAndALinkedTokenFileChangeNothing() async throws {
-        // The embedded database takes seconds to start: a SIGHUP 300 ms in comes before the
-        // service, and its handler, run.
+        // The embedded database takes seconds to create: a SIGHUP as its creation begins comes
+        // before the service, and its handler, run. (Not at a fixed time after the process
+        // starts: on a loaded machine that can come before the process runs any of its code,
+        // when nothing it could do would keep it alive.)
         let directory = ShutdownTests.dataDirectory()
         let serve = try await ServeProcess(dataDirectory: directory, givesAdminToken: false)
         defer { serve.forceStop() }
-        try await Task.sleep(for: .milliseconds(300))
+        try await eventually("serve begins creating its database:\n\(serve.output)", timeout: .seconds(60)) {
+            serve.output.contains("creating the embedded PostgreSQL cluster")
+        }
         serve.send(SIGHUP)
         try await ShutdownTests.waitUntilReady(serve)
         #expect(serve.isRunning)
