@@ -170,11 +170,18 @@ public struct NotificationSource: Sendable {
     /// 1 s is far beyond a `SELECT 1`'s time on a loaded machine (milliseconds, a network's
     /// round trip included) and short enough that with the interval a request meets the
     /// database's silence within 1.5 s, inside the 2 s in which DESIGN §8 answers it.
+    ///
+    /// Only a deadline the process was awake to see counts (`SilenceTimer`): a timer that fires
+    /// late by more than `heartbeatStarvation` says that this process, not the database, was
+    /// held up (a machine whose cores are all taken), and the answer may be waiting unread
+    /// behind it; the deadline is counted again from then. Seen on a two-core test machine: a
+    /// heartbeat taken for silence there answered every request 503 for the seconds until a new
+    /// connection was made.
     private func heartbeat(on connection: PostgresConnection, into continuation: Events.Continuation) async throws {
         let logger = logger
         while true {
             try await Task.sleep(for: Self.heartbeatInterval)
-            let silent = connection.eventLoop.scheduleTask(in: .nanoseconds(Self.heartbeatDeadline.inNanoseconds)) {
+            let silent = SilenceTimer(on: connection.eventLoop, deadline: Self.heartbeatDeadline, starvation: Self.heartbeatStarvation) {
                 guard !connection.isClosed else { return }
                 logger.warning("the database did not answer the LISTEN connection's heartbeat: it cannot be reached; connecting again",
                                metadata: ["deadline": "\(Self.heartbeatDeadline)"])
@@ -188,6 +195,10 @@ public struct NotificationSource: Sendable {
             }
         }
     }
+
+    /// How late the heartbeat's timer may fire before the lateness is taken for this process's
+    /// own (`SilenceTimer`).
+    static let heartbeatStarvation: Duration = .milliseconds(250)
 
     /// Listens on every channel of `connection` for as long as it lasts, and says when `LISTEN`
     /// is in place on all of them. A notification that does not decode is logged and skipped.
@@ -228,5 +239,52 @@ public struct NotificationSource: Sendable {
                 group.cancelAll()
             }
         }
+    }
+}
+
+/// Calls `silent` once `deadline` has passed with the process awake to see it: when the timer
+/// fires later than `starvation` past its due time, the event loop (and so whatever answer came
+/// meanwhile) was held up, and it is armed again for a whole `deadline` from then — at most
+/// `maximumRearms` times, so that a process starved for good still notices a silent database
+/// within seconds. `cancel` ends it.
+final class SilenceTimer: Sendable {
+    private let eventLoop: any EventLoop
+    private let deadline: TimeAmount
+    private let starvation: TimeAmount
+    private let silent: @Sendable () -> Void
+    private let scheduled = Mutex<(task: Scheduled<Void>?, cancelled: Bool)>((nil, false))
+    static let maximumRearms = 4
+
+    init(on eventLoop: any EventLoop, deadline: Duration, starvation: Duration, silent: @escaping @Sendable () -> Void) {
+        self.eventLoop = eventLoop
+        self.deadline = .nanoseconds(deadline.inNanoseconds)
+        self.starvation = .nanoseconds(starvation.inNanoseconds)
+        self.silent = silent
+        arm(rearms: 0)
+    }
+
+    private func arm(rearms: Int) {
+        let due = NIODeadline.now() + deadline
+        let task = eventLoop.scheduleTask(deadline: due) { [self] in
+            if rearms < Self.maximumRearms, NIODeadline.now() - due > starvation {
+                arm(rearms: rearms + 1)
+            } else {
+                silent()
+            }
+        }
+        let stillWanted = scheduled.withLock { state in
+            guard !state.cancelled else { return false }
+            state.task = task
+            return true
+        }
+        if !stillWanted { task.cancel() }
+    }
+
+    func cancel() {
+        let task = scheduled.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
     }
 }
