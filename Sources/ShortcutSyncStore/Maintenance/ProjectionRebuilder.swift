@@ -48,10 +48,11 @@ public struct ProjectionRebuilder: Sendable {
         // Compacted accounts start from their snapshots; the pass folds their events after the horizon.
         let compacted = try await store.seedRebuildFromSnapshots()
         let counter = RebuildCounter(total: total)
+        let gate = ConnectionPairGate()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for range in AccountRange.split(into: partitions) {
                 group.addTask {
-                    try await foldAccounts(in: range, compacted: compacted) { events, accounts in
+                    try await foldAccounts(in: range, compacted: compacted, gate: gate) { events, accounts in
                         await progress(counter.add(events: events, accounts: accounts))
                     }
                 }
@@ -79,13 +80,20 @@ public struct ProjectionRebuilder: Sendable {
     /// runs one statement at a time, and the stream's statement only ends once read. A compacted
     /// account (in `compacted`, with its horizon version), whose snapshot the rebuild tables hold
     /// already, has only its events after the horizon read, and folded over those rows as a
-    /// catch-up folds them (`ProjectionRowStore.fold`), once the stream has passed it.
+    /// catch-up folds them (`ProjectionRowStore.fold`), once the stream has passed it. The two
+    /// connections are taken through `gate`, one range at a time: on a pool with fewer than two
+    /// connections a range, ranges take turns (a verify on a test's pool of two once waited for
+    /// ever, each of its two ranges holding one connection and waiting for a second).
     private func foldAccounts(
-        in range: AccountRange, compacted: [UUID: Int64], folded: @Sendable (_ events: Int, _ accounts: Int) async -> Void
+        in range: AccountRange, compacted: [UUID: Int64], gate: ConnectionPairGate,
+        folded: @Sendable (_ events: Int, _ accounts: Int) async -> Void
     ) async throws {
         let log = log, rows = rows, accountsPerWrite = accountsPerWrite
+        let pass = await gate.enter()
+        defer { pass.leave() }
         try await client.withConnection { reader in
             try await client.withConnection { writer in
+                pass.leave()
                 var unreported = 0
                 var pending: [UUID: AccountBatchResult] = [:]
                 var current: (account: UUID, fold: AccountBatchFold)?
