@@ -29,6 +29,83 @@ struct CitusFastPathTests {
     }
 
     @Test func aSmallPushIsWrittenByFastPathStatementsWithCachedPlans() async throws {
+        try await Self.onTheAccountsWorker { account, device, worker in
+            let store = PostgresEventStore(client: worker, logger: TestDatabase.shared.logger)
+            // Warm-up (six one-event pushes: the function's statements get their generic plans
+            // after five runs), then Citus's messages on, then pushes of 1, 3 and the most rows
+            // the function writes as fast-path statements.
+            let counts = [1, 1, 1, 1, 1, 1, 1, 3, FastPathRows.maximum]
+            var seq: Int64 = 0
+            var debug: (logStart: Int64, pid: Int32) = (0, 0)
+            for (index, count) in counts.enumerated() {
+                if index == 6 { debug = try await Self.debugOn(worker) }
+                let events = (0..<count).map { offset in
+                    Event(seq: seq + Int64(offset) + 1, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq + Int64(offset), counter: 0),
+                          body: .donation(Donation(bundleId: "com.example.soup", identifier: "item-\(offset % 3)", kind: .intent,
+                                                   intentType: "OrderIntent", title: "Order \(offset % 3)")))
+                }
+                seq += Int64(count)
+                let result = try await store.append(events, account: account, device: device)
+                #expect(result.appended == count)
+            }
+            let lines = try await Self.debugOff(worker, since: debug)
+            // The write's messages: from the function's call to the next statement the store sends
+            // (the push's read, `FoldRead.*`, when its rows are not kept, is a router plan of one
+            // shard planned each time: not yet fast-path, left; docs/citus.md).
+            var write: [String] = [], inWrite = false
+            for line in lines {
+                if line.range(of: "DEBUG:  parse ") != nil || line.range(of: "DEBUG:  bind <unnamed> to FoldRead") != nil {
+                    inWrite = line.range(of: "SELECT \(PushWriteFunction.name)(") != nil
+                }
+                if inWrite { write.append(line) }
+            }
+            #expect(write.count > 20, "the write's messages were not found: \(lines.prefix(5))")
+            let local = write.filter { $0.range(of: "executing the command locally") != nil }
+            // The head's move, the events, the account's row, the groups and the shortcuts, each run locally.
+            for table in ["account_heads", "events", "projection_accounts", "projection_donation_groups", "projection_shortcuts"] {
+                #expect(local.contains { $0.contains("public.\(table)_") }, "no statement on a local shard of \(table): \(lines.prefix(5))")
+            }
+            for (phrase, found) in Self.messages(write, saying: Self.notFastPath) {
+                #expect(found.isEmpty, "\(found.count) messages say \"\(phrase)\", the first: \(found.first ?? "")")
+            }
+        }
+    }
+
+    /// The pull's record (`record_pull`) on the account's worker: a read of the device's sync
+    /// row, the head's lock, the row's write and the token's version, each a fast-path statement
+    /// run on the local shard, both when the record writes (the version moved on) and when it
+    /// finds the row current.
+    @Test func aPullsRecordIsWrittenByFastPathStatements() async throws {
+        try await Self.onTheAccountsWorker { account, device, worker in
+            let store = DeviceSyncStore(client: worker, logger: TestDatabase.shared.logger)
+            let at = Date()
+            // Warm-up: six records that write (the version moves on each time).
+            for version in Int64(1)...6 {
+                try await store.recordPull(device: device, account: account, version: version, complete: true, at: at)
+            }
+            let debug = try await Self.debugOn(worker)
+            try await store.recordPull(device: device, account: account, version: 7, complete: true, at: at)
+            try await store.recordPull(device: device, account: account, version: 7, complete: true, at: at)
+            let lines = try await Self.debugOff(worker, since: debug)
+            let synced = try await worker.query("SELECT synced_version FROM device_sync WHERE account_id = \(account) AND device_id = \(device)")
+                .decode(Int64.self).collectAll()
+            #expect(synced == [7])
+            let calls = lines.filter { $0.range(of: "SELECT \(RecordPullFunction.name)(") != nil }
+            #expect(!calls.isEmpty, "the record's call was not found: \(lines.prefix(5))")
+            let local = lines.filter { $0.range(of: "executing the command locally") != nil }
+            for table in ["device_sync", "account_heads", "push_tokens"] {
+                #expect(local.contains { $0.contains("public.\(table)_") }, "no statement on a local shard of \(table): \(lines.prefix(5))")
+            }
+            for (phrase, found) in Self.messages(lines, saying: Self.notFastPath) {
+                #expect(found.isEmpty, "\(found.count) messages say \"\(phrase)\", the first: \(found.first ?? "")")
+            }
+        }
+    }
+
+    /// Runs `body` with a new account and device, and a one-connection pool on the worker that
+    /// holds the account's shards (one connection, so that the session's settings hold for every
+    /// statement of the store).
+    static func onTheAccountsWorker(_ body: @escaping @Sendable (_ account: UUID, _ device: UUID, _ worker: PostgresClient) async throws -> Void) async throws {
         try await TestDatabase.withClient { coordinator, url in
             let account = UUID(), device = UUID()
             try await openAccount(account, client: coordinator)
@@ -37,61 +114,31 @@ struct CitusFastPathTests {
                 SELECT n.nodename || ':' || n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
                 WHERE p.shardid = get_shard_id_for_distribution_column('account_heads', \(account))
                 """).decode(String.self).collectAll().first
-            // One connection, so that the session's settings hold for every statement of the store.
             let worker = try url.onNode(try #require(node)).commandPool(maximumConnections: 1, logger: TestDatabase.shared.logger)
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { await worker.run() }
                 defer { group.cancelAll() }
-                let store = PostgresEventStore(client: worker, logger: TestDatabase.shared.logger)
-                // Warm-up (six one-event pushes: the function's statements get their generic plans
-                // after five runs), then Citus's messages on, then pushes of 1, 3 and the most rows
-                // the function writes as fast-path statements.
-                let counts = [1, 1, 1, 1, 1, 1, 1, 3, FastPathRows.maximum]
-                var seq: Int64 = 0
-                var logStart: Int64 = 0
-                for (index, count) in counts.enumerated() {
-                    if index == 6 {
-                        _ = try await worker.query("SET citus.log_local_commands = on").collectAll()
-                        _ = try await worker.query("SET log_min_messages = debug2").collectAll()
-                        logStart = try await worker.query("SELECT (pg_stat_file(\(unescaped: Self.logFile))).size")
-                            .decode(Int64.self).collectAll().first ?? 0
-                    }
-                    let events = (0..<count).map { offset in
-                        Event(seq: seq + Int64(offset) + 1, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq + Int64(offset), counter: 0),
-                              body: .donation(Donation(bundleId: "com.example.soup", identifier: "item-\(offset % 3)", kind: .intent,
-                                                       intentType: "OrderIntent", title: "Order \(offset % 3)")))
-                    }
-                    seq += Int64(count)
-                    let result = try await store.append(events, account: account, device: device)
-                    #expect(result.appended == count)
-                }
-                _ = try await worker.query("RESET log_min_messages").collectAll()
-                let pid = try await worker.query("SELECT pg_backend_pid()").decode(Int32.self).collectAll().first ?? 0
-                let log = try await worker.query("""
-                    SELECT pg_read_file(\(unescaped: Self.logFile), \(logStart), (pg_stat_file(\(unescaped: Self.logFile))).size - \(logStart))
-                    """).decode(String.self).collectAll().first ?? ""
-                let lines = log.split(separator: "\n").map(String.init).filter { $0.contains("[\(pid)]") && !$0.contains("CONTEXT:") }
-                // The write's messages: from the function's call to the next statement the store sends
-                // (the push's read, `FoldRead.*`, when its rows are not kept, is a router plan of one
-                // shard planned each time: not yet fast-path, left; docs/citus.md).
-                var write: [String] = [], inWrite = false
-                for line in lines {
-                    if line.range(of: "DEBUG:  parse ") != nil || line.range(of: "DEBUG:  bind <unnamed> to FoldRead") != nil {
-                        inWrite = line.range(of: "SELECT \(PushWriteFunction.name)(") != nil
-                    }
-                    if inWrite { write.append(line) }
-                }
-                #expect(write.count > 20, "the write's messages were not found: \(lines.prefix(5))")
-                let local = write.filter { $0.range(of: "executing the command locally") != nil }
-                // The head's move, the events, the account's row, the groups and the shortcuts, each run locally.
-                for table in ["account_heads", "events", "projection_accounts", "projection_donation_groups", "projection_shortcuts"] {
-                    #expect(local.contains { $0.contains("public.\(table)_") }, "no statement on a local shard of \(table): \(lines.prefix(5))")
-                }
-                for (phrase, found) in Self.messages(write, saying: Self.notFastPath) {
-                    #expect(found.isEmpty, "\(found.count) messages say \"\(phrase)\", the first: \(found.first ?? "")")
-                }
+                try await body(account, device, worker)
             }
         }
+    }
+
+    /// Turns Citus's debug messages on for `worker`'s session.
+    static func debugOn(_ worker: PostgresClient) async throws -> (logStart: Int64, pid: Int32) {
+        _ = try await worker.query("SET citus.log_local_commands = on").collectAll()
+        _ = try await worker.query("SET log_min_messages = debug2").collectAll()
+        let logStart = try await worker.query("SELECT (pg_stat_file(\(unescaped: Self.logFile))).size").decode(Int64.self).collectAll().first ?? 0
+        let pid = try await worker.query("SELECT pg_backend_pid()").decode(Int32.self).collectAll().first ?? 0
+        return (logStart, pid)
+    }
+
+    /// Turns them off again, and reads the session's lines of the worker's log since `debugOn`.
+    static func debugOff(_ worker: PostgresClient, since start: (logStart: Int64, pid: Int32)) async throws -> [String] {
+        _ = try await worker.query("RESET log_min_messages").collectAll()
+        let log = try await worker.query("""
+            SELECT pg_read_file(\(unescaped: Self.logFile), \(start.logStart), (pg_stat_file(\(unescaped: Self.logFile))).size - \(start.logStart))
+            """).decode(String.self).collectAll().first ?? ""
+        return log.split(separator: "\n").map(String.init).filter { $0.contains("[\(start.pid)]") && !$0.contains("CONTEXT:") }
     }
 
     /// The lines that hold each phrase.
