@@ -96,6 +96,15 @@ public struct LearningRules: Sendable, Hashable {
         return true
     }
 
+    /// Forgets that `devices` were signed out, once nothing of theirs is left to fold: at a
+    /// compaction, a device signed out at or below the horizon with no event after it has all its
+    /// donations counted (as teaching nothing) in the snapshot, and it can push no more. Without
+    /// this the list grew with every device an account ever signed out (issue 65, item 10); with
+    /// it, the rules hold the devices signed out since the horizon at most.
+    public mutating func forgetSignOuts(of devices: Set<UUID>) {
+        signedOut.subtract(devices)
+    }
+
     /// The rules of the account and of its devices: without shortcuts' forgets, which are kept
     /// beside the deletion marks, one row each (an account may forget many shortcuts).
     public var ofAccountAndDevices: LearningRules {

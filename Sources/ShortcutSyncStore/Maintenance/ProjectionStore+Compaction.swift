@@ -146,6 +146,10 @@ extension ProjectionStore {
             UPDATE snapshot.projection_accounts SET horizon = \(CompactionColumns.stored(horizon)) WHERE account_id = \(account)
             """, logger: logger)
 
+        // The devices signed out before the horizon with nothing after it leave the rules, in the
+        // snapshot and the live row alike (the check below compares them).
+        try await forgetSignOutsBehind(horizon.version, of: account, on: connection)
+
         // 2. The live rows, checked against the snapshot and the rest, and their compacted parts.
         let expected = try await foldOfTheRest(account: account, horizon: horizon.version, head: version, on: connection)
         let live = try await groups(of: account, in: .live, on: connection)
@@ -256,6 +260,33 @@ extension ProjectionStore {
         try await connection.guardedQuery("ROLLBACK TO SAVEPOINT compaction_rest", logger: logger)
         guard differences.isEmpty else { throw CompactionMismatch(account: account, differences: differences.count, first: differences.first) }
         return expected
+    }
+
+    /// Drops from the account's learning rules, in the snapshot and the live rows, every device
+    /// the snapshot's rules hold as signed out that has no event after `horizon`
+    /// (`LearningRules.forgetSignOuts`): its sign-out and everything it pushed are folded into
+    /// the snapshot, where its donations teach nothing, and a signed-out device pushes no more.
+    private func forgetSignOutsBehind(_ horizon: Int64, of account: UUID, on connection: PostgresConnection) async throws {
+        func rules(in tables: ProjectionTables) async throws -> LearningRules? {
+            let rows = try await connection.guardedQuery("""
+                SELECT learning FROM \(unescaped: tables.prefix)projection_accounts WHERE account_id = \(account)
+                """, logger: logger)
+            return try await rows.decode(ByteBuffer?.self).collectAll().first?.map(LearningRules.init(stored:))
+        }
+        guard let snapshotRules = try await rules(in: .snapshot), !snapshotRules.signedOut.isEmpty else { return }
+        let after = try await connection.guardedQuery("""
+            SELECT DISTINCT device_id FROM events WHERE account_id = \(account) AND version > \(horizon)
+            """, logger: logger)
+        let gone = snapshotRules.signedOut.subtracting(try await after.decode(UUID.self).collectAll())
+        guard !gone.isEmpty else { return }
+        for tables in [ProjectionTables.snapshot, .live] {
+            guard var stored = try await rules(in: tables) else { continue }
+            stored.forgetSignOuts(of: gone)
+            try await connection.guardedQuery("""
+                UPDATE \(unescaped: tables.prefix)projection_accounts SET learning = \(stored.bytes.map { ByteBuffer(bytes: $0) })
+                WHERE account_id = \(account)
+                """, logger: logger)
+        }
     }
 
     /// The account's donation groups in `tables`, whole.
