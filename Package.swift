@@ -233,6 +233,8 @@ let package = Package(
                 "ShortcutSyncAPI",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // HMAC-SHA256 for place tokens (`PlaceKey`).
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 // `traceparent` on each request: the app's own spans, or the poke's that the pull follows.
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

@@ -76,7 +76,7 @@ public struct Operator: Sendable {
     /// What the service would suggest on `device` at `at` (its latest donation's offset from UTC
     /// unless `utcOffsetMinutes` is given), at most `limit`, each score with its parts: the same
     /// inputs and scorer as `GET /v1/suggestions`.
-    public func suggestions(device: UUID, at: Date, utcOffsetMinutes: Int?, limit: Int) async throws -> SuggestionsReport {
+    public func suggestions(device: UUID, at: Date, utcOffsetMinutes: Int?, places: [String] = [], limit: Int) async throws -> SuggestionsReport {
         guard let account = try await store.account(ofDevice: device) else {
             throw AdminUsageError("there is no device \(device.lowercased); `shortcut-sync admin devices --account A` lists an account's devices")
         }
@@ -85,7 +85,7 @@ public struct Operator: Sendable {
         let millis = Int64((at.timeIntervalSince1970 * 1000).rounded())
         let offset = utcOffsetMinutes ?? inputs.latestUTCOffsetMinutes ?? 0
         let moment = SuggestionMoment(deviceId: device, atMillis: millis, utcOffsetMinutes: offset,
-                                      deviceLabel: SuggestionMoment.label(platform: inputs.platform ?? ""))
+                                      deviceLabel: SuggestionMoment.label(platform: inputs.platform ?? ""), places: places)
         let ranked = SuggestionScorer().rank(inputs.candidates, at: moment, limit: limit)
         let titles = try await ProjectionStore(client: client, logger: logger).suggestionTitles(account: account, shortcuts: ranked.map(\.shortcut))
         return SuggestionsReport(accountId: account, deviceId: device, at: at, utcOffsetMinutes: offset, hourOfWeek: moment.hourOfWeek,
@@ -110,7 +110,7 @@ public struct Operator: Sendable {
                             hours: learned.hours, week: learned.week, devices: learned.devices.map {
             .init(deviceId: $0.deviceId, name: names[$0.deviceId]?.name ?? "", platform: names[$0.deviceId]?.platform ?? "",
                   donations: $0.donations, weight: $0.weight, hours: $0.hours)
-        }, learningPaused: list.learningPaused, devicesPaused: list.devices.filter(\.learningPaused).map(\.deviceId))
+        }, places: learned.places, learningPaused: list.learningPaused, devicesPaused: list.devices.filter(\.learningPaused).map(\.deviceId))
     }
 
     /// At most `limit` of the filter's events in the account's version order; the page says

@@ -21,6 +21,13 @@ public struct HabitsAnswer: Sendable, Hashable {
         public var hours: [Hour]
     }
 
+    /// A place it was used at: the first two hex digits of its tokens (all the service keeps),
+    /// which `PlaceKey.tokens(around:)` of the person's own places can be matched against.
+    public struct Place: Sendable, Hashable {
+        public var prefix: String
+        public var weight: Double
+    }
+
     public var bundleId: String
     public var identifier: String
     /// The moment the weights are decayed to, in epoch milliseconds.
@@ -31,6 +38,8 @@ public struct HabitsAnswer: Sendable, Hashable {
     public var week: [[Double]]
     /// The devices that taught it, the heaviest first.
     public var devices: [Device]
+    /// The places it was used at, every device together, the heaviest first.
+    public var places: [Place]
 }
 
 extension HabitsAnswer {
@@ -42,6 +51,7 @@ extension HabitsAnswer {
                   devices: answer.devices.map {
                       Device(deviceId: UUID(uuidString: $0.deviceId), name: $0.name, platform: $0.platform, donations: $0.donations,
                              weight: $0.weight, hours: hours($0.hours))
-                  })
+                  },
+                  places: answer.places.map { Place(prefix: $0.prefix, weight: $0.weight) })
     }
 }

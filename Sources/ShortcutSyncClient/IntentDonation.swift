@@ -16,9 +16,13 @@ public struct IntentDonation: Sendable, Hashable {
     public var suggestedInvocationPhrase: String?
     /// The intent's parameters, as JSON values.
     public var parameters: [String: JSONValue]
+    /// Where the interaction happened, as `INRelevantShortcut`'s location relevance names a
+    /// place: the donation carries its cell's token (`PlaceKey`), not the coordinate. Nil: the
+    /// device's location now (`Configuration.location`), if any.
+    public var location: PlaceCoordinate?
 
     public init(intentType: String, identifier: String, title: String, subtitle: String? = nil, groupIdentifier: String? = nil,
-                suggestedInvocationPhrase: String? = nil, parameters: [String: JSONValue] = [:]) {
+                suggestedInvocationPhrase: String? = nil, parameters: [String: JSONValue] = [:], location: PlaceCoordinate? = nil) {
         self.intentType = intentType
         self.identifier = identifier
         self.title = title
@@ -26,6 +30,7 @@ public struct IntentDonation: Sendable, Hashable {
         self.groupIdentifier = groupIdentifier
         self.suggestedInvocationPhrase = suggestedInvocationPhrase
         self.parameters = parameters
+        self.location = location
     }
 
     func donation(bundleId: String) -> Donation {

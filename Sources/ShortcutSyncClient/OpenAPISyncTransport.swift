@@ -45,8 +45,9 @@ public struct OpenAPISyncTransport: SyncTransport {
         }
     }
 
-    public func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer {
-        switch try await client.suggestions(query: .init(limit: Int32(clamping: limit), at: at, utcOffsetMinutes: Int32(clamping: utcOffsetMinutes))) {
+    public func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int, places: [String]) async throws -> SuggestionsAnswer {
+        switch try await client.suggestions(query: .init(limit: Int32(clamping: limit), at: at, utcOffsetMinutes: Int32(clamping: utcOffsetMinutes),
+                                                         place: places.isEmpty ? nil : places)) {
         case .ok(let ok):
             return SuggestionsAnswer(try ok.body.json)
         case .default(let status, let problem):

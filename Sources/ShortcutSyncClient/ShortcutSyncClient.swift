@@ -36,6 +36,14 @@ public actor ShortcutSyncClient {
             TimeZone.current.secondsFromGMT(for: Date(timeIntervalSince1970: Double(millis) / 1000)) / 60
         }
 
+        /// The person's place key (`PlaceKey`), from the app's synchronizable keychain item; nil
+        /// when this device has none: its donations carry no place and its suggestions are by
+        /// time alone.
+        public var placeKey: PlaceKey?
+        /// Where the device is now, when the app knows and the person allows it; nil otherwise.
+        /// Only its cell's token, made here under `placeKey`, reaches the service.
+        public var location: @Sendable () -> PlaceCoordinate? = { nil }
+
         public init(bundleId: String, storagePath: String) {
             self.bundleId = bundleId
             self.storagePath = storagePath
@@ -71,27 +79,39 @@ public actor ShortcutSyncClient {
     /// (`confirmed(_:on:)`), as every call that records a change here does.
     @discardableResult
     public func donate(_ interaction: IntentDonation) throws -> UUID {
-        try record(.donation(localized(interaction.donation(bundleId: configuration.bundleId))))
+        try record(.donation(localized(interaction.donation(bundleId: configuration.bundleId), at: interaction.location)))
     }
 
     /// Donates a user activity eligible for prediction (`NSUserActivity.becomeCurrent`).
     @discardableResult
     public func donate(_ activity: UserActivityDonation) throws -> UUID {
-        try record(.donation(localized(activity.donation(bundleId: configuration.bundleId))))
+        try record(.donation(localized(activity.donation(bundleId: configuration.bundleId), at: activity.location)))
     }
 
-    /// The donation with the device's offset from UTC now (held to −720…840 minutes).
-    private func localized(_ donation: Donation) -> Donation {
+    /// The donation with the device's offset from UTC now (held to −720…840 minutes), and its
+    /// place: the token of the cell of the donation's own location (`IntentDonation.location`) or
+    /// else the device's, when the device holds the place key.
+    private func localized(_ donation: Donation, at location: PlaceCoordinate?) -> Donation {
         var donation = donation
         let offset = configuration.utcOffsetMinutes(configuration.now())
         donation.utcOffsetMinutes = min(max(offset, Limits.utcOffsetMinutes.lowerBound), Limits.utcOffsetMinutes.upperBound)
+        if let key = configuration.placeKey, let coordinate = location ?? configuration.location() {
+            donation.place = key.token(at: coordinate)
+        }
         return donation
+    }
+
+    /// The tokens of where the device is, for a suggestions request: none without the key or a location.
+    private func placesHere() -> [String] {
+        guard let key = configuration.placeKey, let coordinate = configuration.location() else { return [] }
+        return key.tokens(around: coordinate)
     }
 
     // MARK: Suggestions
 
     /// What the service suggests on this device at `at` (now when nil), at most `limit` (1…20),
-    /// learned from the person's donations on all of their devices. The answer is kept on the
+    /// learned from the person's donations on all of their devices, where the device is when it
+    /// holds the place key and knows its location (`Configuration`). The answer is kept on the
     /// device: when the service cannot be reached, the last one kept comes back, marked `offline`
     /// (nil if there is none). A refusal (a bad `limit`, a signed-out device) is thrown.
     public func suggestions(at: Date? = nil, limit: Int = 4) async throws -> SuggestionsAnswer? {
@@ -100,7 +120,8 @@ public actor ShortcutSyncClient {
         do {
             let answer = try await transport.suggestions(
                 at: millis, limit: limit,
-                utcOffsetMinutes: min(max(offset, Limits.utcOffsetMinutes.lowerBound), Limits.utcOffsetMinutes.upperBound))
+                utcOffsetMinutes: min(max(offset, Limits.utcOffsetMinutes.lowerBound), Limits.utcOffsetMinutes.upperBound),
+                places: placesHere())
             try store.saveSuggestions(answer)
             return answer
         } catch {

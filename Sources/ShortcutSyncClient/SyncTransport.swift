@@ -24,8 +24,9 @@ public protocol SyncTransport: Sendable {
     /// Forgets it (`DELETE /v1/device/push-token`).
     func deletePushToken() async throws
     /// The device's suggestions at `at` (the service's clock when nil), at most `limit`, for a
-    /// device `utcOffsetMinutes` from UTC (`GET /v1/suggestions`).
-    func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer
+    /// device `utcOffsetMinutes` from UTC at the places `places` (tokens, its own cell first;
+    /// none when it has no place key) (`GET /v1/suggestions`).
+    func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int, places: [String]) async throws -> SuggestionsAnswer
     /// The account's signed-in devices and what each has of it (`GET /v1/devices`).
     func devices() async throws -> DevicesAnswer
     /// What the service has learned of one shortcut of the device's view
@@ -58,7 +59,7 @@ extension SyncTransport {
     }
 
     /// A transport that does not ask for suggestions says so, as a service without them would.
-    public func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer {
+    public func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int, places: [String]) async throws -> SuggestionsAnswer {
         throw SyncTransportError.refused(status: 404, detail: "this transport does not ask for suggestions")
     }
 }

@@ -14,10 +14,12 @@ public struct UserActivityDonation: Sendable, Hashable {
     public var suggestedInvocationPhrase: String?
     /// `userInfo`, as JSON values.
     public var userInfo: [String: JSONValue]
+    /// Where the activity happened (as `IntentDonation.location`); nil: the device's location now, if any.
+    public var location: PlaceCoordinate?
 
     public init(activityType: String, persistentIdentifier: String, title: String, keywords: [String] = [],
                 isEligibleForSearch: Bool = false, isEligibleForPrediction: Bool = true,
-                suggestedInvocationPhrase: String? = nil, userInfo: [String: JSONValue] = [:]) {
+                suggestedInvocationPhrase: String? = nil, userInfo: [String: JSONValue] = [:], location: PlaceCoordinate? = nil) {
         self.activityType = activityType
         self.persistentIdentifier = persistentIdentifier
         self.title = title
@@ -26,6 +28,7 @@ public struct UserActivityDonation: Sendable, Hashable {
         self.isEligibleForPrediction = isEligibleForPrediction
         self.suggestedInvocationPhrase = suggestedInvocationPhrase
         self.userInfo = userInfo
+        self.location = location
     }
 
     func donation(bundleId: String) -> Donation {

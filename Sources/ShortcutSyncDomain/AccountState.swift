@@ -75,7 +75,7 @@ public struct AccountState: Sendable, Hashable {
         case .donation(let donation):
             if donation.eligibleForPrediction {
                 taught[key] = HabitDonation(deviceId: accepted.deviceId, wallMillis: accepted.event.hlc.wallMillis,
-                                            utcOffsetMinutes: donation.utcOffsetMinutes ?? 0)
+                                            utcOffsetMinutes: donation.utcOffsetMinutes ?? 0, placeToken: donation.place)
             }
             apply(donation, key: key)
         case .deletion(let deletion):

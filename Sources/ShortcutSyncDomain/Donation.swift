@@ -18,6 +18,10 @@ public struct Donation: Sendable, Hashable, Codable {
     /// The device's offset from UTC when the person did it (−720…840 minutes); nil counts as 0.
     /// It places the donation in the person's local week for suggestions (DESIGN §3).
     public var utcOffsetMinutes: Int?
+    /// Where the person did it, as a token of the person's own (`PlaceToken`); nil when the
+    /// device holds no place key or the app gave no place. Like the offset, it is the
+    /// suggestions' to know (DESIGN §3), not the view's.
+    public var place: String?
 
     public init(
         bundleId: String, identifier: String, kind: DonationKind,
@@ -25,7 +29,7 @@ public struct Donation: Sendable, Hashable, Codable {
         title: String, subtitle: String? = nil, groupIdentifier: String? = nil,
         suggestedInvocationPhrase: String? = nil, keywords: [String] = [],
         eligibleForSearch: Bool = false, eligibleForPrediction: Bool = true,
-        parameters: [String: JSONValue] = [:], utcOffsetMinutes: Int? = nil
+        parameters: [String: JSONValue] = [:], utcOffsetMinutes: Int? = nil, place: String? = nil
     ) {
         self.bundleId = bundleId
         self.identifier = identifier
@@ -41,6 +45,7 @@ public struct Donation: Sendable, Hashable, Codable {
         self.eligibleForPrediction = eligibleForPrediction
         self.parameters = parameters
         self.utcOffsetMinutes = utcOffsetMinutes
+        self.place = place
     }
 
     /// The fields in the order every reader checks them and every writer writes them
@@ -77,6 +82,7 @@ public struct Donation: Sendable, Hashable, Codable {
         // When the person donated is the suggestions' to know (DESIGN §3), not a shortcut's attribute.
         visitor.integer(DonationField.Label("utcOffsetMinutes", inView: false), Access(\.utcOffsetMinutes, { $0.utcOffsetMinutes = $1 }),
                         range: Limits.utcOffsetMinutes, meaning: "an offset from UTC", unit: "minutes")
+        visitor.place(DonationField.Label("place", inView: false), Access(\.place, { $0.place = $1 }))
     }
 
     /// What the readers fill in field by field; nothing of it is left once every field is read.

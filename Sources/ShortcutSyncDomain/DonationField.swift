@@ -34,6 +34,8 @@ public struct DonationField: Sendable {
         /// An integer in `range`; absent is nil. `meaning` and `unit` name it in the validator's
         /// answer: "is 900; an offset from UTC is −720 to 840 minutes".
         case integer(Access<Int?>, range: ClosedRange<Int>, meaning: String, unit: String)
+        /// A place token (`PlaceToken`): 32 lowercase hex digits; absent is nil.
+        case place(Access<String?>)
     }
 
     /// How a field of type `Value` is read from and written into a `Donation`: closures rather
@@ -81,7 +83,7 @@ public struct DonationField: Sendable {
         switch shape {
         case .bundleId, .text, .kind: .required
         case .optionalText(_, _, let kind?): .requiredFor(kind)
-        case .optionalText, .phrase, .texts, .flag, .object, .integer: .optional
+        case .optionalText, .phrase, .texts, .flag, .object, .integer, .place: .optional
         }
     }
 
@@ -89,7 +91,7 @@ public struct DonationField: Sendable {
     func copy(from source: Donation, to target: inout Donation) {
         switch shape {
         case .bundleId(let stored), .text(let stored, _): stored.set(&target, stored.get(source))
-        case .optionalText(let stored, _, _), .phrase(let stored): stored.set(&target, stored.get(source))
+        case .optionalText(let stored, _, _), .phrase(let stored), .place(let stored): stored.set(&target, stored.get(source))
         case .kind(let stored): stored.set(&target, stored.get(source))
         case .texts(let stored, _, _): stored.set(&target, stored.get(source))
         case .flag(let stored, _): stored.set(&target, stored.get(source))
@@ -102,7 +104,7 @@ public struct DonationField: Sendable {
     public func differs(_ old: Donation, _ new: Donation) -> Bool {
         switch shape {
         case .bundleId(let stored), .text(let stored, _): stored.get(old) != stored.get(new)
-        case .optionalText(let stored, _, _), .phrase(let stored): stored.get(old) != stored.get(new)
+        case .optionalText(let stored, _, _), .phrase(let stored), .place(let stored): stored.get(old) != stored.get(new)
         case .kind(let stored): stored.get(old) != stored.get(new)
         case .texts(let stored, _, _): stored.get(old) != stored.get(new)
         case .flag(let stored, _): stored.get(old) != stored.get(new)
@@ -129,7 +131,8 @@ extension DonationField {
         let key = Key(stringValue: name)
         switch shape {
         case .bundleId(let stored), .text(let stored, _): stored.set(&donation, try container.decode(String.self, forKey: key))
-        case .optionalText(let stored, _, _), .phrase(let stored): stored.set(&donation, try container.decodeIfPresent(String.self, forKey: key))
+        case .optionalText(let stored, _, _), .phrase(let stored), .place(let stored):
+            stored.set(&donation, try container.decodeIfPresent(String.self, forKey: key))
         case .kind(let stored): stored.set(&donation, try container.decode(DonationKind.self, forKey: key))
         case .texts(let stored, _, _): stored.set(&donation, try container.decodeIfPresent([String].self, forKey: key) ?? [])
         case .flag(let stored, let absent): stored.set(&donation, try container.decodeIfPresent(Bool.self, forKey: key) ?? absent)
@@ -143,7 +146,7 @@ extension DonationField {
         let key = Key(stringValue: name)
         switch shape {
         case .bundleId(let stored), .text(let stored, _): try container.encode(stored.get(donation), forKey: key)
-        case .optionalText(let stored, _, _), .phrase(let stored): try container.encodeIfPresent(stored.get(donation), forKey: key)
+        case .optionalText(let stored, _, _), .phrase(let stored), .place(let stored): try container.encodeIfPresent(stored.get(donation), forKey: key)
         case .kind(let stored): try container.encode(stored.get(donation), forKey: key)
         case .texts(let stored, _, _): try container.encode(stored.get(donation), forKey: key)
         case .flag(let stored, _): try container.encode(stored.get(donation), forKey: key)
@@ -195,6 +198,7 @@ protocol DonationFieldVisitor {
     mutating func object(_ label: DonationField.Label, _ access: DonationField.Access<[String: JSONValue]>, maxBytes: Int)
     mutating func integer(_ label: DonationField.Label, _ access: DonationField.Access<Int?>, range: ClosedRange<Int>,
                           meaning: String, unit: String)
+    mutating func place(_ label: DonationField.Label, _ access: DonationField.Access<String?>)
 }
 
 /// The visitor that writes the declaration down as `Donation.fields`.
@@ -241,5 +245,9 @@ struct DonationFieldList: DonationFieldVisitor {
     mutating func integer(_ label: DonationField.Label, _ access: DonationField.Access<Int?>, range: ClosedRange<Int>,
                           meaning: String, unit: String) {
         add(label, .integer(access, range: range, meaning: meaning, unit: unit))
+    }
+
+    mutating func place(_ label: DonationField.Label, _ access: DonationField.Access<String?>) {
+        add(label, .place(access))
     }
 }

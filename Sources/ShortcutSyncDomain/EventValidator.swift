@@ -271,6 +271,13 @@ private struct DonationCheck: DonationFieldVisitor {
         }
     }
 
+    @inline(__always)
+    mutating func place(_ label: DonationField.Label, _ access: DonationField.Access<String?>) {
+        if let token = access.get(donation), !PlaceToken.isValid(token) {
+            check.fail("/" + label.name, "must be a place token: \(PlaceToken.length) lowercase hex digits")
+        }
+    }
+
     /// An integer as a person reads it, with a minus sign rather than a hyphen.
     private static func signed(_ value: Int) -> String {
         value < 0 ? "\u{2212}\(-value)" : "\(value)"

@@ -24,6 +24,14 @@ extension SyncAPI {
         if let offset = input.query.utcOffsetMinutes, !Limits.utcOffsetMinutes.contains(Int(offset)) {
             invalid.append(FieldError(pointer: "/utcOffsetMinutes", detail: "must be −720 to 840 minutes"))
         }
+        let places = input.query.place ?? []
+        if places.count > PlaceToken.maxPerRequest {
+            invalid.append(FieldError(pointer: "/place", detail: "names \(places.count) places; at most \(PlaceToken.maxPerRequest) are allowed"))
+        } else {
+            for (index, token) in places.enumerated() where !PlaceToken.isValid(token) {
+                invalid.append(FieldError(pointer: "/place/\(index)", detail: "must be a place token: \(PlaceToken.length) lowercase hex digits"))
+            }
+        }
         guard invalid.isEmpty else { throw APIProblem.invalid(invalid) }
         let at = input.query.at ?? now()
         let inputs = try await projections.suggestionInputs(account: account, device: device,
@@ -31,7 +39,7 @@ extension SyncAPI {
         let moment = SuggestionMoment(
             deviceId: device, atMillis: at,
             utcOffsetMinutes: input.query.utcOffsetMinutes.map(Int.init) ?? inputs.latestUTCOffsetMinutes ?? 0,
-            deviceLabel: SuggestionMoment.label(platform: inputs.platform ?? ""))
+            deviceLabel: SuggestionMoment.label(platform: inputs.platform ?? ""), places: places)
         let ranked = SuggestionScorer().rank(inputs.candidates, at: moment, limit: limit)
         let titles = try await projections.suggestionTitles(account: account, shortcuts: ranked.map(\.shortcut))
         ServerMetrics.suggestions.increment()
@@ -66,6 +74,7 @@ extension SyncAPI {
                 .init(deviceId: device.deviceId.uuidString.lowercased(), name: names[device.deviceId]?.name ?? "",
                       platform: names[device.deviceId]?.platform ?? "", donations: Int64(device.donations), weight: device.weight,
                       hours: hours(device.hours))
-            }))))
+            },
+            places: learned.places.map { .init(prefix: $0.prefix, weight: $0.weight) }))))
     }
 }

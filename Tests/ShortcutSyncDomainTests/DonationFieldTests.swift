@@ -91,6 +91,9 @@ import Yams
                 #expect(schema["type"] as? String == "integer", "\(name): type")
                 #expect(schema["minimum"] as? Int == range.lowerBound, "\(name): minimum")
                 #expect(schema["maximum"] as? Int == range.upperBound, "\(name): maximum")
+            case .place:
+                #expect(schema["type"] as? String == "string", "\(name): type")
+                #expect(schema["pattern"] as? String == PlaceToken.pattern, "\(name): pattern")
             }
         }
     }
@@ -138,6 +141,9 @@ import Yams
             case .integer(let access, _, _, _):
                 access.set(&changed, 7)
                 #expect(access.get(changed) == 7)
+            case .place(let access):
+                access.set(&changed, String(repeating: "e", count: PlaceToken.length))
+                #expect(access.get(changed) == String(repeating: "e", count: PlaceToken.length))
             }
             let differing = zip(Mirror(reflecting: sample).children, Mirror(reflecting: changed).children)
                 .filter { "\($0.value)" != "\($1.value)" }.compactMap(\.0.label)

@@ -12,7 +12,8 @@ import Testing
         bundleId: "com.example.soup", identifier: "order", kind: .intent, activityType: "com.example.open",
         intentType: "OrderSoupIntent", title: "Order soup", subtitle: "Tomato", groupIdentifier: "soups",
         suggestedInvocationPhrase: "Soup time", keywords: ["soup"], eligibleForSearch: true, eligibleForPrediction: false,
-        parameters: ["size": .string("large")], utcOffsetMinutes: 60)
+        parameters: ["size": .string("large")], utcOffsetMinutes: 60,
+        place: "3fa95c0e8d1b4a7f9e2c6b5d0a1f8e3c")
 
     /// Every pushed type with every field set.
     static let samples: [EventBody] = [

@@ -13,9 +13,12 @@ import ShortcutSyncTestSupport
     static let groups: [String?] = [nil, "morning"]
     static let start: Int64 = 1_767_571_200_000  // Monday 2026-01-05 00:00 UTC
     static let week: Int64 = 7 * 24 * 3_600_000
+    /// Places (`PlaceToken`s); two share a slot, as two places of one person can.
+    static let places: [String?] = [nil, "0a" + String(repeating: "1", count: 30), "0a" + String(repeating: "2", count: 30),
+                                    "f3" + String(repeating: "3", count: 30)]
 
     /// A random history over six weeks: donations (some not eligible for prediction, with
-    /// offsets from UTC), deletions by identifiers, group and app, from four devices, over few
+    /// offsets from UTC, some at places), deletions by identifiers, group and app, from four devices, over few
     /// identifiers so that deletions cover some donations and not others.
     static func history(from choices: [Int]) -> [AcceptedEvent] {
         var seqs = [Int64](repeating: 0, count: devices.count)
@@ -33,7 +36,7 @@ import ShortcutSyncTestSupport
                 .donation(Donation(
                     bundleId: bundle, identifier: identifier, kind: .intent, intentType: "I", title: "t",
                     groupIdentifier: groups.randomElement(using: &rng)!, eligibleForPrediction: Int.random(in: 0..<5, using: &rng) > 0,
-                    utcOffsetMinutes: [nil, -300, 60, 540].randomElement(using: &rng)!))
+                    utcOffsetMinutes: [nil, -300, 60, 540].randomElement(using: &rng)!, place: places.randomElement(using: &rng)!))
             }
             let wall = start + Int64.random(in: 0..<(6 * week), using: &rng)
             return AcceptedEvent(deviceId: devices[device], event: Event(seq: seqs[device], hlc: HLCTimestamp(wallMillis: wall), body: body))
@@ -47,7 +50,8 @@ import ShortcutSyncTestSupport
             guard case .donation(let donation) = event.event.body, donation.eligibleForPrediction,
                   !isCovered(donation, key: event.key, in: events) else { continue }
             sums[ShortcutID(bundleId: donation.bundleId, identifier: donation.identifier), default: ShortcutHabits()].add(HabitDonation(
-                deviceId: event.deviceId, wallMillis: event.event.hlc.wallMillis, utcOffsetMinutes: donation.utcOffsetMinutes ?? 0))
+                deviceId: event.deviceId, wallMillis: event.event.hlc.wallMillis, utcOffsetMinutes: donation.utcOffsetMinutes ?? 0,
+                placeToken: donation.place))
         }
         return sums.filter { !$0.value.isEmpty }
     }
@@ -105,7 +109,8 @@ import ShortcutSyncTestSupport
             for _ in 0..<3 {
                 let moment = SuggestionMoment(deviceId: Self.devices.randomElement(using: &rng)!,
                                               atMillis: Self.start + Int64.random(in: 0..<(8 * Self.week), using: &rng),
-                                              utcOffsetMinutes: [0, 60, -300].randomElement(using: &rng)!)
+                                              utcOffsetMinutes: [0, 60, -300].randomElement(using: &rng)!,
+                                              places: [[], [Self.places[1]!, Self.places[3]!], [Self.places[3]!]].randomElement(using: &rng)!)
                 let scorer = SuggestionScorer()
                 #expect(scorer.rank(shuffled, at: moment, limit: 20) == scorer.rank(inOrder, at: moment, limit: 20))
             }
@@ -160,7 +165,8 @@ import ShortcutSyncTestSupport
         await propertyCheck(count: 200, input: Gen.int(in: 0...Int(Int32.max)).array(of: 1...40), Self.seeds) { walls, seed in
             var rng = SeededGenerator(seed: UInt64(seed))
             let donations = walls.map {
-                HabitDonation(deviceId: Self.devices[$0 % 4], wallMillis: Int64($0) * 997_000, utcOffsetMinutes: [0, 60, 840, -720][$0 % 4])
+                HabitDonation(deviceId: Self.devices[$0 % 4], wallMillis: Int64($0) * 997_000, utcOffsetMinutes: [0, 60, 840, -720][$0 % 4],
+                              place: [nil, 0, 7, 255][($0 / 4) % 4])
             }
             var forwards = ShortcutHabits(), backwards = ShortcutHabits()
             for donation in donations { forwards.add(donation) }

@@ -18,7 +18,7 @@ import Testing
             throw SyncTransportError.retryLater(retryAfter: nil)
         }
         func pokes() async throws -> AsyncThrowingStream<Int64, any Error> { throw SyncTransportError.retryLater(retryAfter: nil) }
-        func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int) async throws -> SuggestionsAnswer {
+        func suggestions(at: Int64?, limit: Int, utcOffsetMinutes: Int, places: [String]) async throws -> SuggestionsAnswer {
             throw SyncTransportError.retryLater(retryAfter: nil)
         }
     }

@@ -25,6 +25,9 @@ public struct HabitsReport: AdminReport {
     /// Seven rows, Monday first, of 24 shares of the heaviest hour (0…1).
     public var week: [[Double]]
     public var devices: [Device]
+    /// The places it was used at, every device together, the heaviest first: each as the first
+    /// two hex digits of its tokens (`PlaceToken`), all the service keeps of a place.
+    public var places: [LearnedHabits.Place]
     /// Whether the account's learning is paused now, and the signed-in devices whose learning is.
     public var learningPaused: Bool
     public var devicesPaused: [UUID]
@@ -65,6 +68,9 @@ public struct HabitsReport: AdminReport {
                           heaviest.joined(separator: ", ")])
         }
         lines.append(table.rendered)
+        lines.append(places.isEmpty ? "places: none (no donation of it carried a place)"
+                     : "places (token prefix, weight): " + places.prefix(12).map { "\($0.prefix) (\(String(format: "%.2f", $0.weight)))" }
+                        .joined(separator: ", ") + (places.count > 12 ? ", and \(places.count - 12) more" : ""))
         lines.append("Weights are decayed donations: each halved every 3 weeks.")
         return lines.joined(separator: "\n") + "\n"
     }

@@ -29,14 +29,17 @@ public struct SuggestionsReport: AdminReport {
             + "\(SuggestionReason.days[hourOfWeek / 24]) \(hourOfWeek % 24):00–\(hourOfWeek % 24):59 local), account version \(version)"
         var table = TextTable([.init("SHORTCUT", maxWidth: 40), .init("TITLE", maxWidth: 24), .init("SCORE", alignRight: true),
                                .init("THIS HOUR", alignRight: true), .init("SAME HOUR, OTHER DAYS", alignRight: true),
-                               .init("OVERALL", alignRight: true), .init("ACCOUNT PATTERN", alignRight: true), .init("REASON", maxWidth: 50)])
+                               .init("OVERALL", alignRight: true), .init("ACCOUNT PATTERN", alignRight: true), .init("PLACE ×", alignRight: true),
+                               .init("REASON", maxWidth: 50)])
         func number(_ value: Double) -> String { String(format: "%.3f", value) }
         for row in suggestions {
             table.append(["\(row.bundleId)/\(row.identifier)", row.title, number(row.score), number(row.parts.thisHour),
-                          number(row.parts.sameHourOtherDays), number(row.parts.overall), number(row.parts.otherDevices), row.reason])
+                          number(row.parts.sameHourOtherDays), number(row.parts.overall), number(row.parts.otherDevices),
+                          row.parts.place.map(number) ?? "–", row.reason])
         }
         let note = "Parts are decayed donations (each halved every 3 weeks): this device's at this hour and the hours next to it, "
-            + "at the same hour on the other days of the same kind, overall; and the account's pattern at this hour as a share, worth 10 donations."
+            + "at the same hour on the other days of the same kind, overall; and the account's pattern at this hour as a share, worth 10 donations. "
+            + "PLACE × multiplies their sum by the share of the shortcut's placed use that was here (– : by time alone)."
         return heading + "\n\n" + (suggestions.isEmpty ? "(nothing learned for this device's view yet)\n" : table.rendered) + "\n" + note
     }
 }

@@ -43,7 +43,7 @@ public struct FoldEvent: Sendable, Hashable {
                                group: donation.groupIdentifier ?? "")
             if donation.eligibleForPrediction {
                 habit = HabitDonation(deviceId: accepted.deviceId, wallMillis: accepted.event.hlc.wallMillis,
-                                      utcOffsetMinutes: donation.utcOffsetMinutes ?? 0)
+                                      utcOffsetMinutes: donation.utcOffsetMinutes ?? 0, placeToken: donation.place)
             }
         case .deletion(let deletion):
             change = .deletion(deletion)

@@ -115,6 +115,11 @@ struct DonationWriter: DonationFieldVisitor {
         json.key(label.name)
         json.value(.number(Double(number)))
     }
+
+    @inline(__always)
+    mutating func place(_ label: DonationField.Label, _ access: DonationField.Access<String?>) {
+        json.field(label.name, access.get(donation))
+    }
 }
 
 /// A JSON object written field by field, as UTF-8 bytes.

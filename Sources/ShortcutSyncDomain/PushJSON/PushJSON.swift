@@ -418,4 +418,9 @@ struct DonationReader: DonationFieldVisitor {
             try fields.optional(label.name) { node, path throws(DecodingError) in try PushJSON.integer(node, path: path, as: Int.self) }
         }
     }
+
+    @inline(__always)
+    mutating func place(_ label: DonationField.Label, _ access: DonationField.Access<String?>) {
+        read(access) { (fields: inout PushJSON.Fields) throws(DecodingError) in try fields.optional(label.name, PushJSON.string) }
+    }
 }

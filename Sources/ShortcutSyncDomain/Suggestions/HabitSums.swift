@@ -1,7 +1,8 @@
 import Foundation
 
 /// One device's sums for one donation group of a shortcut: how many eligible donations it holds
-/// and their weights (`HabitClock`), in all and per hour of the week (DESIGN §3).
+/// and their weights (`HabitClock`), in all, per hour of the week, and per place slot for those
+/// that carried a place (DESIGN §3).
 ///
 /// Every part is an integer (`WeightSum`), so the sums of a set of donations are the same bit
 /// for bit whatever order they arrived in and whoever folded them: this is how equality is
@@ -14,24 +15,29 @@ public struct HabitSums: Sendable, Hashable {
     public private(set) var total = WeightSum()
     /// The sum of their weights per hour of the week (0…167); hours without any are absent.
     public private(set) var hours: [Int: WeightSum] = [:]
+    /// The sum of their weights per place slot (`PlaceToken.slot`), for the donations that
+    /// carried a place; slots without any are absent. At most 256, whatever the history.
+    public private(set) var places: [UInt8: WeightSum] = [:]
 
     public init() {}
 
     /// Sums read back from storage; hours outside 0…167 are dropped.
-    public init(count: Int, total: WeightSum, hours: [Int: WeightSum]) {
+    public init(count: Int, total: WeightSum, hours: [Int: WeightSum], places: [UInt8: WeightSum] = [:]) {
         guard count > 0 else { return }
         self.count = count
         self.total = total
         self.hours = hours.filter { (0..<HabitClock.hoursPerWeek).contains($0.key) && !$0.value.isZero }
+        self.places = places.filter { !$0.value.isZero }
     }
 
     /// Sums read back from their own stored form (`ShortcutHabits.bytes`), which holds hours
-    /// 0…167 with non-zero sums only (the reader checks the hours): kept as they are.
-    init(stored count: Int, total: WeightSum, hours: [Int: WeightSum]) {
+    /// 0…167 and places with non-zero sums only (the reader checks them): kept as they are.
+    init(stored count: Int, total: WeightSum, hours: [Int: WeightSum], places: [UInt8: WeightSum] = [:]) {
         self.count = max(count, 0)
         guard self.count > 0 else { return }
         self.total = total
         self.hours = hours
+        self.places = places
     }
 
     public var isEmpty: Bool { count == 0 }
@@ -41,6 +47,7 @@ public struct HabitSums: Sendable, Hashable {
         count += 1
         total.add(weight)
         hours[donation.hourOfWeek, default: WeightSum()].add(weight)
+        if let place = donation.place { places[place, default: WeightSum()].add(weight) }
     }
 
     /// Takes back what `donation` added (a deletion covered it).
@@ -52,6 +59,10 @@ public struct HabitSums: Sendable, Hashable {
         let hour = donation.hourOfWeek
         hours[hour]?.subtract(weight)
         if hours[hour]?.isZero == true { hours[hour] = nil }
+        if let place = donation.place {
+            places[place]?.subtract(weight)
+            if places[place]?.isZero == true { places[place] = nil }
+        }
     }
 
     /// Adds another part's sums, or takes them back (`subtracting`) when they were added before.
@@ -65,10 +76,15 @@ public struct HabitSums: Sendable, Hashable {
                 hours[hour]?.subtract(sum)
                 if hours[hour]?.isZero == true { hours[hour] = nil }
             }
+            for (place, sum) in other.places {
+                places[place]?.subtract(sum)
+                if places[place]?.isZero == true { places[place] = nil }
+            }
         } else {
             count += other.count
             total.add(other.total)
             for (hour, sum) in other.hours { hours[hour, default: WeightSum()].add(sum) }
+            for (place, sum) in other.places { places[place, default: WeightSum()].add(sum) }
         }
     }
 

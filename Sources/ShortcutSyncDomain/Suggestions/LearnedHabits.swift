@@ -12,6 +12,13 @@ public struct LearnedHabits: Sendable, Hashable {
         public var weight: Double
     }
 
+    /// A place the shortcut was used at, as the first two hex digits of its tokens (the slot the
+    /// service sums it in, `PlaceToken`): all a person's devices can match it to their own places.
+    public struct Place: Sendable, Hashable, Codable {
+        public var prefix: String
+        public var weight: Double
+    }
+
     public struct Device: Sendable, Hashable, Codable {
         public var deviceId: UUID
         /// The donations it taught, undecayed.
@@ -25,6 +32,8 @@ public struct LearnedHabits: Sendable, Hashable {
     public var devices: [Device]
     /// Every device's hours together.
     public var hours: [Hour]
+    /// Every device's places together, the heaviest first (the donations that carried a place).
+    public var places: [Place]
     /// The moment the weights are decayed to, in milliseconds since 1970 UTC.
     public var atMillis: Int64
 
@@ -33,14 +42,20 @@ public struct LearnedHabits: Sendable, Hashable {
         self.atMillis = atMillis
         let scale = HabitClock.scale(atMillis: atMillis)
         var together = [Double](repeating: 0, count: HabitClock.hoursPerWeek)
+        var atPlaces = [Double](repeating: 0, count: 256)
         var devices: [Device] = []
-        for (device, sums) in habits?.byDevice ?? [:] {
+        for (device, sums) in (habits?.byDevice ?? [:]).sorted(by: { $0.key.isOrdered(before: $1.key) }) {
             let (hours, total) = sums.decayed(scale)
             for (hour, weight) in hours.enumerated() { together[hour] += weight }
+            for (slot, sum) in sums.places.sorted(by: { $0.key < $1.key }) {
+                atPlaces[Int(slot)] += sum.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor
+            }
             devices.append(Device(deviceId: device, donations: sums.count, weight: total, hours: Self.listed(hours)))
         }
         self.devices = devices.sorted { ($0.weight, $1.deviceId.uuidString) > ($1.weight, $0.deviceId.uuidString) }
         hours = Self.listed(together)
+        places = atPlaces.enumerated().compactMap { $0.element > 0 ? Place(prefix: PlaceToken.prefix(ofSlot: UInt8($0.offset)), weight: $0.element) : nil }
+            .sorted { ($0.weight, $1.prefix) > ($1.weight, $0.prefix) }
     }
 
     private static func listed(_ weights: [Double]) -> [Hour] {

@@ -1,14 +1,18 @@
 import Foundation
 
 extension ShortcutHabits {
-    /// The sums as bytes, for one column: deterministic (devices in uuid order, hours ascending),
-    /// so equal sums are equal bytes and `verify` can compare rows byte for byte. Format 1:
-    /// per device its 16 bytes, its count (UInt32), its total, its number of hours (UInt8) and
-    /// each hour (UInt8) with its sum; a sum is its number of limbs (UInt8) and each limb
-    /// (UInt64), all little-endian. Empty sums are no bytes at all (the column is NULL).
+    /// The sums as bytes, for one column: deterministic (devices in uuid order, hours and places
+    /// ascending), so equal sums are equal bytes and `verify` can compare rows byte for byte.
+    /// Format 1: per device its 16 bytes, its count (UInt32), its total, its number of hours
+    /// (UInt8) and each hour (UInt8) with its sum; a sum is its number of limbs (UInt8) and each
+    /// limb (UInt64), all little-endian. Format 2, written only when some device's donations
+    /// carried a place (so sums without places keep the bytes they always had): format 1's device
+    /// followed by its number of place slots (UInt16, at most 256) and each slot (UInt8) with
+    /// its sum. Empty sums are no bytes at all (the column is NULL).
     public var bytes: [UInt8]? {
         guard !isEmpty else { return nil }
-        var bytes: [UInt8] = [1]
+        let withPlaces = byDevice.values.contains { !$0.places.isEmpty }
+        var bytes: [UInt8] = [withPlaces ? 2 : 1]
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
         func append(_ sum: WeightSum) {
             bytes.append(UInt8(sum.limbs.count))
@@ -24,6 +28,12 @@ extension ShortcutHabits {
                 bytes.append(UInt8(hour))
                 append(sums.hours[hour]!)
             }
+            guard withPlaces else { continue }
+            append(UInt16(sums.places.count))
+            for place in sums.places.keys.sorted() {
+                bytes.append(place)
+                append(sums.places[place]!)
+            }
         }
         return bytes
     }
@@ -31,18 +41,26 @@ extension ShortcutHabits {
     /// The sums `bytes` gave; nil if these are not such bytes.
     public init?(bytes: some Collection<UInt8>) {
         var reader = ByteReader(bytes: Array(bytes))
-        guard reader.byte() == 1 else { return nil }
+        guard let format = reader.byte(), format == 1 || format == 2 else { return nil }
         var byDevice: [UUID: HabitSums] = [:]
         while !reader.atEnd {
             guard let device = reader.uuid(), let count = reader.uint32(), let total = reader.sum(), let hourCount = reader.byte() else { return nil }
             var hours: [Int: WeightSum] = [:]
             hours.reserveCapacity(Int(hourCount))
             for _ in 0..<hourCount {
-                guard let hour = reader.byte(), hour < 168, let sum = reader.sum(), !sum.isZero else { return nil }
+                guard let hour = reader.byte(), hour < 168, hours[Int(hour)] == nil, let sum = reader.sum(), !sum.isZero else { return nil }
                 hours[Int(hour)] = sum
             }
-            guard count > 0 else { return nil }
-            byDevice[device] = HabitSums(stored: Int(count), total: total, hours: hours)
+            var places: [UInt8: WeightSum] = [:]
+            if format == 2 {
+                guard let placeCount = reader.uint16(), placeCount <= 256 else { return nil }
+                for _ in 0..<placeCount {
+                    guard let place = reader.byte(), places[place] == nil, let sum = reader.sum(), !sum.isZero else { return nil }
+                    places[place] = sum
+                }
+            }
+            guard count > 0, byDevice[device] == nil else { return nil }
+            byDevice[device] = HabitSums(stored: Int(count), total: total, hours: hours, places: places)
         }
         self.init(nonEmpty: byDevice)
     }
@@ -88,6 +106,8 @@ struct ByteReader {
         offset += width
         return value
     }
+
+    mutating func uint16() -> UInt16? { integer(width: 2).map { UInt16(truncatingIfNeeded: $0) } }
 
     mutating func uint32() -> UInt32? { integer(width: 4).map { UInt32(truncatingIfNeeded: $0) } }
 

@@ -14,12 +14,23 @@ public struct SuggestionModel: Sendable, Hashable {
     /// How many of its own donations a device's habits are worth before the other devices'
     /// pattern stops mattering much: a new device starts from the others', and its own take over.
     public var otherDevices: Double = 10
+    /// Weight of a shortcut's donations in the cells around the one the device is in, beside 1
+    /// for those in its own cell: a cell's edge is not where a place ends.
+    public var placeNeighbours: Double = 0.5
+    /// The share of a shortcut's use a place is assumed to hold before anything is known of it:
+    /// the place factor of a shortcut no placed donation taught.
+    public var placePrior: Double = 0.1
+    /// How many decayed donations that prior is worth: a shortcut used here once of once is not
+    /// yet certain to be this place's.
+    public var placePseudoCount: Double = 1
 
     public init() {}
 
     public static func == (lhs: SuggestionModel, rhs: SuggestionModel) -> Bool {
         lhs.neighbourHours == rhs.neighbourHours && lhs.sameHourOtherDays == rhs.sameHourOtherDays
             && lhs.overall == rhs.overall && lhs.otherDevices == rhs.otherDevices
+            && lhs.placeNeighbours == rhs.placeNeighbours && lhs.placePrior == rhs.placePrior
+            && lhs.placePseudoCount == rhs.placePseudoCount
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -28,5 +39,8 @@ public struct SuggestionModel: Sendable, Hashable {
         hasher.combine(sameHourOtherDays)
         hasher.combine(overall)
         hasher.combine(otherDevices)
+        hasher.combine(placeNeighbours)
+        hasher.combine(placePrior)
+        hasher.combine(placePseudoCount)
     }
 }

@@ -12,13 +12,19 @@ public struct SuggestionParts: Sendable, Hashable, Codable {
     public var otherDevices: Double
     /// How often this device uses the shortcut at all, lately.
     public var overall: Double
+    /// What the place multiplies the sum of the others by (`SuggestionScorer`): the share of the
+    /// shortcut's placed use that was here, smoothed. Nil when the ranking used no place: the
+    /// device named none, or none of the candidates was ever used there.
+    public var place: Double?
 
-    public init(thisHour: Double = 0, sameHourOtherDays: Double = 0, otherDevices: Double = 0, overall: Double = 0) {
+    public init(thisHour: Double = 0, sameHourOtherDays: Double = 0, otherDevices: Double = 0, overall: Double = 0, place: Double? = nil) {
         self.thisHour = thisHour
         self.sameHourOtherDays = sameHourOtherDays
         self.otherDevices = otherDevices
         self.overall = overall
+        self.place = place
     }
 
-    public var score: Double { thisHour + sameHourOtherDays + otherDevices + overall }
+    /// When, times where: the time parts' sum, times the place factor when there is one.
+    public var score: Double { (thisHour + sameHourOtherDays + otherDevices + overall) * (place ?? 1) }
 }

@@ -6,8 +6,17 @@ public enum SuggestionReason {
     public static let days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
     /// `patternIsThisDevices`: the account's pattern for the shortcut is mostly this device's
-    /// own donations, so the pattern part speaks of this device too.
-    public static func text(for parts: SuggestionParts, hourOfWeek hour: Int, deviceLabel: String, patternIsThisDevices: Bool = false) -> String {
+    /// own donations, so the pattern part speaks of this device too. `mostlyHere`: most of the
+    /// shortcut's placed use was where the device is now ("often here on Friday evenings…").
+    public static func text(for parts: SuggestionParts, hourOfWeek hour: Int, deviceLabel: String, patternIsThisDevices: Bool = false,
+                            mostlyHere: Bool = false) -> String {
+        let text = timeText(for: parts, hourOfWeek: hour, deviceLabel: deviceLabel, patternIsThisDevices: patternIsThisDevices)
+        guard mostlyHere else { return text }
+        if text.hasPrefix("often used ") { return "often used here " + text.dropFirst("often used ".count) }
+        return text.hasPrefix("often ") ? "often here " + text.dropFirst("often ".count) : text
+    }
+
+    private static func timeText(for parts: SuggestionParts, hourOfWeek hour: Int, deviceLabel: String, patternIsThisDevices: Bool) -> String {
         let own = parts.thisHour + parts.sameHourOtherDays + (patternIsThisDevices ? parts.otherDevices : 0)
         if parts.overall > own && parts.overall > parts.otherDevices {
             return "often used lately on this \(deviceLabel)"

@@ -11,8 +11,12 @@ import Foundation
 /// - the account's pattern at this hour on all devices, as a share among the candidates, worth
 ///   `otherDevices` donations: a device that knows nothing yet ranks as the person's other
 ///   devices would, and its own habits take over as it learns them.
-/// Old donations count less (halved every three weeks). Ties are broken by bundle id and
-/// identifier (in the byte order of their UTF-8).
+/// Old donations count less (halved every three weeks). Where the device is (its place tokens,
+/// when it names any) multiplies that: by the share of the shortcut's placed donations, on all
+/// devices, made in its cell (and, at `placeNeighbours`, the cells around it), smoothed towards
+/// `placePrior` by `placePseudoCount` donations. When none of the candidates was ever used
+/// there (somewhere new), the place is left out and the ranking is time alone. Ties are broken
+/// by bundle id and identifier (in the byte order of their UTF-8).
 public struct SuggestionScorer: Sendable {
     public var model: SuggestionModel
 
@@ -37,26 +41,41 @@ public struct SuggestionScorer: Sendable {
         var own = [SuggestionParts](repeating: SuggestionParts(), count: entries.count)
         var patterns = [(all: Double, own: Double)](repeating: (0, 0), count: entries.count)
         var patternTotal = 0.0
+        let (here, near) = moment.placeSlots
+        let nearby = Set(near)
+        var placed = [(here: Double, all: Double)](repeating: (0, 0), count: here == nil ? 0 : entries.count)
+        var usedHere = false
         for (index, entry) in entries.enumerated() {
             var all = 0.0, mine = 0.0
             let devices = entry.value.byDevice
             let order = devices.count == 1 ? Array(devices.keys) : devices.keys.sorted { $0.isOrdered(before: $1) }
             for device in order {
-                let parts = self.parts(of: devices[device]!, hour: hour, scale: scale)
+                let sums = devices[device]!
+                let parts = self.parts(of: sums, hour: hour, scale: scale)
                 all += parts.score
                 if device == moment.deviceId {
                     own[index] = parts
                     mine = parts.score
                 }
+                if let here, !sums.places.isEmpty {
+                    let use = self.placed(sums, here: here, near: nearby, scale: scale)
+                    placed[index].here += use.here
+                    placed[index].all += use.all
+                }
             }
             patterns[index] = (all, mine)
             patternTotal += all
+            if here != nil, placed[index].here > 0 { usedHere = true }
         }
         var scored: [(index: Int, parts: SuggestionParts, score: Double)] = []
         scored.reserveCapacity(entries.count)
         for index in entries.indices {
             var parts = own[index]
             parts.otherDevices = patternTotal > 0 ? model.otherDevices * patterns[index].all / patternTotal : 0
+            if usedHere {
+                let use = placed[index]
+                parts.place = (use.here + model.placePseudoCount * model.placePrior) / (use.all + model.placePseudoCount)
+            }
             let score = parts.score
             guard score.isFinite, score > 0 else { continue }
             scored.append((index, parts, score))
@@ -65,10 +84,25 @@ public struct SuggestionScorer: Sendable {
         let best = scored.sorted { $0.score != $1.score ? $0.score > $1.score : $0.index < $1.index }.prefix(limit)
         return best.map { chosen in
             let (all, mine) = patterns[chosen.index]
+            let mostlyHere = usedHere && placed[chosen.index].here * 2 >= placed[chosen.index].all
             let reason = SuggestionReason.text(for: chosen.parts, hourOfWeek: hour, deviceLabel: moment.deviceLabel,
-                                               patternIsThisDevices: mine * 2 >= all)
+                                               patternIsThisDevices: mine * 2 >= all, mostlyHere: mostlyHere)
             return ScoredSuggestion(shortcut: entries[chosen.index].key, score: chosen.score, parts: chosen.parts, reason: reason)
         }
+    }
+
+    /// One device's placed use of a shortcut, in decayed donations: in the cell `here` (and, at
+    /// `placeNeighbours`, the cells `near`), and in all. Slots in ascending order, as everywhere
+    /// here, so the sums are made in one order.
+    func placed(_ sums: HabitSums, here: UInt8, near: Set<UInt8>, scale: (exponent: Int, divisor: Double)) -> (here: Double, all: Double) {
+        var atHere = 0.0, all = 0.0
+        let slots = sums.places.count == 1 ? Array(sums.places) : sums.places.sorted { $0.key < $1.key }
+        for (slot, sum) in slots {
+            let value = sum.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor
+            all += value
+            if slot == here { atHere += value } else if near.contains(slot) { atHere += model.placeNeighbours * value }
+        }
+        return (atHere, all)
     }
 
     /// One device's part of a shortcut's score at `hour`, scaled to decayed donations. It walks

@@ -19,7 +19,7 @@ struct FoldLogCoding: Sendable {
         CASE type WHEN 'deletion' THEN CASE WHEN body ? 'identifiers' THEN ARRAY(SELECT jsonb_array_elements_text(body->'identifiers')) END
                   WHEN 'appsReported' THEN ARRAY(SELECT jsonb_array_elements_text(body->'installed')) END,
         (body->>'utcOffsetMinutes')::int4, coalesce((body->>'eligibleForPrediction')::bool, true),
-        body->>'scope', (body->>'deviceId')::uuid, (body->>'paused')::bool
+        body->>'scope', (body->>'deviceId')::uuid, (body->>'paused')::bool, body->>'place'
         """
 
     /// Every row of `rows`, read to the end.
@@ -58,6 +58,7 @@ struct FoldLogCoding: Sendable {
         let list = try cells.next([String]?.self)
         let offset = try cells.next(Int32?.self), eligible = try cells.next(Bool.self)
         let scope = try cells.next(String?.self), scopeDevice = try cells.next(UUID?.self), paused = try cells.next(Bool?.self)
+        let place = try cells.next(String?.self)
         let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
         let learning = scope.flatMap { LearningScope(name: $0, deviceId: scopeDevice, bundleId: bundleId, identifier: identifier) }
         guard let change = Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group,
@@ -65,7 +66,7 @@ struct FoldLogCoding: Sendable {
             throw StoreError.corruptRow("event \(version) of account \(account) (type \(type)) lacks a field its type needs")
         }
         // A donation eligible for prediction teaches the suggestions (DESIGN §3).
-        let habit = type == 0 && eligible ? HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0)) : nil
+        let habit = type == 0 && eligible ? HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0), placeToken: place) : nil
         return FoldLogEntry(accountId: account, event: FoldEvent(key: key, version: version, change: change, habit: habit))
     }
 

@@ -159,7 +159,7 @@ public struct ProjectionRowStore: Sendable {
         let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
         let froms = resums.map { $0.from ?? lowest }
         let result = try await connection.guardedQuery("""
-            SELECT r.n, e.device_id, e.seq, e.hlc_wall, e.hlc_counter, (e.body->>'utcOffsetMinutes')::int4
+            SELECT r.n, e.device_id, e.seq, e.hlc_wall, e.hlc_counter, (e.body->>'utcOffsetMinutes')::int4, e.body->>'place'
             FROM unnest(\(resums.map(\.group.shortcut.bundleId))::text[],
                         \(resums.map(\.group.shortcut.identifier))::text[], \(resums.map(\.group.group))::text[],
                         \(froms.map(\.hlc.wallMillis))::int8[], \(froms.map { Int64($0.hlc.counter) })::int8[],
@@ -175,10 +175,10 @@ public struct ProjectionRowStore: Sendable {
             """, logger: logger)
         var donations: [DonationGroupID: [LoggedDonation]] = [:]
         for resum in resums { donations[resum.group] = [] }
-        for try await (ordinal, device, seq, wall, counter, offset) in result.decode((Int64, UUID, Int64, Int64, Int64, Int32?).self) {
+        for try await (ordinal, device, seq, wall, counter, offset, place) in result.decode((Int64, UUID, Int64, Int64, Int64, Int32?, String?).self) {
             let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
             donations[resums[Int(ordinal) - 1].group, default: []].append(
-                LoggedDonation(key: key, habit: HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0))))
+                LoggedDonation(key: key, habit: HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0), placeToken: place)))
         }
         return donations
     }
@@ -218,7 +218,7 @@ public struct ProjectionRowStore: Sendable {
         let froms = recounts.map { $0.from ?? lowest }, tos = recounts.map(\.to)
         let result = try await connection.guardedQuery("""
             SELECT r.n, e.device_id, e.seq, e.hlc_wall, e.hlc_counter, (e.body->>'utcOffsetMinutes')::int4,
-                   coalesce((e.body->>'eligibleForPrediction')::bool, true)
+                   coalesce((e.body->>'eligibleForPrediction')::bool, true), e.body->>'place'
             FROM unnest(\(recounts.map(\.group.shortcut.bundleId))::text[],
                         \(recounts.map(\.group.shortcut.identifier))::text[], \(recounts.map(\.group.group))::text[],
                         \(froms.map(\.hlc.wallMillis))::int8[], \(froms.map { Int64($0.hlc.counter) })::int8[],
@@ -237,13 +237,14 @@ public struct ProjectionRowStore: Sendable {
         var counts: [DonationGroupID: Int] = [:]
         var eligible: [DonationGroupID: [LoggedDonation]] = [:]
         for recount in recounts { counts[recount.group] = 0 }
-        for try await (ordinal, device, seq, wall, counter, offset, taught) in result.decode((Int64, UUID, Int64, Int64, Int64, Int32?, Bool).self) {
+        for try await (ordinal, device, seq, wall, counter, offset, taught, place) in
+            result.decode((Int64, UUID, Int64, Int64, Int64, Int32?, Bool, String?).self) {
             let group = recounts[Int(ordinal) - 1].group
             counts[group, default: 0] += 1
             guard taught else { continue }
             let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
             eligible[group, default: []].append(
-                LoggedDonation(key: key, habit: HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0))))
+                LoggedDonation(key: key, habit: HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0), placeToken: place)))
         }
         return (counts, eligible)
     }

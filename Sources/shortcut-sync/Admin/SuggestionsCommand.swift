@@ -18,6 +18,8 @@ struct SuggestionsCommand: AsyncParsableCommand {
     @Option(help: "The moment (ISO 8601); default now.") var at: String?
     @Option(help: "How many suggestions (1 to 20).") var limit: Int = 4
     @Option(name: .customLong("utc-offset-minutes"), help: "The device's offset from UTC then (−720 to 840).") var utcOffsetMinutes: Int?
+    @Option(name: .customLong("place"), help: ArgumentHelp("A place token where the device is (32 hex digits; repeat it: its own cell first, then the cells around).",
+                                                         valueName: "token")) var places: [String] = []
     @Option(help: ArgumentHelp("What was learned of one shortcut of the device's view: each hour of the week, each device's share.",
                                valueName: "bundle-id/identifier")) var explain: String?
 
@@ -35,6 +37,10 @@ struct SuggestionsCommand: AsyncParsableCommand {
         if let utcOffsetMinutes, !Limits.utcOffsetMinutes.contains(utcOffsetMinutes) {
             throw ValidationError("--utc-offset-minutes must be −720 to 840")
         }
+        if places.count > PlaceToken.maxPerRequest { throw ValidationError("--place is given at most \(PlaceToken.maxPerRequest) times") }
+        if let bad = places.first(where: { !PlaceToken.isValid($0) }) {
+            throw ValidationError("--place must be a place token of \(PlaceToken.length) lowercase hex digits, not \(ControlCharacters.escaped(bad))")
+        }
         if explain != nil, explained == nil {
             throw ValidationError("--explain must be BUNDLE-ID/IDENTIFIER, such as com.example.soup/tomato")
         }
@@ -46,7 +52,7 @@ struct SuggestionsCommand: AsyncParsableCommand {
             if let explained {
                 try options.print(try await $0.habits(device: device.uuid, shortcut: explained, at: moment))
             } else {
-                try options.print(try await $0.suggestions(device: device.uuid, at: moment, utcOffsetMinutes: utcOffsetMinutes, limit: limit))
+                try options.print(try await $0.suggestions(device: device.uuid, at: moment, utcOffsetMinutes: utcOffsetMinutes, places: places, limit: limit))
             }
         }
     }
