@@ -1,5 +1,6 @@
 import Foundation
 import ShortcutSyncBench
+import ShortcutSyncDomain
 import Testing
 
 /// The populations `bench suggestions` scores the model on (issue 34): the standard one is the
@@ -34,5 +35,51 @@ import Testing
         let standard = try population("standard").happenings(seed: 6).count
         #expect(try population("noisy").happenings(seed: 6).count > standard)
         #expect(try population("weak routines").happenings(seed: 6).count < standard)
+    }
+}
+
+/// The populations with places (issue 67): people go between home, work, the gym, a bank and
+/// elsewhere on a schedule of their own, each routine is done at one place, some devices hold
+/// no key; and the same engine ranks them better with the places than without.
+@Suite struct PlacePopulationTests {
+    static func population(_ index: Int, people: Int = 20, weeks: Int = 6) -> SyntheticPopulation {
+        SyntheticPopulation(people: people, weeks: weeks, seed: 5, shape: PopulationShape.placed[index])
+    }
+
+    @Test func peopleGoBetweenTheirPlacesAndSomeDevicesHaveNoKey() throws {
+        #expect(Set(PopulationShape.placed.map(\.name)).count == PopulationShape.placed.count)
+        #expect(SyntheticPopulation(people: 3, weeks: 2, seed: 5).people.allSatisfy { $0.places == nil }, "the standard people have none")
+        let population = Self.population(0)
+        let hour: Int64 = 3_600_000
+        var atWork = 0, atHomeAtNight = 0, weekdays = 0
+        for person in population.people {
+            let places = try #require(person.places)
+            #expect(places.keyed.first == true, "the first device always holds the key")
+            #expect(places.tokens.allSatisfy { $0.count == 9 && Set($0).count == 9 && $0.allSatisfy(PlaceToken.isValid) })
+            for day in 0..<5 {
+                // Local 10:00 and 03:00 of the first week's weekdays (the person's home offset).
+                let midnight = population.start + Int64(day) * 24 * hour - Int64(person.utcOffsetMinutes(at: population.start)) * 60_000
+                weekdays += 1
+                if person.place(at: midnight + 10 * hour + 1_800_000) == SyntheticPopulation.Places.work { atWork += 1 }
+                if person.place(at: midnight + 3 * hour) == SyntheticPopulation.Places.home { atHomeAtNight += 1 }
+            }
+        }
+        #expect(atHomeAtNight == weekdays, "everyone is home at night")
+        #expect(atWork > weekdays / 2 && atWork < weekdays, "most weekday mornings at work, not all")
+        let keyless = population.people.flatMap { $0.places!.keyed.dropFirst() }.filter { !$0 }.count
+        #expect(keyless > 0)
+        let happenings = population.happenings(seed: 6)
+        #expect(happenings.allSatisfy { $0.place != nil })
+    }
+
+    @Test func theSameEngineRanksBetterWithThePlaces() async throws {
+        let replay = SuggestionReplay(population: Self.population(0), seed: 6)
+        let placed = try await OfflineSuggestions.evaluate(replay)
+        let timeAlone = try await OfflineSuggestions.evaluate(replay, usesPlaces: false)
+        let withPlaces = try #require(placed.all[.service]), without = try #require(timeAlone.all[.service])
+        let oracle = try #require(placed.all[.oracle])
+        print("places: Hit@1 \(withPlaces.hitAt1) without \(without.hitAt1) oracle \(oracle.hitAt1); Hit@4 \(withPlaces.hitAt4) without \(without.hitAt4) oracle \(oracle.hitAt4); scored \(withPlaces.scored)")
+        #expect(withPlaces.scored == without.scored && withPlaces.scored > 500)
+        #expect(withPlaces.hitAt1 > without.hitAt1)
     }
 }

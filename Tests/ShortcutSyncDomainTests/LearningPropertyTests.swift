@@ -70,7 +70,8 @@ private let hour: Int64 = 3_600_000
             }
             guard !forgotten, !paused(.account, at: event.key), !paused(.device(event.deviceId), at: event.key) else { continue }
             sums[shortcut, default: ShortcutHabits()].add(HabitDonation(
-                deviceId: event.deviceId, wallMillis: event.event.hlc.wallMillis, utcOffsetMinutes: donation.utcOffsetMinutes ?? 0))
+                deviceId: event.deviceId, wallMillis: event.event.hlc.wallMillis, utcOffsetMinutes: donation.utcOffsetMinutes ?? 0,
+                placeToken: donation.place))
         }
         return sums.filter { !$0.value.isEmpty }
     }

@@ -17,12 +17,28 @@ public struct PopulationShape: Sendable, Hashable, Codable {
     public var trips: ClosedRange<Int> = 0...2
     /// Shortcuts each person uses (over the weeks).
     public var shortcuts: ClosedRange<Int> = 12...30
+    /// Whether people go between places (home, work, gym, a bank they pass on Fridays, and
+    /// elsewhere) and each routine is done at one of them (`SyntheticPopulation.Places`).
+    public var places = false
+    /// The chance that a device other than the person's first holds no place key: its donations
+    /// carry no place and its requests name none.
+    public var keyless = 0.0
 
     public init(name: String) {
         self.name = name
     }
 
     public static let standard = PopulationShape(name: "standard")
+
+    /// Populations with place routines (issue 67), each also scored without places.
+    public static let placed: [PopulationShape] = [
+        { var shape = PopulationShape(name: "places"); shape.places = true; shape.keyless = 0.25; return shape }(),
+        { var shape = PopulationShape(name: "places, noisy travellers"); shape.places = true; shape.keyless = 0.25
+          shape.noise = 0.01...0.04; shape.trips = 3...6; return shape }(),
+        { var shape = PopulationShape(name: "places, half the devices without the key"); shape.places = true; shape.keyless = 0.5; return shape }(),
+        { var shape = PopulationShape(name: "places, few shortcuts, strong routines"); shape.places = true; shape.keyless = 0.25
+          shape.shortcuts = 4...10; shape.routineStrength = 0.7...0.98; shape.routines = 1...2; return shape }(),
+    ]
 
     /// The standard population and one of each kind of difference from it.
     public static let all: [PopulationShape] = [

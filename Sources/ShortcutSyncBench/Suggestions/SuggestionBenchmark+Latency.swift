@@ -6,9 +6,11 @@ import ShortcutSyncStore
 extension SuggestionBenchmark {
     /// One account with `latencyShortcuts` shortcuts, each donated three times (or once in each
     /// of its `latencyGroups` donation groups, when more) over a few weeks at different hours by
-    /// two devices; then `latencyRequests` suggestions requests one after
-    /// another at moments spread over a week: their p50 and p99 in milliseconds.
-    func measureLatency(report: @escaping @Sendable (String) -> Void) async throws -> (p50: Double, p99: Double) {
+    /// two devices, each donation at one of five places; then `latencyRequests` suggestions
+    /// requests one after another at moments spread over a week, and as many again naming nine
+    /// place tokens (a cell and its neighbours, one of them a place of the account): the p50 and
+    /// p99 of each, in milliseconds.
+    func measureLatency(report: @escaping @Sendable (String) -> Void) async throws -> (p50: Double, p99: Double, placedP50: Double, placedP99: Double) {
         let account = try await post("/v1/accounts", token: adminToken, body: nil)
         let accountToken = try Self.string(account, "accountToken")
         var devices: [String] = []
@@ -19,6 +21,7 @@ extension SuggestionBenchmark {
         let start: Int64 = 1_767_571_200_000
         var rng = SplitMix64(state: load.seed)
         var events: [[Event]] = [[], []]
+        let places = (0..<13).map { _ in String(format: "%016llx%016llx", rng.next(), rng.next()) }
         var donations: [(device: Int, wall: Int64, identifier: Int, group: String?)] = []
         let groups = load.latencyGroups ?? 1
         for identifier in 0..<load.latencyShortcuts {
@@ -31,7 +34,8 @@ extension SuggestionBenchmark {
             let seq = Int64(events[donation.device].count + 1)
             events[donation.device].append(Event(seq: seq, hlc: HLCTimestamp(wallMillis: donation.wall), body: .donation(Donation(
                 bundleId: "com.example.app\(donation.identifier % 20)", identifier: "item-\(donation.identifier)", kind: .userActivity,
-                activityType: "com.example.open", title: "Item \(donation.identifier)", groupIdentifier: donation.group, utcOffsetMinutes: 60))))
+                activityType: "com.example.open", title: "Item \(donation.identifier)", groupIdentifier: donation.group, utcOffsetMinutes: 60,
+                place: places[(donation.identifier + Int(donation.wall % 5)) % 5]))))
         }
         if load.latencyNoAppsInstalled == true {
             for device in events.indices {
@@ -46,18 +50,24 @@ extension SuggestionBenchmark {
             }
         }
         report("latency: an account with \(load.latencyShortcuts) shortcuts of \(groups) donation group(s) each (\(donations.count) donations on 2 devices)")
-        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         let after = start + 4 * 7 * 86_400_000
-        for index in 0..<load.latencyRequests {
-            let at = after + Int64(index % 168) * 3_600_000
-            let started = ContinuousClock.now
-            let answer = try await suggestions(token: devices[index % 2], at: at, offset: 60, limit: 4)
-            histogram.record(UInt64((ContinuousClock.now - started).inSeconds * 1_000_000))
-            if answer.isEmpty != (load.latencyNoAppsInstalled == true) {
-                throw BenchError("an account with \(load.latencyShortcuts) shortcuts got \(answer.count) suggestions")
+        func measure(places: (Int) -> [String]) async throws -> (p50: Double, p99: Double) {
+            var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+            for index in 0..<load.latencyRequests {
+                let at = after + Int64(index % 168) * 3_600_000
+                let started = ContinuousClock.now
+                let answer = try await suggestions(token: devices[index % 2], at: at, offset: 60, limit: 4, places: places(index))
+                histogram.record(UInt64((ContinuousClock.now - started).inSeconds * 1_000_000))
+                if answer.isEmpty != (load.latencyNoAppsInstalled == true) {
+                    throw BenchError("an account with \(load.latencyShortcuts) shortcuts got \(answer.count) suggestions")
+                }
             }
+            return (Double(histogram.valueAtPercentile(50)) / 1000, Double(histogram.valueAtPercentile(99)) / 1000)
         }
-        return (Double(histogram.valueAtPercentile(50)) / 1000, Double(histogram.valueAtPercentile(99)) / 1000)
+        let timeAlone = try await measure { _ in [] }
+        // A place of the account in the middle, eight others around it (the last eight tokens are nobody's).
+        let placed = try await measure { index in [places[index % 5]] + places[5...] }
+        return (timeAlone.p50, timeAlone.p99, placed.p50, placed.p99)
     }
 
     /// Pushes `events` (of one device, consecutive seqs) in one push.

@@ -41,7 +41,8 @@ extension SuggestionBenchmark {
                         people: people,
                         ask: { happening in
                             let token = registeredPeople[happening.person].deviceTokens[happening.device]
-                            return try await self.suggestions(token: token, at: happening.wallMillis, offset: happening.utcOffsetMinutes)
+                            let places = population.people[happening.person].tokens(device: happening.device, at: happening.place)
+                            return try await self.suggestions(token: token, at: happening.wallMillis, offset: happening.utcOffsetMinutes, places: places)
                         },
                         tell: { happening in
                             let person = population.people[happening.person]
@@ -53,7 +54,8 @@ extension SuggestionBenchmark {
                             case .donation:
                                 .donation(Donation(bundleId: shortcut.id.bundleId, identifier: shortcut.id.identifier, kind: .userActivity,
                                                    activityType: "com.example.open", title: shortcut.title,
-                                                   utcOffsetMinutes: happening.utcOffsetMinutes))
+                                                   utcOffsetMinutes: happening.utcOffsetMinutes,
+                                                   place: person.tokens(device: happening.device, at: happening.place).first))
                             case .deletion:
                                 .deletion(Deletion(bundleId: shortcut.id.bundleId, selector: .identifiers([shortcut.id.identifier])))
                             }
@@ -68,9 +70,10 @@ extension SuggestionBenchmark {
         }
     }
 
-    /// The device's suggestions at `at`, as shortcut ids, best first.
-    func suggestions(token: String, at: Int64, offset: Int, limit: Int = 5) async throws -> [ShortcutID] {
-        let json = try await get("/v1/suggestions?limit=\(limit)&at=\(at)&utcOffsetMinutes=\(offset)", token: token)
+    /// The device's suggestions at `at` (at the places `places`, when any), as shortcut ids, best first.
+    func suggestions(token: String, at: Int64, offset: Int, limit: Int = 5, places: [String] = []) async throws -> [ShortcutID] {
+        let json = try await get("/v1/suggestions?limit=\(limit)&at=\(at)&utcOffsetMinutes=\(offset)" + places.map { "&place=\($0)" }.joined(),
+                                 token: token)
         let suggestions = json["suggestions"] as? [[String: Any]] ?? []
         return suggestions.compactMap { suggestion in
             guard let bundleId = suggestion["bundleId"] as? String, let identifier = suggestion["identifier"] as? String else { return nil }

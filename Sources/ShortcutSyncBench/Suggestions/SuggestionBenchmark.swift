@@ -52,6 +52,11 @@ public struct SuggestionBenchmark: Sendable {
         public var replaySeconds: Double
         public var latencyP50Milliseconds: Double
         public var latencyP99Milliseconds: Double
+        /// The same account's requests naming nine place tokens.
+        public var placedLatencyP50Milliseconds: Double
+        public var placedLatencyP99Milliseconds: Double
+        /// The populations with places (`PopulationShape.placed`), scored offline with and without them.
+        public var placeBoards: [PlaceBoard]
     }
 
     let service: URL
@@ -85,13 +90,25 @@ public struct SuggestionBenchmark: Sendable {
             report(String(format: "population \"%@\": %d happenings scored offline in %.1f s", shape.name, other.happenings.count,
                           (ContinuousClock.now - started).inSeconds))
         }
+        var placeBoards: [PlaceBoard] = []
+        for shape in PopulationShape.placed {
+            let started = ContinuousClock.now
+            let placed = SuggestionReplay(population: SyntheticPopulation(people: load.people, weeks: load.weeks, seed: load.seed, shape: shape),
+                                          seed: load.seed &+ 1)
+            placeBoards.append(PlaceBoard(shape: shape, happenings: placed.happenings.count,
+                                          withPlaces: try await OfflineSuggestions.evaluate(placed),
+                                          withoutPlaces: try await OfflineSuggestions.evaluate(placed, usesPlaces: false)))
+            report(String(format: "population \"%@\": %d happenings scored offline with and without places in %.1f s", shape.name,
+                          placed.happenings.count, (ContinuousClock.now - started).inSeconds))
+        }
         let started = ContinuousClock.now
         let board = try await replayThroughHTTP(replay, report: report)
         let seconds = (ContinuousClock.now - started).inSeconds
         report(String(format: "replayed through HTTP in %.1f s", seconds))
         let latency = try await measureLatency(report: report)
         return Result(load: load, service: board, offline: offline, populations: populations, happenings: replay.happenings.count, replaySeconds: seconds,
-                      latencyP50Milliseconds: latency.p50, latencyP99Milliseconds: latency.p99)
+                      latencyP50Milliseconds: latency.p50, latencyP99Milliseconds: latency.p99,
+                      placedLatencyP50Milliseconds: latency.placedP50, placedLatencyP99Milliseconds: latency.placedP99, placeBoards: placeBoards)
     }
 }
 
@@ -103,9 +120,13 @@ extension SuggestionBenchmark.Result {
                      "The same scoring in memory, without the service (`SuggestionReplay` offline):", "", offline.table, ""]
         lines += ["The same scoring offline on populations that live otherwise (the same size and seed; issue 34 asks every one within 8 points of its oracle):", "",
                   PopulationBoard.table(populations), ""]
+        lines += ["Populations with places (issue 67), offline, the same engine with and without them:", "", PlaceBoard.table(placeBoards), ""]
         lines.append("| suggestions request, account with \(load.latencyShortcuts.formatted()) shortcuts | "
             + String(format: "p50 %.2f ms, p99 %.2f ms", latencyP50Milliseconds, latencyP99Milliseconds)
             + " | p99 ≤ 10 ms | \(latencyP99Milliseconds <= 10 ? "met" : "**not met**") |")
+        lines.append("| the same, naming 9 place tokens | "
+            + String(format: "p50 %.2f ms, p99 %.2f ms", placedLatencyP50Milliseconds, placedLatencyP99Milliseconds)
+            + " | p99 ≤ 10 ms | \(placedLatencyP99Milliseconds <= 10 ? "met" : "**not met**") |")
         return lines.joined(separator: "\n")
     }
 }

@@ -22,6 +22,17 @@ public struct SyntheticPopulation: Sendable {
         var hour: Int
         var strength: Double
         var affinity: [Double]
+        /// Where it is done (`Places`' indexes); nil: wherever the person is.
+        var place: Int?
+    }
+
+    /// A habit of a place rather than of an hour (issue 67): whenever the person is at `place`
+    /// and awake, the shortcut is used with this probability an hour — the gym playlist at the
+    /// gym, the ATM finder at the bank — spread over the devices by `affinity`.
+    struct PlaceRoutine: Sendable {
+        var place: Int
+        var strength: Double
+        var affinity: [Double]
     }
 
     /// A stretch of time in which a shortcut is used with the same routines and noise.
@@ -29,6 +40,8 @@ public struct SyntheticPopulation: Sendable {
         var start: Int64
         var end: Int64
         var routines: [Routine]
+        /// In a population with places only.
+        var placeRoutines: [PlaceRoutine] = []
         /// Donations per waking hour, per device.
         var noise: [Double]
     }
@@ -39,6 +52,9 @@ public struct SyntheticPopulation: Sendable {
         var phases: [Phase]
         /// When the app deletes its donations (the end of a phase), if it does.
         var deletions: [Int64]
+        /// In a population with places, where it is mostly used off its routines (a work tool
+        /// at work, the lights at home): three times as often there, a third as often elsewhere.
+        var anchor: Int? = nil
     }
 
     /// A stay away from home: another offset from UTC between `start` and `end`.
@@ -48,12 +64,63 @@ public struct SyntheticPopulation: Sendable {
         var utcOffsetMinutes: Int
     }
 
+    /// Where a person of a population with places is, hour by hour (issue 67): home (0), work
+    /// (1), the gym (2), a bank passed on the way home (3), one of 20 other places (4…23), or
+    /// the place of a trip (24 + its index). Each is the person's own tokens (its cell's, then
+    /// eight around it), as the client library makes them; the schedule is drawn per day and
+    /// part of the day from `seed`, so it is the same whoever asks.
+    public struct Places: Sendable {
+        public static let home = 0, work = 1, gym = 2, bank = 3, elsewhere = 4, elsewhereCount = 20
+        public var tokens: [[String]]
+        /// Per device: whether it holds the place key.
+        public var keyed: [Bool]
+        var seed: UInt64
+    }
+
     public struct Person: Sendable {
         public var index: Int
         public var devices: [Device]
         public var shortcuts: [Shortcut]
         var homeOffsetMinutes: Int
         var trips: [Trip]
+        /// Where the person goes; nil in a population without places.
+        public var places: Places?
+
+        /// The tokens device `device` sends at `place` (its cell's first): none without the key or a place.
+        public func tokens(device: Int, at place: Int?) -> [String] {
+            guard let places, places.keyed[device], let place else { return [] }
+            return places.tokens[place]
+        }
+
+        /// The place the person is at, at `wallMillis` (nil without places).
+        public func place(at wallMillis: Int64) -> Int? {
+            guard let places else { return nil }
+            if let trip = trips.firstIndex(where: { $0.start <= wallMillis && wallMillis < $0.end }) { return Places.elsewhere + Places.elsewhereCount + trip }
+            let local = wallMillis + Int64(utcOffsetMinutes(at: wallMillis)) * 60_000
+            let dayIndex = local >= 0 ? local / SyntheticPopulation.day : (local + 1) / SyntheticPopulation.day - 1
+            let hour = HabitClock.hourOfWeek(wallMillis: wallMillis, utcOffsetMinutes: utcOffsetMinutes(at: wallMillis))
+            let day = hour / 24, hourOfDay = hour % 24
+            guard (6..<22).contains(hourOfDay) else { return Places.home }
+            let weekday = day < 5
+            let block = weekday ? [6, 9, 12, 14, 17].lastIndex { $0 <= hourOfDay }! : [6, 12, 17].lastIndex { $0 <= hourOfDay }!
+            var rng = SplitMix64(state: places.seed &+ UInt64(bitPattern: dayIndex) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(block) &* 0xBF58_476D_1CE4_E5B9)
+            let roll = Double.random(in: 0..<1, using: &rng)
+            let other = Places.elsewhere + Int.random(in: 0..<Places.elsewhereCount, using: &rng)
+            // (place, chance) of each part of the day, the rest elsewhere.
+            let odds: [(Int, Double)] = switch (weekday, block) {
+            case (true, 0): [(Places.home, 0.75), (Places.gym, 0.25)]
+            case (true, 1), (true, 3): [(Places.work, 0.85)]
+            case (true, 2): [(Places.work, 0.5), (Places.gym, 0.25)]
+            case (true, _): day == 4 ? [(Places.bank, 0.4), (Places.home, 0.35)] : [(Places.home, 0.5), (Places.gym, 0.1), (Places.bank, 0.15)]
+            default: [(Places.home, 0.5), (Places.gym, 0.2)]
+            }
+            var sum = 0.0
+            for (place, chance) in odds {
+                sum += chance
+                if roll < sum { return place }
+            }
+            return other
+        }
 
         /// The person's offset from UTC at `wallMillis`.
         public func utcOffsetMinutes(at wallMillis: Int64) -> Int {
@@ -67,9 +134,16 @@ public struct SyntheticPopulation: Sendable {
             guard let phase = shortcuts[shortcut].phases.first(where: { $0.start <= wallMillis && wallMillis < $0.end }) else { return 0 }
             let hour = HabitClock.hourOfWeek(wallMillis: wallMillis, utcOffsetMinutes: utcOffsetMinutes(at: wallMillis))
             let day = hour / 24, hourOfDay = hour % 24
-            var rate = (7..<23).contains(hourOfDay) ? phase.noise[device] : 0
-            for routine in phase.routines where routine.hour == hourOfDay && routine.days.contains(day) {
+            let here = place(at: wallMillis)
+            let anchored = shortcuts[shortcut].anchor.map { $0 == here ? 3.0 : 1.0 / 3 } ?? 1
+            var rate = (7..<23).contains(hourOfDay) ? phase.noise[device] * anchored : 0
+            for routine in phase.routines where routine.hour == hourOfDay && routine.days.contains(day) && (routine.place == nil || routine.place == here) {
                 // A routine is the person's: before a device joins, its share is done on the others.
+                var joined = 0.0
+                for (other, share) in routine.affinity.enumerated() where devices[other].joinedAt <= wallMillis { joined += share }
+                rate += routine.strength * routine.affinity[device] / joined
+            }
+            for routine in phase.placeRoutines where routine.place == here && (7..<23).contains(hourOfDay) {
                 var joined = 0.0
                 for (other, share) in routine.affinity.enumerated() where devices[other].joinedAt <= wallMillis { joined += share }
                 rate += routine.strength * routine.affinity[device] / joined
@@ -87,6 +161,8 @@ public struct SyntheticPopulation: Sendable {
         public var shortcut: Int
         public var wallMillis: Int64
         public var utcOffsetMinutes: Int
+        /// Where the person was (`Places`), nil without places.
+        public var place: Int?
     }
 
     public var people: [Person]
@@ -134,10 +210,56 @@ public struct SyntheticPopulation: Sendable {
             trips.append(Trip(start: from, end: min(from + Int64.random(in: 4...10, using: &rng) * day, end),
                               utcOffsetMinutes: min(max(homeOffset + shift, -720), 840)))
         }
-        let shortcuts = (0..<Int.random(in: range, using: &rng)).map { s in
+        var shortcuts = (0..<Int.random(in: range, using: &rng)).map { s in
             shortcut(s, person: index, devices: deviceCount, start: start, end: end, shape: shape, rng: &rng)
         }
-        return Person(index: index, devices: devices, shortcuts: shortcuts, homeOffsetMinutes: homeOffset, trips: trips)
+        // Places are drawn from a generator of their own: the populations without them are
+        // drawn exactly as they always were.
+        var places: Places?
+        if shape.places {
+            var placeRng = SplitMix64(state: rng.next() ^ 0x5151_CAFE)
+            let count = Places.elsewhere + Places.elsewhereCount + trips.count
+            let tokens = (0..<count).map { _ in (0..<9).map { _ in String(format: "%016llx%016llx", placeRng.next(), placeRng.next()) } }
+            let keyed = (0..<deviceCount).map { $0 == 0 || Double.random(in: 0..<1, using: &placeRng) >= shape.keyless }
+            places = Places(tokens: tokens, keyed: keyed, seed: placeRng.next())
+            for s in shortcuts.indices {
+                let roll = Double.random(in: 0..<1, using: &placeRng)
+                shortcuts[s].anchor = roll < 0.4 ? Places.home : roll < 0.7 ? Places.work : roll < 0.8 ? Places.gym : roll < 0.85 ? Places.bank
+                    : Places.elsewhere + Int.random(in: 0..<Places.elsewhereCount, using: &placeRng)
+                for p in shortcuts[s].phases.indices {
+                    // A third of the shortcuts are a habit of their place too: strong where the
+                    // person goes now and then, mild where they spend the day.
+                    if let anchor = shortcuts[s].anchor, Double.random(in: 0..<1, using: &placeRng) < 0.35 {
+                        let often = anchor == Places.home || anchor == Places.work
+                        let main = Int.random(in: 0..<deviceCount, using: &placeRng)
+                        var affinity = (0..<deviceCount).map { $0 == main ? 1.0 : Double.random(in: 0...0.3, using: &placeRng) }
+                        let total = affinity.reduce(0, +)
+                        affinity = affinity.map { $0 / total }
+                        shortcuts[s].phases[p].placeRoutines = [PlaceRoutine(
+                            place: anchor, strength: often ? Double.random(in: 0.03...0.1, using: &placeRng) : Double.random(in: 0.3...0.8, using: &placeRng),
+                            affinity: affinity)]
+                    }
+                    for r in shortcuts[s].phases[p].routines.indices {
+                        shortcuts[s].phases[p].routines[r].place = routinePlace(shortcuts[s].phases[p].routines[r], rng: &placeRng)
+                    }
+                }
+            }
+        }
+        return Person(index: index, devices: devices, shortcuts: shortcuts, homeOffsetMinutes: homeOffset, trips: trips, places: places)
+    }
+
+    /// Where a routine is done: a place the person can be at its hours.
+    static func routinePlace(_ routine: Routine, rng: inout SplitMix64) -> Int {
+        let weekdays = routine.days.allSatisfy { $0 < 5 }
+        let choices: [Int] = switch routine.hour {
+        case 6..<9 where weekdays: [Places.home, Places.gym]
+        case 12..<14 where weekdays: [Places.work, Places.gym]
+        case 9..<17 where weekdays: [Places.work]
+        case 17..<22 where routine.days == [4]: [Places.bank, Places.home]
+        case 17..<22: [Places.home, Places.home, Places.gym, Places.bank]
+        default: [Places.home, Places.gym]
+        }
+        return choices.randomElement(using: &rng)!
     }
 
     static func shortcut(_ index: Int, person: Int, devices: Int, start: Int64, end: Int64, shape: PopulationShape,
@@ -182,7 +304,7 @@ public struct SyntheticPopulation: Sendable {
             var affinity = (0..<devices).map { $0 == main ? 1.0 : Double.random(in: 0...0.3, using: &rng) }
             let total = affinity.reduce(0, +)
             affinity = affinity.map { $0 / total }
-            return Routine(days: days, hour: hour, strength: Double.random(in: shape.routineStrength, using: &rng), affinity: affinity)
+            return Routine(days: days, hour: hour, strength: Double.random(in: shape.routineStrength, using: &rng), affinity: affinity, place: nil)
         }
     }
 
@@ -201,7 +323,7 @@ public struct SyntheticPopulation: Sendable {
                         guard rate > 0, Double.random(in: 0..<1, using: &rng) < rate else { continue }
                         let at = hour + Int64.random(in: 0..<Self.hour, using: &rng)
                         all.append(Happening(kind: .donation, person: person.index, device: d, shortcut: s,
-                                             wallMillis: at, utcOffsetMinutes: person.utcOffsetMinutes(at: at)))
+                                             wallMillis: at, utcOffsetMinutes: person.utcOffsetMinutes(at: at), place: person.place(at: at)))
                     }
                 }
                 hour += Self.hour
@@ -209,7 +331,7 @@ public struct SyntheticPopulation: Sendable {
             for (s, at) in deletions {
                 // The app on the person's first device deletes them.
                 all.append(Happening(kind: .deletion, person: person.index, device: 0, shortcut: s,
-                                     wallMillis: at, utcOffsetMinutes: person.utcOffsetMinutes(at: at)))
+                                     wallMillis: at, utcOffsetMinutes: person.utcOffsetMinutes(at: at), place: person.place(at: at)))
             }
         }
         all.sort { ($0.wallMillis, $0.person, $0.device, $0.shortcut) < ($1.wallMillis, $1.person, $1.device, $1.shortcut) }

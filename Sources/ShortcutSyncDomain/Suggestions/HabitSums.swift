@@ -15,14 +15,15 @@ public struct HabitSums: Sendable, Hashable {
     public private(set) var total = WeightSum()
     /// The sum of their weights per hour of the week (0…167); hours without any are absent.
     public private(set) var hours: [Int: WeightSum] = [:]
-    /// The sum of their weights per place slot (`PlaceToken.slot`), for the donations that
-    /// carried a place; slots without any are absent. At most 256, whatever the history.
-    public private(set) var places: [UInt8: WeightSum] = [:]
+    /// The sum of their weights per place slot and part of the week (`PlaceToken.key`), for the
+    /// donations that carried a place; keys without any are absent. At most 256 × 8, whatever
+    /// the history.
+    public private(set) var places: [UInt16: WeightSum] = [:]
 
     public init() {}
 
     /// Sums read back from storage; hours outside 0…167 are dropped.
-    public init(count: Int, total: WeightSum, hours: [Int: WeightSum], places: [UInt8: WeightSum] = [:]) {
+    public init(count: Int, total: WeightSum, hours: [Int: WeightSum], places: [UInt16: WeightSum] = [:]) {
         guard count > 0 else { return }
         self.count = count
         self.total = total
@@ -32,7 +33,7 @@ public struct HabitSums: Sendable, Hashable {
 
     /// Sums read back from their own stored form (`ShortcutHabits.bytes`), which holds hours
     /// 0…167 and places with non-zero sums only (the reader checks them): kept as they are.
-    init(stored count: Int, total: WeightSum, hours: [Int: WeightSum], places: [UInt8: WeightSum] = [:]) {
+    init(stored count: Int, total: WeightSum, hours: [Int: WeightSum], places: [UInt16: WeightSum] = [:]) {
         self.count = max(count, 0)
         guard self.count > 0 else { return }
         self.total = total
@@ -43,11 +44,11 @@ public struct HabitSums: Sendable, Hashable {
     public var isEmpty: Bool { count == 0 }
 
     public mutating func add(_ donation: HabitDonation) {
-        let weight = donation.weight
+        let weight = donation.weight, hour = donation.hourOfWeek
         count += 1
         total.add(weight)
-        hours[donation.hourOfWeek, default: WeightSum()].add(weight)
-        if let place = donation.place { places[place, default: WeightSum()].add(weight) }
+        hours[hour, default: WeightSum()].add(weight)
+        if let place = donation.place { places[PlaceToken.key(slot: place, part: PlaceToken.partOfWeek(hourOfWeek: hour)), default: WeightSum()].add(weight) }
     }
 
     /// Takes back what `donation` added (a deletion covered it).
@@ -60,8 +61,9 @@ public struct HabitSums: Sendable, Hashable {
         hours[hour]?.subtract(weight)
         if hours[hour]?.isZero == true { hours[hour] = nil }
         if let place = donation.place {
-            places[place]?.subtract(weight)
-            if places[place]?.isZero == true { places[place] = nil }
+            let key = PlaceToken.key(slot: place, part: PlaceToken.partOfWeek(hourOfWeek: hour))
+            places[key]?.subtract(weight)
+            if places[key]?.isZero == true { places[key] = nil }
         }
     }
 

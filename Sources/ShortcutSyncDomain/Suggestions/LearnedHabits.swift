@@ -47,8 +47,8 @@ public struct LearnedHabits: Sendable, Hashable {
         for (device, sums) in (habits?.byDevice ?? [:]).sorted(by: { $0.key.isOrdered(before: $1.key) }) {
             let (hours, total) = sums.decayed(scale)
             for (hour, weight) in hours.enumerated() { together[hour] += weight }
-            for (slot, sum) in sums.places.sorted(by: { $0.key < $1.key }) {
-                atPlaces[Int(slot)] += sum.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor
+            for (key, sum) in sums.places.sorted(by: { $0.key < $1.key }) {
+                atPlaces[Int(PlaceToken.slot(ofKey: key))] += sum.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor
             }
             devices.append(Device(deviceId: device, donations: sums.count, weight: total, hours: Self.listed(hours)))
         }

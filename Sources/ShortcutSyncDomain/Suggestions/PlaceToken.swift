@@ -7,9 +7,10 @@ import Foundation
 /// nothing more, and never learns a coordinate or a name (DESIGN §3).
 ///
 /// What the suggestions keep of a token is its first byte, its `slot` (the first two hex
-/// digits, shown as the place's prefix): a shortcut's sums hold at most 256 places per device,
-/// exact and in any order the same (`HabitSums`), and two places of one shortcut share a slot
-/// one time in 256 for each pair.
+/// digits, shown as the place's prefix), with the part of the week the donation was made in
+/// (`partOfWeek`): a shortcut's sums hold at most 256 places × 8 parts per device, exact and in
+/// any order the same (`HabitSums`), and two places of one shortcut share a slot one time in
+/// 256 for each pair.
 public enum PlaceToken {
     /// Hex digits in a token.
     public static let length = 32
@@ -36,6 +37,35 @@ public enum PlaceToken {
         let digits = Array("0123456789abcdef")
         return String([digits[Int(slot >> 4)], digits[Int(slot & 0xF)]])
     }
+
+    /// Parts of the week a place's weights are kept in: night, morning, afternoon and evening,
+    /// of weekdays and of weekend days. The gym at lunch and the office at lunch are told apart
+    /// by the hour; the gym at lunch and the gym in the evening by the part.
+    public static let partsOfWeek = 8
+
+    /// The part of the week an hour of it (0 = Monday 00:00) falls in: 0–3 on weekdays (night
+    /// 22–06, morning 06–12, afternoon 12–17, evening 17–22), 4–7 the same on weekend days.
+    public static func partOfWeek(hourOfWeek: Int) -> Int {
+        let hour = hourOfWeek % 24
+        let part = switch hour {
+        case 6..<12: 1
+        case 12..<17: 2
+        case 17..<22: 3
+        default: 0
+        }
+        return (hourOfWeek / 24 >= 5 ? 4 : 0) + part
+    }
+
+    /// The key a place's weights of one part of the week are kept under: slot × 8 + part.
+    public static func key(slot: UInt8, part: Int) -> UInt16 {
+        UInt16(slot) << 3 | UInt16(part & 7)
+    }
+
+    /// The slot of a key.
+    public static func slot(ofKey key: UInt16) -> UInt8 { UInt8(truncatingIfNeeded: key >> 3) }
+
+    /// The part of the week of a key.
+    public static func part(ofKey key: UInt16) -> Int { Int(key & 7) }
 
     private static func hexDigit(_ byte: UInt8) -> Int {
         byte <= 0x39 ? Int(byte - 0x30) : Int(byte - 0x61 + 10)

@@ -7,8 +7,8 @@ extension ShortcutHabits {
     /// (UInt8) and each hour (UInt8) with its sum; a sum is its number of limbs (UInt8) and each
     /// limb (UInt64), all little-endian. Format 2, written only when some device's donations
     /// carried a place (so sums without places keep the bytes they always had): format 1's device
-    /// followed by its number of place slots (UInt16, at most 256) and each slot (UInt8) with
-    /// its sum. Empty sums are no bytes at all (the column is NULL).
+    /// followed by its number of places (UInt16, at most 2,048) and each place's key (UInt16: its
+    /// slot × 8 + its part of the week, `PlaceToken.key`) with its sum. Empty sums are no bytes at all (the column is NULL).
     public var bytes: [UInt8]? {
         guard !isEmpty else { return nil }
         let withPlaces = byDevice.values.contains { !$0.places.isEmpty }
@@ -31,7 +31,7 @@ extension ShortcutHabits {
             guard withPlaces else { continue }
             append(UInt16(sums.places.count))
             for place in sums.places.keys.sorted() {
-                bytes.append(place)
+                append(place)
                 append(sums.places[place]!)
             }
         }
@@ -51,11 +51,11 @@ extension ShortcutHabits {
                 guard let hour = reader.byte(), hour < 168, hours[Int(hour)] == nil, let sum = reader.sum(), !sum.isZero else { return nil }
                 hours[Int(hour)] = sum
             }
-            var places: [UInt8: WeightSum] = [:]
+            var places: [UInt16: WeightSum] = [:]
             if format == 2 {
-                guard let placeCount = reader.uint16(), placeCount <= 256 else { return nil }
+                guard let placeCount = reader.uint16(), placeCount <= 256 * PlaceToken.partsOfWeek else { return nil }
                 for _ in 0..<placeCount {
-                    guard let place = reader.byte(), places[place] == nil, let sum = reader.sum(), !sum.isZero else { return nil }
+                    guard let place = reader.uint16(), places[place] == nil, let sum = reader.sum(), !sum.isZero else { return nil }
                     places[place] = sum
                 }
             }

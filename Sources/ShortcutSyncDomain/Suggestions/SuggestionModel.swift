@@ -23,6 +23,10 @@ public struct SuggestionModel: Sendable, Hashable {
     /// How many decayed donations that prior is worth: a shortcut used here once of once is not
     /// yet certain to be this place's.
     public var placePseudoCount: Double = 1
+    /// How many decayed donations the shortcut's share here over the whole week is worth
+    /// against its share here in the part of the week asked about: a part with few donations
+    /// leans on the week's.
+    public var placePartPseudoCount: Double = 2
 
     public init() {}
 
@@ -30,7 +34,7 @@ public struct SuggestionModel: Sendable, Hashable {
         lhs.neighbourHours == rhs.neighbourHours && lhs.sameHourOtherDays == rhs.sameHourOtherDays
             && lhs.overall == rhs.overall && lhs.otherDevices == rhs.otherDevices
             && lhs.placeNeighbours == rhs.placeNeighbours && lhs.placePrior == rhs.placePrior
-            && lhs.placePseudoCount == rhs.placePseudoCount
+            && lhs.placePseudoCount == rhs.placePseudoCount && lhs.placePartPseudoCount == rhs.placePartPseudoCount
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -42,5 +46,6 @@ public struct SuggestionModel: Sendable, Hashable {
         hasher.combine(placeNeighbours)
         hasher.combine(placePrior)
         hasher.combine(placePseudoCount)
+        hasher.combine(placePartPseudoCount)
     }
 }

@@ -13,8 +13,9 @@ import Foundation
 ///   devices would, and its own habits take over as it learns them.
 /// Old donations count less (halved every three weeks). Where the device is (its place tokens,
 /// when it names any) multiplies that: by the share of the shortcut's placed donations, on all
-/// devices, made in its cell (and, at `placeNeighbours`, the cells around it), smoothed towards
-/// `placePrior` by `placePseudoCount` donations. When none of the candidates was ever used
+/// devices, in this part of the week, made in its cell (and, at `placeNeighbours`, the cells
+/// around it), smoothed by `placePartPseudoCount` donations towards that share over the whole
+/// week, itself smoothed towards `placePrior` by `placePseudoCount` donations. When none of the candidates was ever used
 /// there (somewhere new), the place is left out and the ranking is time alone. Ties are broken
 /// by bundle id and identifier (in the byte order of their UTF-8).
 public struct SuggestionScorer: Sendable {
@@ -43,7 +44,8 @@ public struct SuggestionScorer: Sendable {
         var patternTotal = 0.0
         let (here, near) = moment.placeSlots
         let nearby = Set(near)
-        var placed = [(here: Double, all: Double)](repeating: (0, 0), count: here == nil ? 0 : entries.count)
+        let part = PlaceToken.partOfWeek(hourOfWeek: hour)
+        var placed = [PlacedUse](repeating: PlacedUse(), count: here == nil ? 0 : entries.count)
         var usedHere = false
         for (index, entry) in entries.enumerated() {
             var all = 0.0, mine = 0.0
@@ -58,9 +60,7 @@ public struct SuggestionScorer: Sendable {
                     mine = parts.score
                 }
                 if let here, !sums.places.isEmpty {
-                    let use = self.placed(sums, here: here, near: nearby, scale: scale)
-                    placed[index].here += use.here
-                    placed[index].all += use.all
+                    placed[index].add(self.placed(sums, here: here, near: nearby, part: part, scale: scale))
                 }
             }
             patterns[index] = (all, mine)
@@ -74,7 +74,8 @@ public struct SuggestionScorer: Sendable {
             parts.otherDevices = patternTotal > 0 ? model.otherDevices * patterns[index].all / patternTotal : 0
             if usedHere {
                 let use = placed[index]
-                parts.place = (use.here + model.placePseudoCount * model.placePrior) / (use.all + model.placePseudoCount)
+                let week = (use.here + model.placePseudoCount * model.placePrior) / (use.all + model.placePseudoCount)
+                parts.place = (use.hereInPart + model.placePartPseudoCount * week) / (use.allInPart + model.placePartPseudoCount)
             }
             let score = parts.score
             guard score.isFinite, score > 0 else { continue }
@@ -91,18 +92,38 @@ public struct SuggestionScorer: Sendable {
         }
     }
 
-    /// One device's placed use of a shortcut, in decayed donations: in the cell `here` (and, at
-    /// `placeNeighbours`, the cells `near`), and in all. Slots in ascending order, as everywhere
-    /// here, so the sums are made in one order.
-    func placed(_ sums: HabitSums, here: UInt8, near: Set<UInt8>, scale: (exponent: Int, divisor: Double)) -> (here: Double, all: Double) {
-        var atHere = 0.0, all = 0.0
-        let slots = sums.places.count == 1 ? Array(sums.places) : sums.places.sorted { $0.key < $1.key }
-        for (slot, sum) in slots {
-            let value = sum.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor
-            all += value
-            if slot == here { atHere += value } else if near.contains(slot) { atHere += model.placeNeighbours * value }
+    /// A shortcut's placed use, in decayed donations: in the cell asked about (and, at
+    /// `placeNeighbours`, the cells around it) and in all, over the whole week and in the part of
+    /// the week asked about.
+    struct PlacedUse {
+        var here = 0.0, all = 0.0, hereInPart = 0.0, allInPart = 0.0
+
+        mutating func add(_ other: PlacedUse) {
+            here += other.here
+            all += other.all
+            hereInPart += other.hereInPart
+            allInPart += other.allInPart
         }
-        return (atHere, all)
+    }
+
+    /// One device's placed use of a shortcut (`PlacedUse`), the cell `here`, the cells `near`,
+    /// the part of the week `part`. Keys in ascending order, as everywhere here, so the sums are
+    /// made in one order.
+    func placed(_ sums: HabitSums, here: UInt8, near: Set<UInt8>, part: Int, scale: (exponent: Int, divisor: Double)) -> PlacedUse {
+        var use = PlacedUse()
+        let keys = sums.places.count == 1 ? Array(sums.places) : sums.places.sorted { $0.key < $1.key }
+        for (key, sum) in keys {
+            let value = sum.doubleValue(timesTwoToThe: scale.exponent) / scale.divisor
+            let slot = PlaceToken.slot(ofKey: key), inPart = PlaceToken.part(ofKey: key) == part
+            let weight = slot == here ? 1 : near.contains(slot) ? model.placeNeighbours : 0
+            use.all += value
+            use.here += weight * value
+            if inPart {
+                use.allInPart += value
+                use.hereInPart += weight * value
+            }
+        }
+        return use
     }
 
     /// One device's part of a shortcut's score at `hour`, scaled to decayed donations. It walks
