@@ -52,9 +52,17 @@ public struct DeviceScript: Sendable {
             Donation(
                 bundleId: bundle, identifier: identifier, kind: .intent, intentType: "OrderIntent",
                 title: title ?? "Order \(identifier) at \(wall)", groupIdentifier: group, keywords: ["order"],
-                parameters: ["size": .string("large"), "count": .number(2)])
+                parameters: ["size": .string("large"), "count": .number(2)], place: Self.place(of: identifier, at: wall))
         }
         return event(at: wall, .donation(donation))
+    }
+
+    /// Where a full donation is made: a place token of its own for each identifier, two times in
+    /// three (by its clock), none the third, so that every path a donation takes carries places too.
+    static func place(of identifier: String, at wall: Int64) -> String? {
+        guard wall % 3 != 0 else { return nil }
+        let slot = identifier.utf8.reduce(0) { ($0 &* 31 &+ Int($1)) & 0xFF }
+        return String(format: "%02x", slot) + String(repeating: "7", count: PlaceToken.length - 2)
     }
 
     public mutating func delete(_ selector: DeletionSelector, bundle: String = "com.example.soup", at wall: Int64) -> AcceptedEvent {
