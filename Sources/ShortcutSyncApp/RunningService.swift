@@ -40,11 +40,23 @@ public func withRunningService<Result: Sendable>(
     groupConfiguration.maximumCancellationDuration = .seconds(20)
     let services = ServiceGroup(configuration: groupConfiguration)
     return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
-        group.addTask { try await services.run() }
+        group.addTask {
+            // A service that ends before it listens (its migrations failed) ends the waits for its
+            // ports too: they waited for ever, and a test with them.
+            defer {
+                portContinuation.finish()
+                operatorPortContinuation.finish()
+            }
+            try await services.run()
+        }
         var iterator = ports.makeAsyncIterator()
         var operatorIterator = operatorPorts.makeAsyncIterator()
         guard let port = await iterator.next(), port > 0,
-              let operatorPort = await operatorIterator.next(), operatorPort > 0 else { throw CancellationError() }
+              let operatorPort = await operatorIterator.next(), operatorPort > 0 else {
+            // Why it ended, if it failed; else it stopped without ever listening.
+            try await group.waitForAll()
+            throw CancellationError()
+        }
         let outcome: Swift.Result<Result, any Error>
         do {
             outcome = .success(try await body(RunningService(
