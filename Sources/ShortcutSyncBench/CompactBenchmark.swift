@@ -212,7 +212,7 @@ public struct CompactBenchmark: Sendable {
             if dead == 0 { return }
             if attempt < 20 { try await Task.sleep(for: .milliseconds(500)) }
         }
-        throw BenchmarkError("VACUUM FULL kept dead events twenty times: another session held a snapshot; the sizes would not be the account's")
+        throw BenchmarkError("the events table kept dead events after twenty full vacuums: another session held a snapshot; the sizes would not be the account's")
     }
 
     /// Waits (at most a minute) until no other session of this database holds a snapshot, so that
