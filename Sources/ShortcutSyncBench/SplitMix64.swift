@@ -13,6 +13,11 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 
+    /// A place token (`PlaceToken`) made of the next 128 bits: a synthetic person's place.
+    mutating func nextPlaceToken() -> String {
+        String(format: "%016llx%016llx", next(), next())
+    }
+
     /// A version-4 UUID made of the next 128 bits (its version and variant bits set).
     mutating func nextUUID() -> UUID {
         let (high, low) = (next(), next())

@@ -81,10 +81,7 @@ public struct PlaceKey: Sendable, Hashable {
     private func token(row: Int, column: Int) -> String {
         let message = Array("shortcut-sync place 1 \(row) \(column)".utf8)
         let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: bytes))
-        return code.prefix(PlaceToken.length / 2).map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
-        }.joined()
+        return Hex.encode(code.prefix(PlaceToken.length / 2))
     }
 
     /// The row `latitude` is in, counted from the south pole; nil for one that is not a latitude.

@@ -274,7 +274,7 @@ private struct DonationCheck: DonationFieldVisitor {
     @inline(__always)
     mutating func place(_ label: DonationField.Label, _ access: DonationField.Access<String?>) {
         if let token = access.get(donation), !PlaceToken.isValid(token) {
-            check.fail("/" + label.name, "must be a place token: \(PlaceToken.length) lowercase hex digits")
+            check.fail("/" + label.name, PlaceToken.notAToken)
         }
     }
 

@@ -25,13 +25,7 @@ extension SyncAPI {
             invalid.append(FieldError(pointer: "/utcOffsetMinutes", detail: "must be −720 to 840 minutes"))
         }
         let places = input.query.place ?? []
-        if places.count > PlaceToken.maxPerRequest {
-            invalid.append(FieldError(pointer: "/place", detail: "names \(places.count) places; at most \(PlaceToken.maxPerRequest) are allowed"))
-        } else {
-            for (index, token) in places.enumerated() where !PlaceToken.isValid(token) {
-                invalid.append(FieldError(pointer: "/place/\(index)", detail: "must be a place token: \(PlaceToken.length) lowercase hex digits"))
-            }
-        }
+        invalid += PlaceToken.violations(of: places)
         guard invalid.isEmpty else { throw APIProblem.invalid(invalid) }
         let at = input.query.at ?? now()
         let inputs = try await projections.suggestionInputs(account: account, device: device,

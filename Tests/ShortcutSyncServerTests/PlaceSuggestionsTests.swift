@@ -83,9 +83,12 @@ import Testing
             let account = try await server.createAccount()
             let phone = try await server.createDevice(accountToken: account.token)
             let tooMany = (0...PlaceToken.maxPerRequest).map { _ in "&place=" + String(repeating: "0", count: 32) }.joined()
-            for query in ["place=XYZ", "place=\(String(repeating: "A", count: 32))", String(tooMany.dropFirst())] {
+            let good = String(repeating: "0", count: 32)
+            for (query, pointers) in [("place=XYZ", ["/place/0"]), ("place=\(good)&place=\(String(repeating: "A", count: 32))", ["/place/1"]),
+                                      (String(tooMany.dropFirst()), ["/place"])] {
                 let answer = try await server.raw(.GET, "/v1/suggestions?\(query)", token: phone.token)
                 #expect(answer.status == 422, "\(query): \(answer.json)")
+                #expect(answer.json.pointers == pointers, "\(query)")
             }
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             let body = #"{"events":[{"id":"\#(UUID())","seq":1,"hlc":{"wallMillis":\#(now),"counter":0},"type":"donation","bundleId":"com.example.soup","identifier":"soup","kind":"intent","intentType":"I","title":"Soup","place":"52.52,13.40"}]}"#

@@ -21,7 +21,7 @@ extension SuggestionBenchmark {
         let start: Int64 = 1_767_571_200_000
         var rng = SplitMix64(state: load.seed)
         var events: [[Event]] = [[], []]
-        let places = (0..<13).map { _ in String(format: "%016llx%016llx", rng.next(), rng.next()) }
+        let places = (0..<13).map { _ in rng.nextPlaceToken() }
         var donations: [(device: Int, wall: Int64, identifier: Int, group: String?)] = []
         let groups = load.latencyGroups ?? 1
         for identifier in 0..<load.latencyShortcuts {

@@ -219,7 +219,7 @@ public struct SyntheticPopulation: Sendable {
         if shape.places {
             var placeRng = SplitMix64(state: rng.next() ^ 0x5151_CAFE)
             let count = Places.elsewhere + Places.elsewhereCount + trips.count
-            let tokens = (0..<count).map { _ in (0..<9).map { _ in String(format: "%016llx%016llx", placeRng.next(), placeRng.next()) } }
+            let tokens = (0..<count).map { _ in (0..<9).map { _ in placeRng.nextPlaceToken() } }
             let keyed = (0..<deviceCount).map { $0 == 0 || Double.random(in: 0..<1, using: &placeRng) >= shape.keyless }
             places = Places(tokens: tokens, keyed: keyed, seed: placeRng.next())
             for s in shortcuts.indices {

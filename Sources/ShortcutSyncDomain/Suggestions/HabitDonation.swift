@@ -24,5 +24,10 @@ public struct HabitDonation: Sendable, Hashable {
     }
 
     public var hourOfWeek: Int { HabitClock.hourOfWeek(wallMillis: wallMillis, utcOffsetMinutes: utcOffsetMinutes) }
+
+    /// The key its place's weight is kept under in the hour `hourOfWeek` (its own): slot and part of the week.
+    func placeKey(hourOfWeek hour: Int) -> UInt16? {
+        place.map { PlaceToken.key(slot: $0, part: PlaceToken.partOfWeek(hourOfWeek: hour)) }
+    }
     public var weight: WeightSum { HabitClock.weight(wallMillis: wallMillis) }
 }

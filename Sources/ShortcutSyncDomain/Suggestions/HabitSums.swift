@@ -48,7 +48,7 @@ public struct HabitSums: Sendable, Hashable {
         count += 1
         total.add(weight)
         hours[hour, default: WeightSum()].add(weight)
-        if let place = donation.place { places[PlaceToken.key(slot: place, part: PlaceToken.partOfWeek(hourOfWeek: hour)), default: WeightSum()].add(weight) }
+        if let key = donation.placeKey(hourOfWeek: hour) { places[key, default: WeightSum()].add(weight) }
     }
 
     /// Takes back what `donation` added (a deletion covered it).
@@ -60,8 +60,7 @@ public struct HabitSums: Sendable, Hashable {
         let hour = donation.hourOfWeek
         hours[hour]?.subtract(weight)
         if hours[hour]?.isZero == true { hours[hour] = nil }
-        if let place = donation.place {
-            let key = PlaceToken.key(slot: place, part: PlaceToken.partOfWeek(hourOfWeek: hour))
+        if let key = donation.placeKey(hourOfWeek: hour) {
             places[key]?.subtract(weight)
             if places[key]?.isZero == true { places[key] = nil }
         }

@@ -28,14 +28,26 @@ public enum PlaceToken {
     /// The slot a valid token's place is summed in: its first byte. Nil for a token that is not valid.
     public static func slot(of token: some StringProtocol) -> UInt8? {
         guard isValid(token) else { return nil }
-        let digits = Array(token.utf8.prefix(2))
-        return UInt8(hexDigit(digits[0]) << 4 | hexDigit(digits[1]))
+        return Hex.decode(token.prefix(2))?.first
     }
 
     /// A slot as the two hex digits every token summed in it begins with.
     public static func prefix(ofSlot slot: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(slot >> 4)], digits[Int(slot & 0xF)]])
+        Hex.encode([slot])
+    }
+
+    /// What a request's or a donation's place that is not a token is told.
+    public static let notAToken = "must be a place token: \(length) lowercase hex digits"
+
+    /// What is wrong with the places a request names, at `pointer` (`/place`, `/place/N`): too
+    /// many, or one that is not a token. The API and `admin suggestions --place` check the same.
+    public static func violations(of tokens: [String], at pointer: String = "/place") -> [FieldError] {
+        guard tokens.count <= maxPerRequest else {
+            return [FieldError(pointer: pointer, detail: "names \(tokens.count) places; at most \(maxPerRequest) are allowed")]
+        }
+        return tokens.enumerated().compactMap { index, token in
+            isValid(token) ? nil : FieldError(pointer: "\(pointer)/\(index)", detail: notAToken)
+        }
     }
 
     /// Parts of the week a place's weights are kept in: night, morning, afternoon and evening,
@@ -66,8 +78,4 @@ public enum PlaceToken {
 
     /// The part of the week of a key.
     public static func part(ofKey key: UInt16) -> Int { Int(key & 7) }
-
-    private static func hexDigit(_ byte: UInt8) -> Int {
-        byte <= 0x39 ? Int(byte - 0x30) : Int(byte - 0x61 + 10)
-    }
 }

@@ -10,26 +10,20 @@ public enum SuggestionReason {
     /// shortcut's placed use was where the device is now ("often here on Friday evenings…").
     public static func text(for parts: SuggestionParts, hourOfWeek hour: Int, deviceLabel: String, patternIsThisDevices: Bool = false,
                             mostlyHere: Bool = false) -> String {
-        let text = timeText(for: parts, hourOfWeek: hour, deviceLabel: deviceLabel, patternIsThisDevices: patternIsThisDevices)
-        guard mostlyHere else { return text }
-        if text.hasPrefix("often used ") { return "often used here " + text.dropFirst("often used ".count) }
-        return text.hasPrefix("often ") ? "often here " + text.dropFirst("often ".count) : text
-    }
-
-    private static func timeText(for parts: SuggestionParts, hourOfWeek hour: Int, deviceLabel: String, patternIsThisDevices: Bool) -> String {
+        let here = mostlyHere ? " here" : ""
         let own = parts.thisHour + parts.sameHourOtherDays + (patternIsThisDevices ? parts.otherDevices : 0)
         if parts.overall > own && parts.overall > parts.otherDevices {
-            return "often used lately on this \(deviceLabel)"
+            return "often used\(here) lately on this \(deviceLabel)"
         }
         let day = min(max(hour / 24, 0), 6)
         let time = partOfDay(hour % 24)
         if !patternIsThisDevices && parts.otherDevices > own {
-            return "often at this time on your other devices"
+            return "often\(here) at this time on your other devices"
         }
         let when = parts.sameHourOtherDays > parts.thisHour && parts.sameHourOtherDays > 0
             ? (day >= 5 ? "on weekend \(time)s" : "on weekday \(time)s")
             : "on \(days[day]) \(time)s"
-        return "often \(when) on this \(deviceLabel)"
+        return "often\(here) \(when) on this \(deviceLabel)"
     }
 
     static func partOfDay(_ hour: Int) -> String {

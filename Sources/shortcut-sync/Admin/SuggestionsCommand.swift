@@ -37,9 +37,8 @@ struct SuggestionsCommand: AsyncParsableCommand {
         if let utcOffsetMinutes, !Limits.utcOffsetMinutes.contains(utcOffsetMinutes) {
             throw ValidationError("--utc-offset-minutes must be −720 to 840")
         }
-        if places.count > PlaceToken.maxPerRequest { throw ValidationError("--place is given at most \(PlaceToken.maxPerRequest) times") }
-        if let bad = places.first(where: { !PlaceToken.isValid($0) }) {
-            throw ValidationError("--place must be a place token of \(PlaceToken.length) lowercase hex digits, not \(ControlCharacters.escaped(bad))")
+        if let problem = PlaceToken.violations(of: places, at: "--place").first {
+            throw ValidationError("\(problem.pointer) \(problem.detail)")
         }
         if explain != nil, explained == nil {
             throw ValidationError("--explain must be BUNDLE-ID/IDENTIFIER, such as com.example.soup/tomato")

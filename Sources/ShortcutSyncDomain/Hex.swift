@@ -1,14 +1,12 @@
 import Foundation
-import ShortcutSyncDomain
-import ShortcutSyncStore
 
-/// Lowercase hex for token hashes.
-enum Hex {
-    static func encode(_ bytes: [UInt8]) -> String {
+/// Lowercase hex: token hashes in exports, place tokens and their prefixes.
+public enum Hex {
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         bytes.map { String(format: "%02x", $0) }.joined()
     }
 
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         guard text.count.isMultiple(of: 2) else { return nil }
         var bytes: [UInt8] = []
         var index = text.startIndex
