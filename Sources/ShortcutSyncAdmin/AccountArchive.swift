@@ -111,6 +111,7 @@ public enum AccountArchive {
             var deviceId: UUID?
             var bundleId: String?
             var identifier: String?
+            var place: String?
             var before: String
         }
 
@@ -131,6 +132,7 @@ public enum AccountArchive {
                 case .shortcut(let id):
                     forget.bundleId = id.bundleId
                     forget.identifier = id.identifier
+                case .place(let slot): forget.place = PlaceToken.prefix(ofSlot: slot)
                 }
                 return forget
             }

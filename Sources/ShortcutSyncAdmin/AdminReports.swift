@@ -48,12 +48,13 @@ extension EventBody {
 }
 
 extension LearningScope {
-    /// The scope as an operator reads it: `the account`, `device 1a2b3c4d`, `app/identifier`.
+    /// The scope as an operator reads it: `the account`, `device 1a2b3c4d`, `app/identifier`, `place 3f`.
     var described: String {
         switch self {
         case .account: "the account"
         case .device(let id): "device \(id.short)"
         case .shortcut(let id): "\(id.bundleId)/\(id.identifier)"
+        case .place(let slot): "place \(PlaceToken.prefix(ofSlot: slot))"
         }
     }
 }

@@ -188,6 +188,17 @@ public actor ShortcutSyncClient {
         try record(.learningForgotten(LearningForgotten(scope: scope)))
     }
 
+    /// Forgets where the suggestions learned shortcuts are used at `coordinate`, on every device:
+    /// every donation made before now in its cell (and in any place sharing the cell's slot,
+    /// `PlaceToken`) stops teaching where it was made, and still teaches when. Needs the place
+    /// key (`Configuration.placeKey`).
+    @discardableResult
+    public func forgetPlace(at coordinate: PlaceCoordinate) throws -> UUID {
+        guard let key = configuration.placeKey else { throw ClientStoreError.noPlaceKey }
+        guard let token = key.token(at: coordinate), let slot = PlaceToken.slot(of: token) else { throw ClientStoreError.notACoordinate }
+        return try forgetLearning(.place(slot))
+    }
+
     /// Pauses the suggestions' learning of the account or of one device: donations still sync
     /// and views stay exact, but donations made while it is paused teach nothing.
     @discardableResult
@@ -202,7 +213,7 @@ public actor ShortcutSyncClient {
     }
 
     private static func pausable(_ scope: LearningScope) throws -> LearningScope {
-        if case .shortcut = scope { throw ClientStoreError.notPausable }
+        if !scope.isPausable { throw ClientStoreError.notPausable }
         return scope
     }
 

@@ -201,7 +201,7 @@ public struct AccountState: Sendable, Hashable {
     public func habits(of id: ShortcutID) -> ShortcutHabits {
         var habits = ShortcutHabits()
         for key in shortcuts[id]?.groups.values.flatMap(\.keys) ?? [] {
-            if let habit = taught[key], learning.teaches(key, device: habit.deviceId, shortcut: id) { habits.add(habit) }
+            if let habit = taught[key], let lesson = learning.lesson(of: habit, key: key, shortcut: id) { habits.add(lesson) }
         }
         return habits
     }

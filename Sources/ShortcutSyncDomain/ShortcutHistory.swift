@@ -144,7 +144,7 @@ public struct ShortcutHistory: Sendable {
                 // What the suggestions learned of the shortcut was forgotten, alone or with the account's.
                 switch forgotten.scope {
                 case .account: true
-                case .device: false
+                case .device, .place: false
                 case .shortcut(let id): id == shortcut
                 }
             case .appsReported, .signedOut, .learningPaused:

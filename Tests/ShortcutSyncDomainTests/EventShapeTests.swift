@@ -29,6 +29,7 @@ import Testing
         .learningForgotten(LearningForgotten(scope: .account)),
         .learningForgotten(LearningForgotten(scope: .device(UUID()))),
         .learningForgotten(LearningForgotten(scope: .shortcut(ShortcutID(bundleId: "com.example.soup", identifier: "order")))),
+        .learningForgotten(LearningForgotten(scope: .place(0x3f))),
         .learningPaused(LearningPaused(scope: .account, paused: true)),
         .learningPaused(LearningPaused(scope: .device(UUID()), paused: false)),
     ]

@@ -15,7 +15,8 @@ private let hour: Int64 = 3_600_000
     static let devices = Suggestions.devices
 
     /// A random history like `SuggestionPropertyTests.history`'s, with forgets of the account, of
-    /// a device and of a shortcut, and pauses and resumes of the account and of a device, at
+    /// a device, of a shortcut and of a place (the slot two of its places share, the other's, or
+    /// one where nothing was done), and pauses and resumes of the account and of a device, at
     /// random clocks: many land among donations already made.
     static func history(from choices: [Int]) -> [AcceptedEvent] {
         let plain = Suggestions.history(from: choices)
@@ -30,6 +31,7 @@ private let hour: Int64 = 3_600_000
                 body = .learningForgotten(LearningForgotten(scope: .shortcut(ShortcutID(
                     bundleId: Suggestions.bundles.randomElement(using: &rng)!, identifier: Suggestions.identifiers.randomElement(using: &rng)!))))
             case 3: body = .learningPaused(LearningPaused(scope: .account, paused: Bool.random(using: &rng)))
+            case 6: body = .learningForgotten(LearningForgotten(scope: .place([0x0a, 0xf3, 0x55].randomElement(using: &rng)!)))
             case 4, 5: body = .learningPaused(LearningPaused(scope: .device(device), paused: Bool.random(using: &rng)))
             default: return event
             }
@@ -63,15 +65,21 @@ private let hour: Int64 = 3_600_000
                     case .account: true
                     case .device(let device): device == event.deviceId
                     case .shortcut(let id): id == shortcut
+                    case .place: false  // where is forgotten, not when (below)
                     }
                     return inScope && event.key < other.key
                 default: return false
                 }
             }
             guard !forgotten, !paused(.account, at: event.key), !paused(.device(event.deviceId), at: event.key) else { continue }
+            let slot = donation.place.map { UInt8($0.prefix(2), radix: 16)! }
+            let placeForgotten = events.contains { other in
+                guard case .learningForgotten(let forget) = other.event.body, case .place(let forgottenSlot) = forget.scope else { return false }
+                return forgottenSlot == slot && event.key < other.key
+            }
             sums[shortcut, default: ShortcutHabits()].add(HabitDonation(
                 deviceId: event.deviceId, wallMillis: event.event.hlc.wallMillis, utcOffsetMinutes: donation.utcOffsetMinutes ?? 0,
-                placeToken: donation.place))
+                placeToken: placeForgotten ? nil : donation.place))
         }
         return sums.filter { !$0.value.isEmpty }
     }
@@ -199,6 +207,57 @@ private let hour: Int64 = 3_600_000
         try store.fold([FoldEvent(offline, version: 4)])
         #expect(Suggestions.candidates(store.rows)[Self.coffee] == expected, "the watch's older donation does not bring back what was forgotten")
         #expect(store.shortcuts[Self.coffee]?.donationCount == 3, "the view keeps every donation")
+    }
+
+    /// Forgetting a place forgets where, not when (issue 67): the donations made in its slot
+    /// before the forget, on every device, keep their hours and lose their place, at once when
+    /// the forget is newer than all of them, from the log when it lands among them; a donation
+    /// made there after it teaches the place again, and other places stay.
+    @Test func forgettingAPlaceForgetsWhereNotWhen() throws {
+        var phone = DeviceScript(), mac = DeviceScript(account: phone.account), watch = DeviceScript(account: phone.account)
+        let gym = "3f" + String(repeating: "1", count: 30), office = "a0" + String(repeating: "2", count: 30)
+        func donation(_ device: inout DeviceScript, at wall: Int64, _ place: String?) -> AcceptedEvent {
+            device.event(at: wall, .donation(Donation(bundleId: Self.coffee.bundleId, identifier: Self.coffee.identifier, kind: .userActivity,
+                                                      activityType: "com.example.soup.order", title: "Coffee", place: place)))
+        }
+        func taught(_ device: DeviceScript, _ wall: Int64, _ place: String?) -> HabitDonation {
+            HabitDonation(deviceId: device.deviceId, wallMillis: wall, utcOffsetMinutes: 0, placeToken: place)
+        }
+        let walls = [start + 8 * hour, start + 9 * hour, start + 32 * hour]
+        let donations = [donation(&phone, at: walls[0], gym), donation(&mac, at: walls[1], office), donation(&mac, at: walls[2], gym)]
+        var store = FoldRowStore()
+        try store.fold(donations.enumerated().map { FoldEvent($1, version: Int64($0 + 1)) })
+        let before = try #require(Suggestions.candidates(store.rows)[Self.coffee])
+        #expect(before.byDevice.values.contains { $0.places.keys.contains { PlaceToken.slot(ofKey: $0) == 0x3f } })
+
+        // Newer than every donation: the gym's weights go at once, without the log; the hours stay.
+        var now = store
+        try now.fold([FoldEvent(watch.forget(.place(0x3f), at: start + 40 * hour), version: 4)])
+        #expect(now.resums == 0)
+        var expected = ShortcutHabits()
+        for habit in [taught(phone, walls[0], nil), taught(mac, walls[1], office), taught(mac, walls[2], nil)] { expected.add(habit) }
+        let forgotten = try #require(Suggestions.candidates(now.rows)[Self.coffee])
+        #expect(forgotten == expected)
+        #expect(forgotten.byDevice.mapValues(\.hours) == before.byDevice.mapValues(\.hours), "when is not forgotten")
+        #expect(now.shortcuts == store.shortcuts, "views do not change")
+        // The gym again after the forget: it teaches its place.
+        try now.fold([FoldEvent(donation(&phone, at: start + 50 * hour, gym), version: 5)])
+        expected.add(taught(phone, start + 50 * hour, gym))
+        #expect(Suggestions.candidates(now.rows)[Self.coffee] == expected)
+
+        // Landing among them (made at 20:00, pushed now): only the earlier gym donation loses its place.
+        var late = store
+        try late.fold([FoldEvent(watch.forget(.place(0x3f), at: start + 20 * hour), version: 4)])
+        #expect(late.resums == 1)
+        var lateExpected = ShortcutHabits()
+        for habit in [taught(phone, walls[0], nil), taught(mac, walls[1], office), taught(mac, walls[2], gym)] { lateExpected.add(habit) }
+        #expect(Suggestions.candidates(late.rows)[Self.coffee] == lateExpected)
+
+        // A pause is of the account or a device: a place's is refused when read.
+        let event = #"{"id":"\#(UUID())","seq":1,"hlc":{"wallMillis":1,"counter":0},"type":"learningForgotten","scope":"place","place":"3f"}"#
+        #expect(try JSONDecoder().decode(Event.self, from: Data(event.utf8)).body == .learningForgotten(LearningForgotten(scope: .place(0x3f))))
+        let pause = event.replacingOccurrences(of: #""learningForgotten","#, with: #""learningPaused","paused":true,"#)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(Event.self, from: Data(pause.utf8)) }
     }
 
     /// Paused, donations sync and teach nothing; a resume that arrives late gives back the

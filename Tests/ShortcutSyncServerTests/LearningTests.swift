@@ -126,6 +126,12 @@ import Testing
                 #"{"type":"learningForgotten","scope":"account","deviceId":"6f1d3e2a-3f4b-4c5d-8e9f-0a1b2c3d4e5f"}"#,
                 #"{"type":"learningForgotten","scope":"everything"}"#,
                 #"{"type":"learningForgotten","scope":"shortcut","bundleId":"a..b","identifier":"c"}"#,
+                #"{"type":"learningPaused","scope":"place","place":"3f","paused":true}"#,
+                #"{"type":"learningForgotten","scope":"place"}"#,
+                #"{"type":"learningForgotten","scope":"place","place":"3F"}"#,
+                #"{"type":"learningForgotten","scope":"place","place":"3fa95c0e8d1b4a7f9e2c6b5d0a1f8e3c"}"#,
+                #"{"type":"learningForgotten","scope":"place","place":"3f","deviceId":"6f1d3e2a-3f4b-4c5d-8e9f-0a1b2c3d4e5f"}"#,
+                #"{"type":"learningForgotten","scope":"account","place":"3f"}"#,
             ]
             for body in bodies {
                 let push = #"{"events":[{"id":"\#(UUID().uuidString)","seq":1,"hlc":{"wallMillis":1,"counter":0},"#

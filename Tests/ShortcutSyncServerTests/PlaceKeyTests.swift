@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 import OpenAPIAsyncHTTPClient
 import PostgresNIO
 import ShortcutSyncAPI
@@ -103,6 +104,32 @@ import Testing
             let noon = Date(timeIntervalSince1970: Double(noonMillis) / 1000)
             let atOffice = try #require(try await client.suggestions(at: noon, limit: 2))
             #expect(atOffice.suggestions.map(\.identifier) == ["tomato", "leek"])
+
+            // Forgetting the office names it by its token's slot, nothing more; the habits forget it.
+            try await client.forgetPlace(at: office)
+            try await client.sync()
+            let forget = try await server.sql.query("""
+                SELECT body::text FROM events WHERE device_id = \(phone.id) AND type = 'learningForgotten'
+                """).decode(String.self).collectAll()
+            let officeToken = try #require(Self.key.token(at: office)), homeToken = try #require(Self.key.token(at: home))
+            let officePrefix = String(officeToken.prefix(2))
+            #expect(forget.map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] } == [["scope": "place", "place": officePrefix]])
+            let tomato = try await server.raw(.GET, "/v1/suggestions/habits?bundleId=com.example.soup&identifier=tomato", token: phone.token)
+            #expect((tomato.json["places"] as? [[String: Any]] ?? []).isEmpty, "\(tomato.json)")
+            let leek = try await server.raw(.GET, "/v1/suggestions/habits?bundleId=com.example.soup&identifier=leek", token: phone.token)
+            #expect((leek.json["places"] as? [[String: Any]])?.map { $0["prefix"] as? String } == [String(homeToken.prefix(2))])
+
+            // A device without the key cannot name a place, and records nothing.
+            configuration.placeKey = nil
+            configuration.storagePath = ClientLibraryTests.storage()
+            defer { try? FileManager.default.removeItem(atPath: configuration.storagePath) }
+            let keyless = try ShortcutSyncClient(
+                configuration: configuration,
+                transport: OpenAPISyncTransport(serverURL: server.baseURL, deviceToken: phone.token, transport: AsyncHTTPClientTransport()),
+                logger: TestDatabase.shared.logger)
+            let pending = try await keyless.pendingCount()
+            await #expect(throws: (any Error).self) { try await keyless.forgetPlace(at: office) }
+            #expect(try await keyless.pendingCount() == pending)
         }
     }
 }

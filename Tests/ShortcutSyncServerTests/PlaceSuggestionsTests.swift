@@ -78,6 +78,37 @@ import Testing
         }
     }
 
+    /// A person forgets the gym (issue 67): its playlist is no longer offered there for the
+    /// place, it is still offered at noon, the office is still known, and the log gives the same.
+    @Test func aForgottenPlaceIsForgottenWhereNotWhen() async throws {
+        try await TestServer.with { server in
+            let account = try await server.createAccount()
+            let phone = try await server.createDevice(accountToken: account.token, name: "iPhone", platform: .iOS)
+            let watch = try await server.createDevice(accountToken: account.token, name: "Watch", platform: .watchOS)
+            try await Self.plant(on: phone)
+            let nowhere = try await Self.suggestions(server, phone, at: nil)
+            let gymToken = try #require(Self.key.token(at: Self.gym))
+            let gymSlot = try #require(PlaceToken.slot(of: gymToken))
+
+            watch.record(.learningForgotten(LearningForgotten(scope: .place(gymSlot))), at: Self.nextNoon - SuggestionsTests.hour)
+            try await watch.push()
+            let habits = try await server.raw(.GET, "/v1/suggestions/habits?bundleId=com.example.music&identifier=gym", token: phone.token)
+            #expect(habits.json["places"] as? [[String: Any]] == nil || (habits.json["places"] as? [[String: Any]])?.isEmpty == true,
+                    "\(habits.json)")
+            #expect((habits.json["devices"] as? [[String: Any]])?.first?["donations"] as? Int == 20, "its hours are kept")
+            // At the gym now: nothing was used there that is remembered, so by time alone.
+            let atGym = try await Self.suggestions(server, phone, at: Self.gym)
+            #expect(atGym.map { $0["identifier"] as? String } == nowhere.map { $0["identifier"] as? String })
+            #expect(atGym.map { $0["score"] as? Double } == nowhere.map { $0["score"] as? Double })
+            let atOffice = try await Self.suggestions(server, phone, at: Self.office)
+            #expect(atOffice.first?["identifier"] as? String == "soup")
+            #expect(atOffice.first?["reason"] as? String == "often here on weekday afternoons on this iPhone")
+
+            let verification = try await ProjectionStore(client: server.sql, logger: TestDatabase.shared.logger).rebuilder.verify()
+            #expect(verification.differences == [])
+        }
+    }
+
     @Test func aBadPlaceIsRefusedAndChangesNothing() async throws {
         try await TestServer.with { server in
             let account = try await server.createAccount()

@@ -13,7 +13,7 @@ import Foundation
 /// Learning events (forgets, pauses, resumes, sign-outs) change which donations teach the
 /// suggestions (`LearningRules`), never the view. One newer than every donation of a group
 /// (the common case: the person asks now) changes the group's sums at once: a forget clears its
-/// scope's part, a pause or resume changes nothing already there. One that lands among a group's
+/// scope's part (a place's forget, the place's weights alone), a pause or resume changes nothing already there. One that lands among a group's
 /// donations (a device that was offline) has the group's sums counted again from the log, each
 /// donation held to the rules after the batch: `resums` asks, `finish(resummed:)` takes the answers.
 ///
@@ -273,26 +273,26 @@ public struct AccountBatchFold: Sendable {
                     habits = row.habits
                     habits.add(row.compactedHabits, subtracting: true)
                     // What the covered donations added, by the rules the row's sums were made with.
-                    for donation in coveredEligible[id] ?? [] where rulesBefore.teaches(donation.key, device: donation.habit.deviceId, shortcut: id.shortcut) {
-                        habits.remove(donation.habit)
+                    for donation in coveredEligible[id] ?? [] {
+                        if let lesson = rulesBefore.lesson(of: donation.habit, key: donation.key, shortcut: id.shortcut) { habits.remove(lesson) }
                     }
                 }
                 if surviving > 0 {
                     count = surviving
                     latest = BatchDonation(key: row.latest, version: row.latestVersion)
                     for change in learningChanges where change.forget && change.scope.mayCover(id) {
-                        if case .device(let device) = change.scope { compactedHabits.drop(device) } else { compactedHabits = ShortcutHabits() }
+                        compactedHabits.forget(change.scope)
                     }
                     if learnsLate(row) {
                         guard let logged = resummed[id] else { throw FoldError.resumMissing(id) }
                         habits = compactedHabits
-                        for donation in logged where rules.teaches(donation.key, device: donation.habit.deviceId, shortcut: id.shortcut) {
-                            habits.add(donation.habit)
+                        for donation in logged {
+                            if let lesson = rules.lesson(of: donation.habit, key: donation.key, shortcut: id.shortcut) { habits.add(lesson) }
                         }
                     } else {
                         // Newer than all its donations: a forget takes its scope's part, a pause changes nothing yet.
                         for change in learningChanges where change.forget && change.scope.mayCover(id) {
-                            if case .device(let device) = change.scope { habits.drop(device) } else { habits = ShortcutHabits() }
+                            habits.forget(change.scope)
                         }
                     }
                 } else {
@@ -305,7 +305,7 @@ public struct AccountBatchFold: Sendable {
             let uncovered = threshold.map { kept[kept.insertionIndex(of: BatchDonation(key: $0, version: 0))...] } ?? kept[...]
             count += uncovered.count
             for donation in uncovered {
-                if let habit = donation.habit, rules.teaches(donation.key, device: habit.deviceId, shortcut: id.shortcut) { habits.add(habit) }
+                if let habit = donation.habit, let lesson = rules.lesson(of: habit, key: donation.key, shortcut: id.shortcut) { habits.add(lesson) }
             }
             for device in signedOut {
                 habits.drop(device)

@@ -5,6 +5,8 @@ import Foundation
 /// - its device was signed out,
 /// - a forget of a scope it falls in (the account, its device, its shortcut) has a greater key, or
 /// - at its key, the latest pause or resume of its account or of its device before it paused.
+/// A donation that teaches teaches its place too unless a forget of its place has a greater key:
+/// then it teaches its time alone (`lesson(of:key:shortcut:)`).
 ///
 /// Every part is a function of the *set* of learning events: a forget keeps its scope's
 /// greatest key, a pause history keeps every change by key. So the state, and which donations
@@ -32,6 +34,17 @@ public struct LearningRules: Sendable, Hashable {
             if let forget = forgotten[scope], key < forget { return false }
         }
         return !isPaused(.account, at: key) && !isPaused(.device(device), at: key)
+    }
+
+    /// What a donation eligible for prediction, with `key`, of `shortcut` teaches: nil if nothing
+    /// (`teaches`), its time without its place if a forget of its place is newer, else all of it.
+    public func lesson(of habit: HabitDonation, key: EventKey, shortcut: ShortcutID) -> HabitDonation? {
+        if isEmpty { return habit }
+        guard teaches(key, device: habit.deviceId, shortcut: shortcut) else { return nil }
+        guard let place = habit.place, let forget = forgotten[.place(place)], key < forget else { return habit }
+        var timeAlone = habit
+        timeAlone.place = nil
+        return timeAlone
     }
 
     /// Whether learning of `scope` is paused at `key`: its latest change before the key paused it.
@@ -152,7 +165,8 @@ extension LearningRules {
     /// order); the forgets (UInt32 count; each a scope and a 40-byte key); the pause histories
     /// (UInt32 count; each a scope, a UInt32 count and that many 40-byte keys each with a byte,
     /// 1 paused); then 1 if the account ever forgot a shortcut, else 0. A scope is a byte, 0 the
-    /// account, 1 a device followed by its 16 bytes.
+    /// account, 1 a device followed by its 16 bytes, 2 a place followed by its slot (rules
+    /// without a place's forget have the bytes they had before places).
     public var bytes: [UInt8]? {
         let rules = ofAccountAndDevices
         guard !rules.isEmpty else { return nil }
@@ -160,10 +174,14 @@ extension LearningRules {
         func append(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
         func append(_ id: UUID) { withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) } }
         func append(_ scope: LearningScope) {
-            if case .device(let id) = scope {
+            switch scope {
+            case .device(let id):
                 bytes.append(1)
                 append(id)
-            } else {
+            case .place(let slot):
+                bytes.append(2)
+                bytes.append(slot)
+            case .account, .shortcut:  // no shortcut's forget is among these rules
                 bytes.append(0)
             }
         }
@@ -195,6 +213,7 @@ extension LearningRules {
             switch reader.byte() {
             case 0: return .account
             case 1: return reader.uuid().map { .device($0) }
+            case 2: return reader.byte().map { .place($0) }
             default: return nil
             }
         }
@@ -214,7 +233,7 @@ extension LearningRules {
         }
         guard let histories = reader.uint32() else { return nil }
         for _ in 0..<histories {
-            guard let scope = scope(), let count = reader.uint32() else { return nil }
+            guard let scope = scope(), scope.isPausable, let count = reader.uint32() else { return nil }
             var changes: [Stamped<Bool>] = []
             for _ in 0..<count {
                 guard let key = key(), let value = reader.byte(), value <= 1 else { return nil }
@@ -234,16 +253,23 @@ extension LearningRules {
 }
 
 extension LearningScope {
-    /// The order scopes are stored in: the account, then devices by uuid, then shortcuts.
+    /// The order scopes are stored in: the account, then devices by uuid, then places by slot,
+    /// then shortcuts.
     public func isStoredBefore(_ other: LearningScope) -> Bool {
         switch (self, other) {
-        case (.account, .account): false
-        case (.account, _): true
-        case (.device, .account): false
         case (.device(let a), .device(let b)): a.isOrdered(before: b)
-        case (.device, .shortcut): true
+        case (.place(let a), .place(let b)): a < b
         case (.shortcut(let a), .shortcut(let b)): a < b
-        case (.shortcut, _): false
+        default: storedRank < other.storedRank
+        }
+    }
+
+    private var storedRank: Int {
+        switch self {
+        case .account: 0
+        case .device: 1
+        case .place: 2
+        case .shortcut: 3
         }
     }
 }

@@ -56,6 +56,7 @@ extension LearningScope {
         case .shortcut(let id):
             json.field("bundleId", id.bundleId)
             json.field("identifier", id.identifier)
+        case .place(let slot): json.field("place", PlaceToken.prefix(ofSlot: slot))
         }
     }
 }

@@ -96,7 +96,7 @@ public enum PushJSON {
             return .learningForgotten(LearningForgotten(scope: try learningScope(&fields)))
         case .learningPaused:
             let scope = try learningScope(&fields)
-            if case .shortcut = scope {
+            if !scope.isPausable {
                 throw .dataCorrupted(.init(codingPath: fields.path, debugDescription: LearningPaused.accountOrDevice))
             }
             return .learningPaused(LearningPaused(scope: scope, paused: try fields.required("paused", requiredBool)))
@@ -107,7 +107,8 @@ public enum PushJSON {
     private static func learningScope(_ fields: inout Fields) throws(DecodingError) -> LearningScope {
         let name = try fields.required("scope", string)
         let scope = LearningScope(name: name, deviceId: try fields.optional("deviceId", uuid),
-                                  bundleId: try fields.optional("bundleId", string), identifier: try fields.optional("identifier", string))
+                                  bundleId: try fields.optional("bundleId", string), identifier: try fields.optional("identifier", string),
+                                  place: try fields.optional("place", string))
         guard let scope else {
             let fault = LearningScope.fault(ofScope: name)
             throw .dataCorrupted(.init(codingPath: fields.path + (fault.atScope ? [JSONKey("scope")] : []), debugDescription: fault.detail))

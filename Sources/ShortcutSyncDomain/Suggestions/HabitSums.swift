@@ -66,6 +66,13 @@ public struct HabitSums: Sendable, Hashable {
         }
     }
 
+    /// Forgets where its donations were made in place slot `slot` (a forget of that place): they
+    /// still count, in all and by hour, as if they had carried no place.
+    public mutating func dropPlace(_ slot: UInt8) {
+        guard !places.isEmpty else { return }
+        for part in 0..<PlaceToken.partsOfWeek { places[PlaceToken.key(slot: slot, part: part)] = nil }
+    }
+
     /// Adds another part's sums, or takes them back (`subtracting`) when they were added before.
     public mutating func add(_ other: HabitSums, subtracting: Bool = false) {
         guard other.count > 0 else { return }

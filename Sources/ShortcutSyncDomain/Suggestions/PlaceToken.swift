@@ -21,14 +21,23 @@ public enum PlaceToken {
 
     /// Whether `token` is 32 lowercase hex digits.
     public static func isValid(_ token: some StringProtocol) -> Bool {
-        let utf8 = token.utf8
-        return utf8.count == length && utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        token.utf8.count == length && isLowercaseHex(token)
+    }
+
+    private static func isLowercaseHex(_ text: some StringProtocol) -> Bool {
+        text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     /// The slot a valid token's place is summed in: its first byte. Nil for a token that is not valid.
     public static func slot(of token: some StringProtocol) -> UInt8? {
         guard isValid(token) else { return nil }
         return Hex.decode(token.prefix(2))?.first
+    }
+
+    /// The slot whose prefix is `prefix`: exactly 2 lowercase hex digits. Nil for anything else.
+    public static func slot(ofPrefix prefix: some StringProtocol) -> UInt8? {
+        guard prefix.utf8.count == 2, isLowercaseHex(prefix) else { return nil }
+        return Hex.decode(prefix)?.first
     }
 
     /// A slot as the two hex digits every token summed in it begins with.

@@ -30,6 +30,17 @@ public struct ShortcutHabits: Sendable, Hashable {
         byDevice[device] = nil
     }
 
+    /// Forgets what a forget of `scope`, newer than every donation summed here, takes: what the
+    /// device taught, where anything was done at the place, or everything.
+    public mutating func forget(_ scope: LearningScope) {
+        switch scope {
+        case .device(let device): drop(device)
+        case .place(let slot):
+            for device in byDevice.keys { byDevice[device]?.dropPlace(slot) }
+        case .account, .shortcut: byDevice = [:]
+        }
+    }
+
     /// Adds another part's sums device by device, or takes them back (`subtracting`).
     public mutating func add(_ other: ShortcutHabits, subtracting: Bool = false) {
         for (device, sums) in other.byDevice {

@@ -60,7 +60,8 @@ struct FoldLogCoding: Sendable {
         let scope = try cells.next(String?.self), scopeDevice = try cells.next(UUID?.self), paused = try cells.next(Bool?.self)
         let place = try cells.next(String?.self)
         let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
-        let learning = scope.flatMap { LearningScope(name: $0, deviceId: scopeDevice, bundleId: bundleId, identifier: identifier) }
+        // `place` is a donation's token, or the place a forget's scope names.
+        let learning = scope.flatMap { LearningScope(name: $0, deviceId: scopeDevice, bundleId: bundleId, identifier: identifier, place: place) }
         guard let change = Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group,
                                        voiceId: voiceId, phrase: phrase, title: title, list: list, learning: learning, paused: paused) else {
             throw StoreError.corruptRow("event \(version) of account \(account) (type \(type)) lacks a field its type needs")
