@@ -75,6 +75,8 @@ public final class CitusNodes: Sendable {
             ("citus.enable_stat_counters", "on"),
         ]
         if let shardCount { settings.append(("citus.shard_count", "\(shardCount)")) }
+        // The statements inside functions as well: a push's, run by its function on a worker.
+        if loaded.contains("pg_stat_statements") { settings.append(("pg_stat_statements.track", "all")) }
         let names = ["coordinator"] + (1...max(workerCount, 1)).map { "worker\($0)" }
         var nodes: [EmbeddedPostgres] = []
         func stopAll() async {

@@ -70,8 +70,13 @@ public enum CitusBenchmark {
                 try await connection.query("SELECT extversion FROM pg_extension WHERE extname = 'citus'", logger: logger)
                     .decode(String.self).collectAll().first ?? "?"
             }
+            // Each worker's own statements too: where a push runs, as its function's statements.
+            let workers = try zip(names.dropFirst(), cluster.workers).map { name, worker in
+                (name: name, url: try DatabaseURL(worker.url(database: database.database)))
+            }
             let citus = try await PushBenchmark.run(server: database, inPlace: true, nodes: nodes, stackFloor: false, pgbench: false,
-                                                    pullDevices: pullDevices, scenarios: scenarios, load: load, workerProcess: false, logger: logger, report: report, interruptible: interruptible)
+                                                    pullDevices: pullDevices, scenarios: scenarios, load: load, workerProcess: false,
+                                                    statementNodes: workers, logger: logger, report: report, interruptible: interruptible)
             // The same again with the service attached to the first worker, as pg_dist_node names it,
             // each account's pushes and pulls sent to the worker of its shards (`--route-by-account`).
             let worker = try await database.withSingleConnection(logger: logger) { connection in
@@ -82,7 +87,7 @@ public enum CitusBenchmark {
             report("Citus: the service attached to \(worker)")
             let attached = try await PushBenchmark.run(server: database, inPlace: true, nodes: nodes, stackFloor: false, pgbench: false,
                                                        pullDevices: pullDevices, scenarios: scenarios, load: load, workerProcess: false, serviceArguments: ["--node", worker, "--route-by-account"],
-                                                       logger: logger, report: report, interruptible: interruptible)
+                                                       statementNodes: workers, logger: logger, report: report, interruptible: interruptible)
             return Results(machine: machine, citusVersion: version, onePostgreSQL: one, citus: citus, attached: attached, attachedTo: worker)
         }
     }

@@ -26,7 +26,11 @@ struct DatabaseMeter {
             let kept: Bool
             do {
                 guard preloaded else { throw NotLoaded() }
-                try await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", logger: logger)
+                // Made only where it is not there yet: a Citus worker refuses to make an extension
+                // (the coordinator's is made on every node).
+                let made = try await client.query("SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'", logger: logger)
+                    .decode(Int64.self).collectAll().first ?? 0
+                if made == 0 { try await client.query("CREATE EXTENSION pg_stat_statements", logger: logger) }
                 try await client.query("SELECT pg_stat_statements_reset()", logger: logger)
                 kept = true
             } catch {
@@ -35,6 +39,16 @@ struct DatabaseMeter {
             let backend = try await client.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self).collectAll().first
             let postmaster = backend.flatMap(ProcessCPU.parent).flatMap { parent in ProcessCPU.command(parent) == "postgres" ? parent : nil }
             return try await body(DatabaseMeter(client: client, logger: logger, statementsKept: kept, postmaster: postmaster))
+        }
+    }
+
+    /// Runs `body` with a meter on each of `databases` (none: `body([])`).
+    static func with<Result: Sendable>(
+        each databases: [DatabaseURL], logger: Logger, _ body: ([DatabaseMeter]) async throws -> Result
+    ) async throws -> Result {
+        guard let first = databases.first else { return try await body([]) }
+        return try await with(first, logger: logger) { meter in
+            try await with(each: Array(databases.dropFirst()), logger: logger) { rest in try await body([meter] + rest) }
         }
     }
 

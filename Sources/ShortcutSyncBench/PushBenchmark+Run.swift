@@ -55,22 +55,23 @@ extension PushBenchmark {
     /// database's servers on this machine, whose CPU each scenario reads (`Throughput.nodesCPU`).
     /// `stackFloor`: `measuresStackFloor`; `pgbench`: `measuresPgbench`; `pullDevices`: the pull
     /// part's devices (0: none). `serviceArguments`: more of the service's `serve` options
-    /// (`bench citus`: `--node`).
+    /// (`bench citus`: `--node`). `statementNodes`: `PushBenchmark.statementNodes`.
     public static func run(
         server: DatabaseURL, inPlace: Bool = false, nodes: [(name: String, postmaster: Int32)] = [], stackFloor: Bool = true, pgbench: Bool = true,
-        pullDevices: Int = 0, scenarios: [Scenario], load: Load, workerProcess: Bool, serviceArguments: [String] = [], logger: Logger,
+        pullDevices: Int = 0, scenarios: [Scenario], load: Load, workerProcess: Bool, serviceArguments: [String] = [],
+        statementNodes: [(name: String, url: DatabaseURL)] = [], logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
         guard !inPlace else {
             try await Migrator.migrate(server, logger: logger)
             return try await run(on: server, nodes: nodes, stackFloor: stackFloor, pgbench: pgbench, pullDevices: pullDevices, scenarios: scenarios, load: load,
-                                 workerProcess: workerProcess, serviceArguments: serviceArguments, logger: logger, report: report,
+                                 workerProcess: workerProcess, serviceArguments: serviceArguments, statementNodes: statementNodes, logger: logger, report: report,
                                  interruptible: interruptible)
         }
         return try await withFreshDatabase(on: server, logger: logger) { url in
             try await run(on: url, nodes: nodes, stackFloor: stackFloor, pgbench: pgbench, pullDevices: pullDevices, scenarios: scenarios, load: load,
-                          workerProcess: workerProcess, serviceArguments: serviceArguments, logger: logger, report: report,
+                          workerProcess: workerProcess, serviceArguments: serviceArguments, statementNodes: statementNodes, logger: logger, report: report,
                           interruptible: interruptible)
         }
     }
@@ -78,7 +79,7 @@ extension PushBenchmark {
     private static func run(
         on url: DatabaseURL, nodes: [(name: String, postmaster: Int32)], stackFloor: Bool, pgbench: Bool, pullDevices: Int, scenarios: [Scenario],
         load: Load,
-        workerProcess: Bool, serviceArguments: [String], logger: Logger,
+        workerProcess: Bool, serviceArguments: [String], statementNodes: [(name: String, url: DatabaseURL)], logger: Logger,
         report: @escaping @Sendable (String) -> Void,
         interruptible: (@escaping @Sendable () async throws -> Results) async throws -> Results
     ) async throws -> Results {
@@ -91,6 +92,7 @@ extension PushBenchmark {
                                           duration: load.duration, logger: logger)
             benchmark.report = { report("  \($0)") }
             benchmark.nodes = nodes
+            benchmark.statementNodes = statementNodes
             benchmark.measuresStackFloor = stackFloor
             benchmark.measuresPgbench = pgbench
             benchmark.pullDevices = pullDevices

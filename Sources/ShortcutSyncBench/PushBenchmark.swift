@@ -167,6 +167,9 @@ public struct PushBenchmark: Sendable {
     /// The database's servers on this machine, by name and postmaster (a Citus cluster's every
     /// node): each one's CPU over the pushes (`Throughput.nodesCPU`).
     public var nodes: [(name: String, postmaster: Int32)] = []
+    /// Nodes whose own statements each push scenario lists beside the database's (`bench citus`:
+    /// the workers, where an attached service's pushes run): their `pg_stat_statements`.
+    public var statementNodes: [(name: String, url: DatabaseURL)] = []
     /// Whether 1-event pushes are also measured against the stack's floor (`StackFloor`), twice
     /// the scenario's time again: `bench citus`, which compares engines, not the service with its
     /// stack, leaves it out.
@@ -194,7 +197,10 @@ public struct PushBenchmark: Sendable {
 
     public func throughput(_ scenario: Scenario, http: HTTPClient) async throws -> Throughput {
         let devices = try await register(devices: scenario.devices, accounts: scenario.oneAccount ? 1 : scenario.devices, http: http)
+        // The database's meter first: on Citus it makes the extension on every node.
         return try await DatabaseMeter.with(database, logger: logger) { meter in
+            try await DatabaseMeter.with(each: statementNodes.map(\.url), logger: logger) { nodeMeters in
+            for nodeMeter in nodeMeters { _ = try await nodeMeter.start() }
             let databaseBefore = try await meter.start()
             let cpuBefore = (servicePID.flatMap(ProcessCPU.of), workerPID.flatMap(ProcessCPU.of))
             let nodesBefore = nodes.map { ProcessCPU.ofServer($0.postmaster) }
@@ -203,6 +209,12 @@ public struct PushBenchmark: Sendable {
             let nodesAfter = nodes.map { ProcessCPU.ofServer($0.postmaster) }
             let cpuAfter = (servicePID.flatMap(ProcessCPU.of), workerPID.flatMap(ProcessCPU.of))
             let databaseCost = try await meter.finish(cpuBefore: databaseBefore)
+            for (node, nodeMeter) in zip(statementNodes, nodeMeters) {
+                let cost = try await nodeMeter.finish(cpuBefore: nil)
+                if !cost.statements.isEmpty {
+                    report("\(scenario.name): \(node.name)'s statements over the pushes (\(events / max(scenario.batch, 1)) pushes)\n" + cost.statementTable)
+                }
+            }
             let ours = Double(events) / duration.inSeconds
             report("\(scenario.name): ours \(Int(ours)) events/s")
             let (raw, rawCost) = try await rawInserts(batch: scenario.batch, clients: scenario.rawClients, meter: meter)
@@ -241,6 +253,7 @@ public struct PushBenchmark: Sendable {
                                                      $0.floorCPUMicrosecondsPerPush) } ?? ""))
             }
             return figure
+            }
         }
     }
 

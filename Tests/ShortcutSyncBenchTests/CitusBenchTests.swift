@@ -42,6 +42,15 @@ struct CitusBenchTests {
         #expect(cpu.count == 2 && cpu.allSatisfy { row in
             row.components(separatedBy: "coordinator").count == 3 && row.components(separatedBy: "worker2").count == 3 && row.hasSuffix("× |")
         }, "\(cpu)")
+        // Each worker's own statements, for both push scenarios of both runs (issue 66, item 2):
+        // a push's function among them, as each worker ran it.
+        let said = (command.output + "\n" + command.errorOutput).split(separator: "\n").map(String.init)
+        for worker in ["worker1", "worker2"] {
+            let tables = said.indices.filter { said[$0].hasSuffix(")") && said[$0].contains(": \(worker)'s statements over the pushes (") }
+            #expect(tables.count == 4, "\(worker): \(tables.map { said[$0] })")
+            #expect(tables.contains { start in said[(start + 1)...].prefix { $0.hasPrefix("|") }.contains { $0.contains("push_write_folded") } },
+                    "no push function among \(worker)'s statements")
+        }
         try await Self.expectNothingLeft(of: command.processIdentifier, dataDirectory: dataDirectory)
     }
 
