@@ -133,6 +133,7 @@ UNESCAPED = {
     "placeholders": ("$1, $2", "PushWriteFunction's call: $1…$61, the account first (the call names it, Citus routes by it)"),
     "PushWriteFunction.name": ("push_write_folded", "the distributed function's name"),
     "RecordPullFunction.name": ("record_pull", "the distributed function's name"),
+    "FoldReadFunction.name": ("fold_read_donations", "the distributed function's name"),
     "AccountHead.markSQL": ("h.xmin::text", "the head's mark, an expression over the head row h"),
     "arms": ("", "PushWriteFunction's body: the fold arms' statements (FoldArm.sql, each checked as its own literal), inside"
              " the function's dollar quotes"),

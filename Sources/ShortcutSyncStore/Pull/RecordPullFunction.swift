@@ -54,7 +54,8 @@ enum RecordPullFunction {
 }
 
 /// The functions a Citus coordinator's migrate makes and distributes by their first parameter,
-/// the account, with the accounts' tables: the push's write and the pull's record.
+/// the account, with the accounts' tables: the push's write, the pull's record and the read of a
+/// push of donations.
 enum DistributedFunctions {
     /// `base` with the first 12 hex digits of SHA-256 of `definition`'s text (made with `base`
     /// as its name): each build's body has a name of its own, so that servers of two builds
@@ -67,6 +68,7 @@ enum DistributedFunctions {
     static let all: [(signature: String, definition: PostgresQuery)] = [
         (PushWriteFunction.signature, PushWriteFunction.definition),
         (RecordPullFunction.signature, RecordPullFunction.definition),
+        (FoldReadFunction.signature, FoldReadFunction.definition),
     ]
 
     /// Creates or replaces each function and distributes it. Citus propagates a new function to

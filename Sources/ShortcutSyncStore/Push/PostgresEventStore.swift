@@ -233,8 +233,9 @@ public struct PostgresEventStore: Sendable, RoutedByAccount {
             let rows = ProjectionRowStore(tables: .live, logger: logger)
             // With the needs of the account's last pushes, if any are kept: the rows of the next push among them.
             let reading = readCache?.needsToRead(of: account, with: needs) ?? needs
+            let distributed = try await writeRoute.form(on: connection, logger: logger) == .distributedFunction
             let (stored, head) = try await withStatementSpan("push: read the head and the rows to fold", .select, "account_heads") {
-                try await rows.readWithHead(account: account, needs: reading, device: device, on: connection)
+                try await rows.readWithHead(account: account, needs: reading, device: device, distributed: distributed, on: connection)
             }
             guard let head, head.foldedVersion == head.version, head.deviceLastSeq == first.seq - 1 else {
                 readCache?.forget(account)

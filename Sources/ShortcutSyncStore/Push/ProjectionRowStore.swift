@@ -63,8 +63,9 @@ public struct ProjectionRowStore: Sendable {
     }
 
     /// As `read`, with the account's head (nil when it has none) and `device`'s last seq in it.
+    /// `distributed`: on Citus, where a push of donations alone is read by `FoldReadFunction`.
     func readWithHead(
-        account: UUID, needs: FoldNeeds, device: UUID?, on connection: PostgresConnection
+        account: UUID, needs: FoldNeeds, device: UUID?, distributed: Bool = false, on connection: PostgresConnection
     ) async throws -> (rows: AccountFoldRows, head: AccountHead?) {
         var needs = needs
         if needs.everyGroup {
@@ -75,6 +76,9 @@ public struct ProjectionRowStore: Sendable {
             for try await bundle in bundles.decode(String.self) { needs.bundles.insert(bundle) }
         }
         return switch tables {
+        case .live where DonationReadStatement.covers(needs) && distributed:
+            // On Citus, the same rows by fast-path statements in one call on the account's worker.
+            try await readByDistributedFunction(account: account, needs: needs, device: device, on: connection)
         case .live where DonationReadStatement.covers(needs):
             // The common push (donations alone): the smaller statement, the same rows.
             try await read(DonationReadStatement(account: account, needs: needs, device: device), on: connection)
@@ -87,10 +91,15 @@ public struct ProjectionRowStore: Sendable {
     func read<Statement: PostgresPreparedStatement>(
         _ statement: Statement, on connection: PostgresConnection
     ) async throws -> (rows: AccountFoldRows, head: AccountHead?) where Statement.Row == FoldReadRow {
+        Self.fold(try await connection.guardedExecute(statement, logger: logger))
+    }
+
+    /// The rows of a push's read, as the fold takes them.
+    static func fold(_ read: some Sequence<FoldReadRow>) -> (rows: AccountFoldRows, head: AccountHead?) {
         var rows = AccountFoldRows()
         var head: AccountHead?
         var forgotten: [ShortcutID: EventKey] = [:]
-        for row in try await connection.guardedExecute(statement, logger: logger) {
+        for row in read {
             switch row {
             case .account(let version, let maxHLC, let learning, let shortcutCount, let horizon):
                 rows.horizon = horizon

@@ -71,6 +71,74 @@ struct CitusFastPathTests {
         }
     }
 
+    /// The read of a push of donations whose rows no server kept (`fold_read_donations`): the
+    /// account's row, the groups, the marks and forgets, the bound voice shortcuts, the device's
+    /// last seq and the head, each a fast-path statement run on the local shard; and the rows it
+    /// gives are those the one statement gives on the same tables.
+    @Test func aPushsReadIsMadeOfFastPathStatements() async throws {
+        try await Self.onTheAccountsWorker { account, device, worker in
+            var store = PostgresEventStore(client: worker, logger: TestDatabase.shared.logger)
+            store.readCache = nil  // every push reads its rows
+            var seq: Int64 = 0
+            func push(_ identifiers: [String]) async throws {
+                let events = identifiers.map { identifier in
+                    seq += 1
+                    return Event(seq: seq, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq, counter: 0),
+                                 body: .donation(Donation(bundleId: "com.example.soup", identifier: identifier, kind: .intent,
+                                                          intentType: "OrderIntent", title: "Order \(identifier)", groupIdentifier: "g\(seq % 2)")))
+                }
+                #expect(try await store.append(events, account: account, device: device).appended == events.count)
+            }
+            // A deletion mark and a bound voice shortcut among the rows read.
+            seq += 1
+            _ = try await store.append([Event(seq: seq, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq, counter: 0),
+                                              body: .deletion(Deletion(bundleId: "com.example.soup", selector: .identifiers(["soup"]))))],
+                                       account: account, device: device)
+            seq += 1
+            _ = try await store.append([Event(seq: seq, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq, counter: 0),
+                                              body: .voiceShortcutAdded(VoiceShortcutAdded(voiceShortcutId: UUID(), phrase: "Soup time",
+                                                                                           bundleId: "com.example.soup", identifier: "soup",
+                                                                                           title: "Soup")))],
+                                       account: account, device: device)
+            for _ in 0..<6 { try await push(["soup", "bread"]) }  // warm-up: generic plans after five runs
+            let debug = try await Self.debugOn(worker)
+            try await push(["soup", "bread"])
+            let lines = try await Self.debugOff(worker, since: debug)
+            var read: [String] = [], inRead = false
+            for line in lines {
+                if line.range(of: "DEBUG:  parse ") != nil || line.range(of: "DEBUG:  bind ") != nil {
+                    if line.range(of: "\(FoldReadFunction.name)(") != nil { inRead = true } else if line.range(of: "DEBUG:  parse ") != nil { inRead = false }
+                }
+                if inRead { read.append(line) }
+            }
+            #expect(read.count > 5, "the read's messages were not found: \(lines.prefix(5))")
+            let local = read.filter { $0.range(of: "executing the command locally") != nil }
+            for table in ["projection_accounts", "projection_donation_groups", "projection_deletion_marks", "projection_voice_shortcuts",
+                          "events", "account_heads"] {
+                #expect(local.contains { $0.contains("public.\(table)_") }, "no statement on a local shard of \(table): \(read.prefix(8))")
+            }
+            for (phrase, found) in Self.messages(read, saying: Self.notFastPath) {
+                #expect(found.isEmpty, "\(found.count) messages say \"\(phrase)\", the first: \(found.first ?? "")")
+            }
+
+            // The same rows as the one statement reads (on the same worker, of the same tables).
+            var needs = FoldNeeds()
+            for identifier in ["soup", "bread", "tea"] { needs.shortcuts.insert(ShortcutID(bundleId: "com.example.soup", identifier: identifier)) }
+            needs.marks = [.identifier(ShortcutID(bundleId: "com.example.soup", identifier: "soup")), .all(bundleId: "com.example.soup"),
+                           .group(bundleId: "com.example.soup", group: "g1")]
+            needs.forgottenShortcuts = [ShortcutID(bundleId: "com.example.soup", identifier: "soup")]
+            let rows = ProjectionRowStore(tables: .live, logger: TestDatabase.shared.logger)
+            try await worker.withConnection { connection in
+                let byFunction = try await rows.readByDistributedFunction(account: account, needs: needs, device: device, on: connection)
+                let byStatement = try await rows.read(DonationReadStatement(account: account, needs: needs, device: device), on: connection)
+                #expect(byFunction.rows == byStatement.rows)
+                #expect(byFunction.head == byStatement.head)
+                #expect(byFunction.rows.groups.count == 2 && byFunction.rows.voiceShortcuts.count == 1 && byFunction.rows.marks.count == 1,
+                        "\(byFunction.rows)")
+            }
+        }
+    }
+
     /// The pull's record (`record_pull`) on the account's worker: a read of the device's sync
     /// row, the head's lock, the row's write and the token's version, each a fast-path statement
     /// run on the local shard, both when the record writes (the version moved on) and when it
