@@ -92,6 +92,21 @@ import Testing
             let device = try await server.createDevice(accountToken: account.token)
             var lastSeq = 0
             var answered: [Int: Int] = [:]
+            var busy = 0
+
+            // A 503 is the service saying it is busy (a push that could not start in time while the
+            // whole suite loads the machine), not its answer to a value: such a request is sent
+            // again after a second, up to five times, and a value the service cannot handle still
+            // answers with a 5xx at the end.
+            func raw(_ method: HTTPMethod, _ path: String, token: String, body: [UInt8]) async throws -> (status: Int, json: [String: Any]) {
+                var answer = try await server.raw(method, path, token: token, body: body)
+                for _ in 0..<5 where answer.status == 503 {
+                    busy += 1
+                    try await Task.sleep(for: .seconds(1))
+                    answer = try await server.raw(method, path, token: token, body: body)
+                }
+                return answer
+            }
 
             func expectClientError(_ status: Int, allowed: Set<Int>, _ what: @autoclosure () -> String) {
                 answered[status, default: 0] += 1
@@ -103,7 +118,7 @@ import Testing
                     if let index = pairs.firstIndex(where: { $0.0 == field }) { pairs[index].1 = value! }
                 }
                 let object = "{" + pairs.map { #""\#($0.0)":\#($0.1)"# }.joined(separator: ",") + "}"
-                let answer = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([object]))
+                let answer = try await raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([object]))
                 expectClientError(answer.status, allowed: [200, 400, 409, 413, 422], "a push with \(field ?? "-") = \(value?.prefix(40) ?? "-")")
                 if answer.status == 200 { lastSeq = answer.json["lastAcceptedSeq"] as? Int ?? lastSeq }
             }
@@ -113,7 +128,7 @@ import Testing
                     for value in extremes { try await send(template, replacing: field, with: value) }
                 }
                 for value in extremes {
-                    let hlc = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([
+                    let hlc = try await raw(.POST, "/v1/sync/push", token: device.token, body: InputLimitTests.push([
                         Self.event(seq: "\(lastSeq + 1)", wall: value, counter: "0"), Self.event(seq: "\(lastSeq + 2)", wall: wall, counter: value),
                     ]))
                     expectClientError(hlc.status, allowed: [200, 400, 409, 422], "an hlc of \(value.prefix(40))")
@@ -121,13 +136,13 @@ import Testing
                 }
             }
             for value in extremes {
-                let events = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: Array(#"{"events":\#(value)}"#.utf8))
+                let events = try await raw(.POST, "/v1/sync/push", token: device.token, body: Array(#"{"events":\#(value)}"#.utf8))
                 expectClientError(events.status, allowed: [400, 413, 422], "events = \(value.prefix(40))")
-                let whole = try await server.raw(.POST, "/v1/sync/push", token: device.token, body: Array(value.utf8))
+                let whole = try await raw(.POST, "/v1/sync/push", token: device.token, body: Array(value.utf8))
                 expectClientError(whole.status, allowed: [400, 413, 422], "a push body of \(value.prefix(40))")
                 for field in ["name", "platform"] {
                     let body = field == "name" ? #"{"name":\#(value),"platform":"iOS"}"# : #"{"name":"iPad","platform":\#(value)}"#
-                    let created = try await server.raw(.POST, "/v1/devices", token: account.token, body: Array(body.utf8))
+                    let created = try await raw(.POST, "/v1/devices", token: account.token, body: Array(body.utf8))
                     expectClientError(created.status, allowed: [201, 400, 409, 413, 422], "a device with \(field) = \(value.prefix(40))")
                 }
             }
@@ -138,10 +153,10 @@ import Testing
                     let pulled = try await server.request(.GET, "/v1/sync/pull?\(query)", token: device.token, timeout: .seconds(40))
                     expectClientError(pulled.status, allowed: [200, 400, 422], "a pull with \(query.prefix(60))")
                 }
-                let deleted = try await server.raw(.DELETE, "/v1/devices/\(value)", token: account.token)
+                let deleted = try await raw(.DELETE, "/v1/devices/\(value)", token: account.token, body: [])
                 expectClientError(deleted.status, allowed: [400, 404, 405, 422], "signing out device \(value.prefix(40))")
             }
-            #expect(answered.keys.allSatisfy { $0 < 500 }, "statuses: \(answered)")
+            #expect(answered.keys.allSatisfy { $0 < 500 }, "statuses: \(answered) (\(busy) busy answers asked again)")
             #expect(answered.count > 2, "the values met more than one kind of answer: \(answered)")
             let health = try await server.raw(.GET, "/healthz", token: nil)
             #expect(health.status == 200)
