@@ -51,6 +51,36 @@ import Testing
         }
     }
 
+    /// A change while a wake is under way (claimed, not yet answered by APNs) finds the claim's
+    /// lease as the device's due time, so its notice schedules nothing: the answer leaves the
+    /// wake due, and the next claim puts it off to the interval's end. Before, the answer cleared
+    /// the due time and the change's wake waited for the sweep (WakeTests lost it so once).
+    @Test func aChangeWhileAWakeIsUnderWayGetsAWakeOfItsOwn() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = PushTokenStore(client: client, logger: TestDatabase.shared.logger)
+            for answer in ["delivered", "gave up"] {
+                let (account, device) = try await Self.devices(1, client: client)[0]
+                try await store.scheduleWakes(account: account, version: 1, delay: .zero)
+                let claimed = try await store.claimDue(limit: 10, interval: .seconds(2))
+                #expect(claimed.map(\.device) == [device])
+                // Version 2 while APNs is asked: its notice sees a wake due (the lease) and leaves it.
+                try await client.query("UPDATE account_heads SET version = 2, folded_version = 2 WHERE account_id = \(account)")
+                try await store.scheduleWakes(account: account, version: 2, delay: .zero)
+                if answer == "delivered" { try await store.delivered(claimed[0]) } else { try await store.gaveUp(claimed[0]) }
+                let state = try #require(try await store.state(device: device, account: account))
+                #expect(state.dueAt != nil, "\(answer): version 2's wake is still due")
+                #expect(state.wokenVersion == 1)
+                // Without a change meanwhile, nothing is due after the answer.
+                try await client.query("UPDATE push_tokens SET due_at = NULL, woken_version = 0, pulled_version = 0, last_wake_at = NULL WHERE account_id = \(account)")
+                try await store.scheduleWakes(account: account, version: 2, delay: .zero)
+                let again = try await store.claimDue(limit: 10, interval: .seconds(2))
+                #expect(again.map(\.device) == [device])
+                if answer == "delivered" { try await store.delivered(again[0]) } else { try await store.gaveUp(again[0]) }
+                #expect(try await store.state(device: device, account: account)?.dueAt == nil, "\(answer): nothing more is due")
+            }
+        }
+    }
+
     @Test func onlyDevicesBehindAreScheduledAndAWakeIsPutOffByTheInterval() async throws {
         try await TestDatabase.withClient { client, _ in
             let store = PushTokenStore(client: client, logger: TestDatabase.shared.logger)

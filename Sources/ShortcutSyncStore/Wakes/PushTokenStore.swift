@@ -164,21 +164,33 @@ public struct PushTokenStore: Sendable {
     }
 
     /// APNs accepted the wake: the device was woken for its version, now (the interval counts
-    /// from here), and no wake is due until the account changes again.
-    public func delivered(_ wake: DueWake) async throws {
+    /// from here), and no wake is due until the account changes again — or unless it changed
+    /// while the wake was under way: that change's notice found the claim's lease as the device's
+    /// due time and scheduled nothing (`scheduleWakes` keeps a due time), so the wake is due at
+    /// once, and the next claim puts it off to the interval's end. (Before, the answer cleared the
+    /// due time and such a wake waited for the sweep, a minute later: a loaded full suite saw it.)
+    public func delivered(_ wake: DueWake, at now: Date = Date()) async throws {
         try await client.guardedQuery("""
-            UPDATE push_tokens SET wake_count = wake_count + 1, failures = 0, last_wake_at = now(), due_at = NULL,
-                woken_version = greatest(woken_version, \(wake.version))
-            WHERE account_id = \(wake.account) AND device_id = \(wake.device) AND token = \(wake.registration.token)
+            UPDATE push_tokens t SET wake_count = t.wake_count + 1, failures = 0, last_wake_at = now(),
+                due_at = CASE WHEN h.version > greatest(t.pulled_version, t.woken_version, \(wake.version)) THEN \(now) END,
+                woken_version = greatest(t.woken_version, \(wake.version))
+            FROM account_heads h
+            WHERE t.account_id = \(wake.account) AND h.account_id = \(wake.account) AND t.device_id = \(wake.device)
+                  AND t.token = \(wake.registration.token)
             """, logger: logger)
     }
 
     /// APNs refused the wake for a reason a retry cannot mend (this server's fault): no wake for
-    /// this version; the next change brings another.
-    public func gaveUp(_ wake: DueWake) async throws {
+    /// this version; the next change brings another, one made while it was tried too (as for
+    /// `delivered`). The time is a parameter: Citus refuses `now()` in a CASE of an UPDATE.
+    public func gaveUp(_ wake: DueWake, at now: Date = Date()) async throws {
         try await client.guardedQuery("""
-            UPDATE push_tokens SET due_at = NULL, woken_version = greatest(woken_version, \(wake.version))
-            WHERE account_id = \(wake.account) AND device_id = \(wake.device) AND token = \(wake.registration.token)
+            UPDATE push_tokens t
+            SET due_at = CASE WHEN h.version > greatest(t.pulled_version, t.woken_version, \(wake.version)) THEN \(now) END,
+                woken_version = greatest(t.woken_version, \(wake.version))
+            FROM account_heads h
+            WHERE t.account_id = \(wake.account) AND h.account_id = \(wake.account) AND t.device_id = \(wake.device)
+                  AND t.token = \(wake.registration.token)
             """, logger: logger)
     }
 
