@@ -107,6 +107,14 @@ private let logger = TestDatabase.shared.logger
             let notInView = try await CommandProcess.run(["admin", "suggestions", "--explain", "com.example.soup/leek"] + device + database)
             defer { notInView.forceStop() }
             #expect(notInView.exitStatus == 2 && notInView.errorOutput.contains("has no shortcut com.example.soup/leek"), "\(notInView.errorOutput)")
+            // A place that is not a token, and more places than a request may name, are usage errors (issue 67).
+            let notAToken = try await CommandProcess.run(["admin", "suggestions", "--place", "3F"] + device + database)
+            #expect(notAToken.exitStatus == 64 || notAToken.exitStatus == 2, "\(notAToken.exitStatus)")
+            #expect(notAToken.errorOutput.contains("--place/0 \(PlaceToken.notAToken)"), "\(notAToken.errorOutput)")
+            let token = String(repeating: "0", count: PlaceToken.length)
+            let tooMany = try await CommandProcess.run(["admin", "suggestions"] + Array(repeating: ["--place", token], count: PlaceToken.maxPerRequest + 1).flatMap { $0 }
+                                                       + device + database)
+            #expect(tooMany.exitStatus != 0 && tooMany.errorOutput.contains("at most \(PlaceToken.maxPerRequest) are allowed"), "\(tooMany.errorOutput)")
         }
     }
 
