@@ -198,8 +198,8 @@ public struct PushBenchmark: Sendable {
     public func throughput(_ scenario: Scenario, http: HTTPClient) async throws -> Throughput {
         let devices = try await register(devices: scenario.devices, accounts: scenario.oneAccount ? 1 : scenario.devices, http: http)
         // The database's meter first: on Citus it makes the extension on every node.
-        return try await DatabaseMeter.with(database, logger: logger) { meter in
-            try await DatabaseMeter.with(each: statementNodes.map(\.url), logger: logger) { nodeMeters in
+        return try await DatabaseMeter.with(each: [database] + statementNodes.map(\.url), logger: logger) { meters in
+            let meter = meters[0], nodeMeters = meters.dropFirst()
             for nodeMeter in nodeMeters { _ = try await nodeMeter.start() }
             let databaseBefore = try await meter.start()
             let cpuBefore = (servicePID.flatMap(ProcessCPU.of), workerPID.flatMap(ProcessCPU.of))
@@ -253,7 +253,6 @@ public struct PushBenchmark: Sendable {
                                                      $0.floorCPUMicrosecondsPerPush) } ?? ""))
             }
             return figure
-            }
         }
     }
 

@@ -82,11 +82,7 @@ extension ProjectionRowStore {
     func readByDistributedFunction(
         account: UUID, needs: FoldNeeds, device: UUID?, on connection: PostgresConnection
     ) async throws -> (rows: AccountFoldRows, head: AccountHead?) {
-        var shortcuts = (bundles: [String](), identifiers: [String]())
-        for shortcut in needs.shortcuts { shortcuts.bundles.append(shortcut.bundleId); shortcuts.identifiers.append(shortcut.identifier) }
-        var marks = StoredScopes()
-        for scope in needs.marks { marks.append(scope) }
-        for shortcut in needs.forgottenShortcuts { marks.append(forgotten: shortcut) }
+        let shortcuts = needs.shortcutColumns, marks = needs.storedMarks
         let rows = try await connection.guardedQuery("""
             SELECT * FROM \(unescaped: FoldReadFunction.name)(\(account), \(shortcuts.bundles), \(shortcuts.identifiers),
                                                               \(marks.bundles), \(marks.scopes), \(marks.values), \(device))

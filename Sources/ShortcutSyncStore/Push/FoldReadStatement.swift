@@ -130,13 +130,9 @@ extension FoldSQL {
 
 extension FoldReadStatement {
     func makeBindings() throws -> PostgresBindings {
-        var shortcuts = (bundles: [String](), identifiers: [String]())
-        for shortcut in needs.shortcuts { shortcuts.bundles.append(shortcut.bundleId); shortcuts.identifiers.append(shortcut.identifier) }
+        let shortcuts = needs.shortcutColumns, marks = needs.storedMarks
         var groups = (bundles: [String](), groups: [String]())
         for group in needs.shortcutsInGroups { groups.bundles.append(group.bundleId); groups.groups.append(group.group) }
-        var marks = StoredScopes()
-        for scope in needs.marks { marks.append(scope) }
-        for shortcut in needs.forgottenShortcuts { marks.append(forgotten: shortcut) }
         var bindings = PostgresBindings(capacity: 13)
         bindings.append(account)
         bindings.append(shortcuts.bundles)
@@ -157,5 +153,22 @@ extension FoldReadStatement {
 
     func decodeRow(_ row: PostgresRow) throws -> FoldReadRow {
         try FoldReadRow(row)
+    }
+}
+
+extension FoldNeeds {
+    /// The shortcuts the batch reads, as two columns (`$2`, `$3` of the reads).
+    var shortcutColumns: (bundles: [String], identifiers: [String]) {
+        var columns = (bundles: [String](), identifiers: [String]())
+        for shortcut in shortcuts { columns.bundles.append(shortcut.bundleId); columns.identifiers.append(shortcut.identifier) }
+        return columns
+    }
+
+    /// The deletion marks and shortcuts' forgets the batch reads, as their stored columns.
+    var storedMarks: StoredScopes {
+        var marks = StoredScopes()
+        for scope in self.marks { marks.append(scope) }
+        for shortcut in forgottenShortcuts { marks.append(forgotten: shortcut) }
+        return marks
     }
 }
