@@ -122,6 +122,8 @@ UNESCAPED = {
                 " statements that name them paste in, and so parse); which columns are read does not change the rule"),
     "order": ("account_id, version", "the bench's ORDER BY, one of two column lists"),
     'forUpdate ? "FOR UPDATE" : ""': ("FOR UPDATE", "the longer of the two"),
+    "lock.description": ("FOR NO KEY UPDATE OF h", "a compaction's lock on the head: FOR KEY SHARE OF h or FOR NO KEY UPDATE OF h,"
+                         " a literal at each call (the locking clause does not change which rows are named)"),
     "savepoint": ('"savepoint"', "a quoted identifier (PostgresConnection.quoted)"),
     "quoted": ('"database"', "a quoted database name (CREATE/DROP DATABASE)"),
     "milliseconds": ("10000", "an integer (lock_timeout)"),

@@ -18,6 +18,7 @@ extension CompactBenchmark.Result {
                 + String(format: "%.4f", before.relations > 0 ? Double(after.relations) / Double(before.relations) : 0) + " | — | |",
             "| compaction at its head | \(count(Double(eventsRemoved))) events removed in " + String(format: "%.3f s", compactionSeconds)
                 + " | \(count(removedPerSecond)) events/s | — | ≥ 50,000 events/s | \(verdict(removedPerSecond >= 50_000)) |",
+            "| of which the account's head held (its pushes wait) | " + String(format: "%.3f s", headHeldSeconds) + " | — | — | — | |",
             "| the bench process's resident memory, when the compaction began / its high-water mark during it | "
                 + "\(megabytes(residentBeforeCompaction)) | \(megabytes(peakResidentDuringCompaction)) | — | the same at 100,000 and 1,000,000 events (within 20 %) | |",
         ]

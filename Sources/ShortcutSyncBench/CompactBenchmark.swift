@@ -71,6 +71,9 @@ public struct CompactBenchmark: Sendable {
         public var after: Bytes
         public var eventsRemoved: Int
         public var compactionSeconds: Double
+        /// How long of it the compaction held the account's head (its second step), which the
+        /// account's pushes wait for.
+        public var headHeldSeconds: Double = 0
         /// This process's resident memory when the compaction began, and its high-water mark
         /// during it (Linux; nil elsewhere): what folding the account's history cost it.
         public var residentBeforeCompaction: Int?
@@ -103,14 +106,15 @@ public struct CompactBenchmark: Sendable {
     public func run() async throws -> Result {
         report("one account, \(load.donations) donations by 3 devices to 50 shortcuts (a database of its own):")
         let heavy = try await inScratchDatabase { try await heavyAccount($0) }
-        report(String(format: "one account, %d donations: %.1f MB of rows before, %.1f kB after; %d events removed in %.2f s; resident %.1f MB, at most %.1f MB during it",
-                      load.donations, Double(heavy.before.rows) / 1e6, Double(heavy.after.rows) / 1e3, heavy.removed, heavy.seconds,
+        report(String(format: "one account, %d donations: %.1f MB of rows before, %.1f kB after; %d events removed in %.2f s, the head held %.3f s of it; resident %.1f MB, at most %.1f MB during it",
+                      load.donations, Double(heavy.before.rows) / 1e6, Double(heavy.after.rows) / 1e3, heavy.removed, heavy.seconds, heavy.headHeld,
                       Double(heavy.resident ?? 0) / 1e6, Double(heavy.peak ?? 0) / 1e6))
         var result = load.heavyOnly ? Result.nothing(load) : try await inScratchDatabase { try await manyAccounts($0) }
         result.before = heavy.before
         result.after = heavy.after
         result.eventsRemoved = heavy.removed
         result.compactionSeconds = heavy.seconds
+        result.headHeldSeconds = heavy.headHeld
         result.residentBeforeCompaction = heavy.resident
         result.peakResidentDuringCompaction = heavy.peak
         return result
@@ -134,7 +138,7 @@ public struct CompactBenchmark: Sendable {
     // MARK: One heavy account
 
     private func heavyAccount(_ client: PostgresClient) async throws
-        -> (before: Bytes, after: Bytes, removed: Int, seconds: Double, resident: Int?, peak: Int?) {
+        -> (before: Bytes, after: Bytes, removed: Int, seconds: Double, headHeld: Double, resident: Int?, peak: Int?) {
         let account = try await AccountStore(client: client, logger: logger).createAccount(tokenHash: (0..<32).map { _ in UInt8.random(in: .min ... .max) })
         let store = PostgresEventStore(client: client, logger: logger)
         let devices = (0..<3).map { _ in UUID() }
@@ -167,7 +171,7 @@ public struct CompactBenchmark: Sendable {
         let seconds = (ContinuousClock.now - started).inSeconds
         let peak = ResidentMemory.peak()
         guard compaction.outcome == .compacted else { throw BenchmarkError("the compaction at the head: \(compaction.outcome)") }
-        return (before, try await bytes(of: account, client), compaction.eventsRemoved, seconds, resident, peak)
+        return (before, try await bytes(of: account, client), compaction.eventsRemoved, seconds, compaction.headHeld.inSeconds, resident, peak)
     }
 
     /// The account's bytes: its rows in every table that holds it, and (the database holding only

@@ -1,3 +1,5 @@
+import AsyncHTTPClient
+import NIOCore
 import NIOHTTP1
 import ShortcutSyncTestSupport
 import Testing
@@ -17,6 +19,12 @@ struct PushesThroughAnOutage: Sendable {
     var acknowledgedAfterOutage = false
     /// When each acknowledged push was sent, in order.
     var acknowledgedSentAt: [ContinuousClock.Instant] = []
+    /// Pushes whose connection closed before an answer came, when they were sent: sent again,
+    /// as the client library does, at most `mostLost` times a run. The full suite once met one
+    /// (`I/O on closed channel` in FaultTests, the database stopped for 20 s), on a loaded machine;
+    /// its cause was not found. More than a few would be the service dropping requests.
+    var lost: [ContinuousClock.Instant] = []
+    static let mostLost = 2
 
     /// The push of donation `seq` (identifier `item-seq`), one event.
     static func donation(_ seq: Int) -> [UInt8] {
@@ -37,7 +45,15 @@ struct PushesThroughAnOutage: Sendable {
         var batch = donation(1)
         while ContinuousClock.now < deadline && !isDone(outcome) {
             let started = ContinuousClock.now
-            let answer = try await push(batch)
+            let answer: Answer
+            do {
+                answer = try await push(batch)
+            } catch let error where Self.closedBeforeAnAnswer(error) && outcome.lost.count < Self.mostLost {
+                print("a push sent at \(started) lost its connection before an answer: \(error); sent again")
+                outcome.lost.append(started)
+                try await Task.sleep(for: .milliseconds(100))
+                continue
+            }
             outcome.answers.append((started, ContinuousClock.now - started, answer.status, Self.held(answer.headers)))
             switch answer.status {
             case 200:
@@ -55,6 +71,14 @@ struct PushesThroughAnOutage: Sendable {
             }
         }
         return outcome
+    }
+
+    /// Whether `error` says the request's connection closed before its answer came (not that
+    /// the answer was late: a hang stays an error).
+    static func closedBeforeAnAnswer(_ error: any Error) -> Bool {
+        if let channel = error as? ChannelError, case .ioOnClosedChannel = channel { return true }
+        if let client = error as? HTTPClientError, client == .remoteConnectionClosed { return true }
+        return false
     }
 
     /// The `held;dur=<ms>` of a `Server-Timing` header.

@@ -6,7 +6,7 @@ import ShortcutSyncStore
 public struct CompactReport: AdminReport {
     public struct Account: Encodable, Sendable, Hashable {
         public var accountId: UUID
-        /// `compacted`, `nothingOlder`, `behind` or `noCleanCut` (`Compaction.Outcome`).
+        /// `compacted`, `nothingOlder`, `behind`, `noCleanCut` or `overtaken` (`Compaction.Outcome`).
         public var outcome: String
         /// The account's horizon after the command (before it, when nothing was compacted); 0: none.
         public var horizonVersion: Int64
@@ -56,6 +56,7 @@ public struct CompactReport: AdminReport {
         case .nothingOlder: "nothing older"
         case .behind: "behind (folded first)"
         case .noCleanCut: "no clean cut"
+        case .overtaken: "compacted meanwhile by another"
         case nil: outcome
         }
     }

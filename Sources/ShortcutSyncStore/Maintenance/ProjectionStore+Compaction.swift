@@ -15,6 +15,9 @@ public struct Compaction: Sendable, Hashable, Codable {
         /// No version at or below the one asked for is a clean cut (`AccountHorizon`): every
         /// such version has an event after it older than one before it.
         case noCleanCut
+        /// Another compaction of the account moved its horizon while this one folded its
+        /// snapshot (its first step, which holds no head): this one compacted nothing.
+        case overtaken
     }
 
     public var account: UUID
@@ -31,6 +34,9 @@ public struct Compaction: Sendable, Hashable, Codable {
     /// Events at or below the horizon kept: the latest donation of a group, whose attributes a
     /// shortcut shows, and each device's last event, which gives its last seq.
     public var eventsKept = 0
+    /// How long the compaction held the account's head, which its pushes wait for: its second
+    /// step, from the lock to just before the commit (zero when it compacted nothing).
+    public var headHeld: Duration = .zero
 }
 
 /// The fold of the snapshot and the events after it did not give the account's live rows (in
@@ -98,27 +104,33 @@ extension ProjectionStore {
 
     private struct DryRun: Error {}
 
-    /// `compact(account:through:dryRun:)` in the caller's transaction, which may hold the head
-    /// already (the maintenance tasks' `compactNextDue` takes it with SKIP LOCKED first).
+    /// `compact(account:through:dryRun:)` in the caller's transaction, in two steps, so that the
+    /// account's pushes wait only for the second (issue 65, item 1):
+    ///
+    /// - **Without the head**, which it only shares (`FOR KEY SHARE`: an erasure waits, a push does
+    ///   not): the clean cut, the snapshot at the horizon (step 1 of `compact(account:)`), every
+    ///   retry fingerprint and the log up to the horizon removed (step 3). Nothing a push reads or
+    ///   writes is written: what it reads of the log stays as it was until the commit.
+    /// - **Holding the head** (`FOR NO KEY UPDATE`): whatever was pushed meanwhile, which must all
+    ///   come after the cut by key (else `noCleanCut`, nothing done); the sign-outs behind the
+    ///   horizon; the check of the snapshot and the rest against the live rows (step 2); the live
+    ///   horizon and the head (step 4). What it folds is what came after the horizon, the history
+    ///   kept whole, not the history compacted.
+    ///
+    /// Another compaction of the account that moved its horizon meanwhile (`overtaken`), or an
+    /// import or a parking (`behind`), undoes the first step.
     func compact(_ compaction: inout Compaction, through requested: Int64, on connection: PostgresConnection) async throws {
         let account = compaction.account
-        let heads = try await connection.guardedQuery("""
-            SELECT h.version, h.folded_version, a.horizon,
-                   EXISTS (SELECT 1 FROM projection_parked_accounts p WHERE p.account_id = \(account))
-            FROM account_heads h LEFT JOIN projection_accounts a ON a.account_id = h.account_id
-            WHERE h.account_id = \(account) FOR NO KEY UPDATE OF h
-            """, logger: logger)
-        guard let (version, folded, storedHorizon, parked) = try await heads.decode((Int64, Int64, ByteBuffer?, Bool).self).collectAll().first
-        else { throw AppendError.accountUnknown }
-        let before = try storedHorizon.map(CompactionColumns.horizon(stored:))
+        let shared = try await head(of: account, lock: "FOR KEY SHARE OF h", on: connection)
+        let before = shared.horizon
         compaction.horizonVersion = before?.version ?? 0
         compaction.horizonWallMillis = before?.key.hlc.wallMillis
-        guard folded == version, !parked else {
+        guard shared.folded == shared.version, !shared.parked else {
             compaction.outcome = .behind
             return
         }
         let after = before?.version ?? 0
-        guard min(requested, version) > after else {
+        guard min(requested, shared.version) > after else {
             compaction.outcome = .nothingOlder
             return
         }
@@ -126,9 +138,8 @@ extension ProjectionStore {
             compaction.outcome = .noCleanCut
             return
         }
-        compaction.horizonVersion = horizon.version
-        compaction.horizonWallMillis = horizon.key.hlc.wallMillis
 
+        try await connection.guardedQuery("SAVEPOINT compaction_unheld", logger: logger)
         // 1. The snapshot at the horizon: the events up to it folded over the last one, a chunk
         // at a time (at most `compactionChunk` events in memory, whatever the history), each
         // chunk's fingerprints kept on the way (step 3 removes the events).
@@ -145,19 +156,37 @@ extension ProjectionStore {
         try await connection.guardedQuery("""
             UPDATE snapshot.projection_accounts SET horizon = \(CompactionColumns.stored(horizon)) WHERE account_id = \(account)
             """, logger: logger)
+        try await removeLog(account: account, through: horizon.version, into: &compaction, on: connection)
+
+        // The head, held from here to the commit.
+        let heldSince = ContinuousClock.now
+        let held = try await head(of: account, lock: "FOR NO KEY UPDATE OF h", on: connection)
+        let outcome: Compaction.Outcome? =
+            held.horizon?.version != before?.version ? .overtaken
+            : held.folded != held.version || held.parked ? .behind
+            : try await pushedBefore(horizon, of: account, after: shared.version, on: connection) ? .noCleanCut
+            : nil
+        if let outcome {
+            try await connection.guardedQuery("ROLLBACK TO SAVEPOINT compaction_unheld", logger: logger)
+            compaction.outcome = outcome
+            (compaction.eventsRemoved, compaction.eventsKept, compaction.bytesRemoved) = (0, 0, 0)
+            return
+        }
+        compaction.horizonVersion = horizon.version
+        compaction.horizonWallMillis = horizon.key.hlc.wallMillis
 
         // The devices signed out before the horizon with nothing after it leave the rules, in the
         // snapshot and the live row alike (the check below compares them).
         try await forgetSignOutsBehind(horizon.version, of: account, on: connection)
 
         // 2. The live rows, checked against the snapshot and the rest, and their compacted parts.
-        let expected = try await foldOfTheRest(account: account, horizon: horizon.version, head: version, on: connection)
+        let expected = try await foldOfTheRest(account: account, horizon: horizon.version, head: held.version, on: connection)
         let live = try await groups(of: account, in: .live, on: connection)
-        let held = live.keys.sorted()
+        let kept = live.keys.sorted()
         try await connection.guardedQuery("""
             UPDATE projection_donation_groups l SET compacted = nullif(f.compacted, ''::bytea)
-            FROM unnest(\(held.map(\.shortcut.bundleId))::text[], \(held.map(\.shortcut.identifier))::text[], \(held.map(\.group))::text[],
-                        \(held.map { expected[$0].flatMap(CompactionColumns.stored(compactedOf:)) ?? ByteBuffer() })::bytea[])
+            FROM unnest(\(kept.map(\.shortcut.bundleId))::text[], \(kept.map(\.shortcut.identifier))::text[], \(kept.map(\.group))::text[],
+                        \(kept.map { expected[$0].flatMap(CompactionColumns.stored(compactedOf:)) ?? ByteBuffer() })::bytea[])
                  AS f(bundle_id, identifier, group_id, compacted)
             WHERE l.account_id = \(account) AND f.bundle_id = l.bundle_id AND f.identifier = l.identifier AND f.group_id = l.group_id
             """, logger: logger)
@@ -165,8 +194,48 @@ extension ProjectionStore {
             UPDATE projection_accounts SET horizon = \(CompactionColumns.stored(horizon)) WHERE account_id = \(account)
             """, logger: logger)
 
-        // 3. The log up to the horizon, but for what is still read of it (each event's
-        // fingerprint, what recognises a device's retry of it, kept in step 1).
+        // 4. The head: what a server kept of the account's rows is of no use past this. It counts
+        // the compaction and what it removed (migration 0026, `admin projections status`).
+        try await connection.guardedQuery("""
+            UPDATE account_heads SET folded_version = folded_version, compactions = compactions + 1,
+                   compacted_events = compacted_events + \(Int64(compaction.eventsRemoved)),
+                   compacted_bytes = compacted_bytes + \(compaction.bytesRemoved)
+            WHERE account_id = \(account)
+            """, logger: logger)
+        compaction.headHeld = ContinuousClock.now - heldSince
+    }
+
+    /// The account's head, its horizon and whether it is parked, locked as `lock` says.
+    private func head(of account: UUID, lock: StaticString, on connection: PostgresConnection) async throws
+        -> (version: Int64, folded: Int64, horizon: AccountHorizon?, parked: Bool) {
+        let heads = try await connection.guardedQuery("""
+            SELECT h.version, h.folded_version, a.horizon,
+                   EXISTS (SELECT 1 FROM projection_parked_accounts p WHERE p.account_id = \(account))
+            FROM account_heads h LEFT JOIN projection_accounts a ON a.account_id = h.account_id
+            WHERE h.account_id = \(account) \(unescaped: lock.description)
+            """, logger: logger)
+        guard let (version, folded, horizon, parked) = try await heads.decode((Int64, Int64, ByteBuffer?, Bool).self).collectAll().first
+        else { throw AppendError.accountUnknown }
+        return (version, folded, try horizon.map(CompactionColumns.horizon(stored:)), parked)
+    }
+
+    /// Whether an event appended past `version` (while the first step ran) is not later, by key,
+    /// than the horizon's greatest: then the horizon is no longer a clean cut.
+    private func pushedBefore(_ horizon: AccountHorizon, of account: UUID, after version: Int64, on connection: PostgresConnection) async throws -> Bool {
+        let key = horizon.key
+        let rows = try await connection.guardedQuery("""
+            SELECT EXISTS (SELECT 1 FROM events WHERE account_id = \(account) AND version > \(version)
+                             AND (hlc_wall, hlc_counter, device_id, seq) <= (\(key.hlc.wallMillis), \(Int64(key.hlc.counter)), \(key.deviceId), \(key.seq)))
+            """, logger: logger)
+        return try await rows.decode(Bool.self).collectAll().first ?? false
+    }
+
+    /// Step 3: the log up to the horizon, but for what is still read of it (each event's
+    /// fingerprint, what recognises a device's retry of it, is kept in step 1): a group's latest
+    /// donation, live or in the snapshot, and each device's last event. A push meanwhile can only
+    /// make one of those kept unneeded (a later donation, a later event), which the next
+    /// compaction removes.
+    private func removeLog(account: UUID, through horizon: Int64, into compaction: inout Compaction, on connection: PostgresConnection) async throws {
         try await connection.guardedQuery("SET LOCAL shortcut_sync.compaction = 'on'", logger: logger)
         // Those kept are marked, the others measured and removed, in one statement: nothing of them
         // comes back here (Citus refuses a function such as pg_column_size in a RETURNING).
@@ -177,7 +246,7 @@ extension ProjectionStore {
                     UNION SELECT latest_version FROM snapshot.projection_donation_groups WHERE account_id = \(account)
                     UNION (SELECT DISTINCT ON (device_id) version FROM events
                            WHERE account_id = \(account) ORDER BY device_id, seq DESC)) AS kept
-                FROM events e WHERE e.account_id = \(account) AND e.version <= \(horizon.version)),
+                FROM events e WHERE e.account_id = \(account) AND e.version <= \(horizon)),
             gone AS (
                 DELETE FROM events e USING below b
                 WHERE e.account_id = \(account) AND e.version = b.version AND NOT b.kept)
@@ -189,15 +258,6 @@ extension ProjectionStore {
             compaction.eventsKept = Int(kept)
             compaction.bytesRemoved = bytes
         }
-
-        // 4. The head: what a server kept of the account's rows is of no use past this. It counts
-        // the compaction and what it removed (migration 0026, `admin projections status`).
-        try await connection.guardedQuery("""
-            UPDATE account_heads SET folded_version = folded_version, compactions = compactions + 1,
-                   compacted_events = compacted_events + \(Int64(compaction.eventsRemoved)),
-                   compacted_bytes = compacted_bytes + \(compaction.bytesRemoved)
-            WHERE account_id = \(account)
-            """, logger: logger)
     }
 
     /// The greatest version of `account` at most `limit` and past `after` (its last horizon) after

@@ -36,15 +36,54 @@ public struct CompactionTotals: Sendable, Hashable, Codable {
 
 extension ProjectionStore {
     /// Takes one account due for compaction (`account_heads.compaction_due_at` passed, or never
-    /// looked at) with `FOR NO KEY UPDATE SKIP LOCKED` on its head, in a transaction of its own: if at
-    /// least `schedule.minimumEvents` of its events past its horizon are older than now −
-    /// `schedule.keepHistory`, compacts it through the last version recorded before then
-    /// (`compact`, in this transaction, under the head already held); then writes when it is next
-    /// due. An account held by a push or another task is skipped, never waited for.
+    /// looked at) with `FOR NO KEY UPDATE SKIP LOCKED` on its head, and claims it by putting its
+    /// due time `CompactionSchedule.claim` on, in a short transaction of its own: an account held
+    /// by a push or another task is skipped, never waited for, and no other task takes it while
+    /// this one works (nor, if this process dies, for `claim`). Then, in a transaction of its
+    /// own: if at least `schedule.minimumEvents` of its events past its horizon are older than
+    /// now − `schedule.keepHistory`, compacts it through the last version recorded before then
+    /// (`compact`, which holds the head only for its second step), and writes when it is next due.
     public func compactNextDue(_ schedule: CompactionSchedule, candidates: Int = 8) async throws -> RetentionStep {
+        guard let account = try await claimNextDue(schedule, candidates: candidates) else { return .idle }
         let keep = schedule.keepSeconds, retry = schedule.retrySeconds
-        return try await client.withConnection { connection in
-            try await connection.inTransaction(logger: logger) { connection -> RetentionStep in
+        do {
+            return try await client.withConnection { connection in
+                try await connection.inTransaction(logger: logger) { connection -> RetentionStep in
+                    var step = RetentionStep.scheduled(account: account)
+                    if try await oldEventsDue(account, schedule, on: connection) {
+                        let through = try await lastVersion(of: account, recordedBefore: Date().addingTimeInterval(-keep), on: connection)
+                        var compaction = Compaction(account: account, outcome: .compacted, dryRun: false)
+                        try await compact(&compaction, through: through, on: connection)
+                        step = .compacted(compaction)
+                        if compaction.outcome != .compacted {
+                            // The time as a value: Citus refuses a non-immutable function in some writes.
+                            try await connection.guardedQuery("""
+                                UPDATE account_heads SET compaction_due_at = \(Date().addingTimeInterval(retry)), compaction_failures = 0
+                                WHERE account_id = \(account)
+                                """, logger: logger)
+                            return step
+                        }
+                    }
+                    try await scheduleNextCompaction(of: account, schedule, on: connection)
+                    return step
+                }
+            }
+        } catch where !(error is CancellationError) && !Task.isCancelled {
+            // What the compaction wrote is rolled back; the account's failure is counted and its
+            // next look put off, so that it is not taken again at once by every task.
+            return try await client.withConnection { connection in
+                try await connection.inTransaction(logger: logger) { connection in
+                    try await countFailedCompaction(of: account, schedule, error: error, on: connection)
+                }
+            }
+        }
+    }
+
+    /// The account `compactNextDue` compacts next, claimed for `CompactionSchedule.claim`; nil:
+    /// none is due, or every one due is held.
+    private func claimNextDue(_ schedule: CompactionSchedule, candidates: Int) async throws -> UUID? {
+        try await client.withConnection { connection in
+            try await connection.inTransaction(logger: logger) { connection -> UUID? in
                 // Cross-account: the accounts due soonest (index account_heads_compaction_due), a plain read.
                 let due = try await connection.guardedQuery("""
                     SELECT account_id FROM account_heads
@@ -58,38 +97,19 @@ extension ProjectionStore {
                         FOR NO KEY UPDATE OF h SKIP LOCKED
                         """, logger: logger).decode(UUID.self).collectAll()
                     guard !held.isEmpty else { continue }
-                    // A failure rolls back what the compaction wrote, not the lock on the head:
-                    // the account's failure is counted and its next look put off, in this
-                    // transaction, so that it is not taken again at once by every task.
-                    return try await connection.inSavepoint("compaction", logger: logger) { connection in
-                        var step = RetentionStep.scheduled(account: account)
-                        if try await oldEventsDue(account, schedule, on: connection) {
-                            let through = try await lastVersion(of: account, recordedBefore: Date().addingTimeInterval(-keep), on: connection)
-                            var compaction = Compaction(account: account, outcome: .compacted, dryRun: false)
-                            try await compact(&compaction, through: through, on: connection)
-                            step = .compacted(compaction)
-                            if compaction.outcome != .compacted {
-                                // The time as a value: Citus refuses a non-immutable function in some writes.
-                                try await connection.guardedQuery("""
-                                    UPDATE account_heads SET compaction_due_at = \(Date().addingTimeInterval(retry)), compaction_failures = 0
-                                    WHERE account_id = \(account)
-                                    """, logger: logger)
-                                return step
-                            }
-                        }
-                        try await scheduleNextCompaction(of: account, schedule, on: connection)
-                        return step
-                    } recover: { error in
-                        try await countFailedCompaction(of: account, schedule, error: error, on: connection)
-                    }
+                    // The time as a value: Citus refuses a non-immutable function in some writes.
+                    try await connection.guardedQuery("""
+                        UPDATE account_heads SET compaction_due_at = \(Date().addingTimeInterval(schedule.claim.inSeconds))
+                        WHERE account_id = \(account)
+                        """, logger: logger)
+                    return account
                 }
-                return .idle
+                return nil
             }
         }
     }
 
-    /// Counts a failed compaction of the account on its head, whose lock the caller's transaction
-    /// holds, and puts its next look off by `CompactionSchedule.retry(afterFailures:)`.
+    /// Counts a failed compaction of the account on its head and puts its next look off by `CompactionSchedule.retry(afterFailures:)`.
     private func countFailedCompaction(
         of account: UUID, _ schedule: CompactionSchedule, error: any Error, on connection: PostgresConnection
     ) async throws -> RetentionStep {
