@@ -136,6 +136,7 @@ UNESCAPED = {
     "PushWriteFunction.name": ("push_write_folded", "the distributed function's name"),
     "RecordPullFunction.name": ("record_pull", "the distributed function's name"),
     "FoldReadFunction.name": ("fold_read_donations", "the distributed function's name"),
+    "PullFunction.name": ("pull_changes", "the distributed function's name"),
     "AccountHead.markSQL": ("h.xmin::text", "the head's mark, an expression over the head row h"),
     "arms": ("", "PushWriteFunction's body: the fold arms' statements (FoldArm.sql, each checked as its own literal), inside"
              " the function's dollar quotes"),

@@ -46,6 +46,17 @@ extension ProjectionStore {
     /// The most rows of each kind the one-statement pull reads: a pull after a poke brings a few.
     static let oneStatementRows = 64
 
+    /// `statement`'s rows by one call of `pull_changes` (`PullFunction`), on Citus: each part as
+    /// the one statement reads it, in its order.
+    func pullRowsByDistributedFunction(_ statement: PullStatement, on connection: PostgresConnection) async throws -> [PullStatement.Row] {
+        let rows = try await connection.guardedQuery("""
+            SELECT * FROM \(unescaped: PullFunction.name)(\(statement.account), \(statement.device), \(statement.after), \(Int64(statement.limit)))
+            """, logger: logger)
+        var read: [PullStatement.Row] = []
+        for try await row in rows { read.append(try statement.decodeRow(row)) }
+        return read
+    }
+
     /// The pull of a device whose cursor holds a complete view (the common pull, after a poke) in
     /// one statement (`PullStatement`); nil when it cannot be answered so: no cursor, a cursor
     /// inside a page, a cursor the head read with it does not take (another epoch, other apps,
@@ -55,8 +66,10 @@ extension ProjectionStore {
         guard let cursor, cursor.account == account, cursor.device == device, cursor.page == nil else { return nil }
         let presumed = PullPage(completeAt: cursor.version)
         let limit = min(Self.oneStatementRows, pullPageSize) + 1
-        let rows = try await connection.guardedExecute(PullStatement(account: account, device: device, after: cursor.version, limit: limit),
-                                                       logger: logger)
+        let statement = PullStatement(account: account, device: device, after: cursor.version, limit: limit)
+        let rows = try await writeRoute.form(on: connection, logger: logger) == .distributedFunction
+            ? try await pullRowsByDistributedFunction(statement, on: connection)
+            : try await connection.guardedExecute(statement, logger: logger)
         var head: (epoch: Int64, version: Int64, maxHLC: HLCTimestamp, installed: [String]?, appsVersion: Int64,
                    history: Int64?, cursorHistory: Int64?)?
         var lastAcceptedSeq: Int64 = 0

@@ -17,17 +17,12 @@ import ShortcutSyncDomain
 /// which `readByDistributedFunction` cuts down to exactly the one statement's rows. One
 /// PostgreSQL keeps the one statement (the function exists only on Citus); made, distributed and
 /// named by its body as the push's write is (`DistributedFunctions`).
-enum FoldReadFunction {
-    static let name = DistributedFunctions.named("fold_read_donations", by: definition(named: "fold_read_donations"))
+enum FoldReadFunction: DistributedFunction {
+    static let base = "fold_read_donations"
+    static let name = named()
+    static let parameterTypes = ["uuid", "text[]", "text[]", "text[]", "text[]", "text[]", "uuid"]
 
-    /// The function's signature, as `create_distributed_function` takes it.
-    static var signature: String { signature(named: name) }
-
-    private static func signature(named name: String) -> String { "public.\(name)(uuid, text[], text[], text[], text[], text[], uuid)" }
-
-    static var definition: PostgresQuery { definition(named: name) }
-
-    private static func definition(named name: String) -> PostgresQuery {
+    static func definition(named name: String) -> PostgresQuery {
         """
         CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name))
         RETURNS TABLE (part int4, s1 text, s2 text, s3 text, s4 text, s5 text, k1 bytea, k2 bytea, n1 int8, n2 int8, n3 int8,

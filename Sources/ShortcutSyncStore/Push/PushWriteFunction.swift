@@ -19,18 +19,14 @@ import ShortcutSyncDomain
 /// coordinator, after the tables are (`DistributedFunctions`); it exists nowhere else. Its name
 /// holds a digest of its body (`DistributedFunctions.named`): a server of another build, during
 /// a rolling upgrade, calls the body it was built with, never one this build put in its place.
-enum PushWriteFunction {
-    static let name = DistributedFunctions.named("push_write_folded", by: definition(named: "push_write_folded"))
+enum PushWriteFunction: DistributedFunction {
+    static let base = "push_write_folded"
+    static let name = named()
 
     /// The parameters' types as SQL names, `$1`…`$61`, then the arms' bits.
     static var parameterTypes: [String] {
         AppendFoldedStatement<EveryFoldArm>.bindingDataTypes.map { $0.knownSQLName! } + ["INTEGER"]
     }
-
-    /// The function's signature, as `create_distributed_function` takes it.
-    static var signature: String { signature(named: name) }
-
-    private static func signature(named name: String) -> String { "public.\(name)(\(parameterTypes.joined(separator: ", ")))" }
 
     /// Each arm's bit in `$62`.
     static func bit(of arm: FoldArm) -> Int32 { 1 << Int32(FoldArm.allCases.firstIndex(of: arm)!) }
@@ -39,9 +35,7 @@ enum PushWriteFunction {
     static func bits(_ arms: Set<FoldArm>) -> Int32 { arms.reduce(0) { $0 | bit(of: $1) } }
 
     /// `CREATE OR REPLACE FUNCTION`: the head's move, the batch, then the arms asked for.
-    static var definition: PostgresQuery { definition(named: name) }
-
-    private static func definition(named name: String) -> PostgresQuery {
+    static func definition(named name: String) -> PostgresQuery {
         let arms = FoldArm.allCases.map { arm in
             let (rows, fastPath) = FoldArm.fastPathSQL[arm]!
             return rows == "1" ? """

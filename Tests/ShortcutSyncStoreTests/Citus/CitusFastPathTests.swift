@@ -139,6 +139,47 @@ struct CitusFastPathTests {
         }
     }
 
+    /// The common pull (`pull_changes`) on the account's worker: the checkpoint, the account's
+    /// row, the device's, the head, the cursor's event, the device's last seq and the rows after
+    /// the cursor, each a fast-path statement run on the local shard (the checkpoint a reference
+    /// table's), with the one statement's rows.
+    @Test func aPullIsMadeOfFastPathStatements() async throws {
+        try await Self.onTheAccountsWorker { account, device, worker in
+            let store = PostgresEventStore(client: worker, logger: TestDatabase.shared.logger)
+            let events = (1...4).map { seq in
+                Event(seq: Int64(seq), hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + Int64(seq), counter: 0),
+                      body: seq == 4
+                        ? .voiceShortcutAdded(VoiceShortcutAdded(voiceShortcutId: UUID(), phrase: "Soup time", bundleId: "com.example.soup",
+                                                                 identifier: "soup-1", title: "Soup"))
+                        : .donation(Donation(bundleId: "com.example.soup", identifier: "soup-\(seq)", kind: .intent,
+                                             intentType: "OrderIntent", title: "Soup \(seq)")))
+            }
+            for event in events { _ = try await store.append([event], account: account, device: device) }
+            let projections = ProjectionStore(client: worker, logger: TestDatabase.shared.logger)
+            // After version 2, not the head's: the cursor's event is read too.
+            let statement = PullStatement(account: account, device: device, after: 2, limit: 65)
+            try await worker.withConnection { connection in
+                for _ in 0..<6 { _ = try await projections.pullRowsByDistributedFunction(statement, on: connection) }  // warm-up
+            }
+            let debug = try await Self.debugOn(worker)
+            let byFunction = try await worker.withConnection { try await projections.pullRowsByDistributedFunction(statement, on: $0) }
+            let lines = try await Self.debugOff(worker, since: debug)
+            let byStatement = try await worker.withConnection { try await $0.guardedExecute(statement, logger: TestDatabase.shared.logger) }
+            #expect("\(byFunction)" == "\(byStatement)")
+            #expect(byFunction.count == 4, "the head, the last seq, soup-3, the voice shortcut: \(byFunction)")
+
+            #expect(lines.contains { $0.range(of: "\(PullFunction.name)(") != nil }, "the pull's call was not found: \(lines.prefix(5))")
+            let local = lines.filter { $0.range(of: "executing the command locally") != nil }
+            for table in ["projection_accounts", "projection_devices", "account_heads", "events", "projection_shortcuts",
+                          "projection_voice_shortcuts"] {
+                #expect(local.contains { $0.contains("public.\(table)_") }, "no statement on a local shard of \(table): \(lines.prefix(8))")
+            }
+            for (phrase, found) in Self.messages(lines, saying: Self.notFastPath) {
+                #expect(found.isEmpty, "\(found.count) messages say \"\(phrase)\", the first: \(found.first ?? "")")
+            }
+        }
+    }
+
     /// The pull's record (`record_pull`) on the account's worker: a read of the device's sync
     /// row, the head's lock, the row's write and the token's version, each a fast-path statement
     /// run on the local shard, both when the record writes (the version moved on) and when it
