@@ -60,15 +60,15 @@ struct PostgresTools: Sendable {
     private static func runToEnd(_ command: [String]) async -> Result<String, any Error> {
         let described = command.joined(separator: " ")
         let outputPath = NSTemporaryDirectory() + "shortcut-sync-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"
-        let fd = open(outputPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = open(outputPath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let failure = errno
             return .failure(EmbeddedPostgres.Failure.commandFailed(described, status: failure, output: "cannot create \(outputPath): \(String(cString: strerror(failure)))"))
         }
-        defer {
-            close(fd)
-            unlink(outputPath)
-        }
+        // Unlinked at once, read back through the descriptor: a process killed while the tool
+        // runs (SIGKILL runs no cleanup) leaves no file behind, as it did each time before.
+        unlink(outputPath)
+        defer { close(fd) }
         let status: TerminationStatus
         do {
             status = try await Subprocess.run(
@@ -80,7 +80,7 @@ struct PostgresTools: Sendable {
         } catch {
             return .failure(EmbeddedPostgres.Failure.commandFailed(described, status: -1, output: "\(error)"))
         }
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let output = Self.readWhole(fd)
         switch status {
         case .exited(0):
             return .success(output)
@@ -89,6 +89,20 @@ struct PostgresTools: Sendable {
         case .signaled(let signal):
             return .failure(EmbeddedPostgres.Failure.commandFailed(described, status: 128 + signal, output: output))
         }
+    }
+
+    /// What the file open as `fd` holds, from its start (what a tool printed: a few lines).
+    private static func readWhole(_ fd: Int32) -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        var offset: off_t = 0
+        while true {
+            let count = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+            offset += off_t(count)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

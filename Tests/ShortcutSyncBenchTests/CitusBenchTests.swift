@@ -106,6 +106,9 @@ struct CitusBenchTests {
         #expect(!left.contains(where: EmbeddedPostgres.isRunning), "the killed run's nodes were stopped")
         let temporary = (try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []
         #expect(!temporary.contains { $0.hasPrefix(Self.citusPrefix(command.processIdentifier)) }, "the killed run's cluster directory was removed")
+        // Nor is the output file of a tool (`pg_ctl`) it was running when killed left behind.
+        #expect(!temporary.contains { $0.hasPrefix("shortcut-sync-\(command.processIdentifier)-") && $0.hasSuffix(".out") },
+                "the killed run left a tool's output file: \(temporary.filter { $0.hasSuffix(".out") })")
     }
 
     /// A data directory of the test's own for the embedded PostgreSQL of one run.
