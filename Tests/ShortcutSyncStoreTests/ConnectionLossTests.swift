@@ -155,9 +155,9 @@ extension ConnectionLossTests {
     }
 
     /// A new session and its backend's pid. Its setup is not what a round tests: on a machine
-    /// the whole suite loads, a connection was refused once in CI (a `PSQLError` out of the
-    /// 150 rounds, 160 s into the run), so a setup that fails is tried again, twice at most,
-    /// with its error printed whole.
+    /// the whole suite loads, CI once had a `PSQLError` out of the 150 rounds, 160 s into the run
+    /// (which statement threw was not printed), so a setup that fails is tried again, twice at
+    /// most, with its error printed whole.
     static func newSession(url: DatabaseURL, logger: Logger) async throws -> (PostgresConnection, Int32) {
         var attempt = 1
         while true {

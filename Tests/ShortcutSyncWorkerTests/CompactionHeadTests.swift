@@ -16,14 +16,9 @@ private let logger = TestDatabase.shared.logger
 @Suite struct CompactionHeadTests {
     @Test func aPushWhileTheSnapshotIsFoldedIsStoredAtOnceAndTheCompactionFoldsItAfter() async throws {
         try await TestDatabase.withClient { client, url in
-            let account = UUID()
-            var phone = DeviceScript(account: account)
-            try await register([phone], client: client)
-            let store = PostgresEventStore(client: client, logger: logger)
-            let projections = ProjectionStore(client: client, logger: logger)
-            try await fortySoups(&phone, store)
-
-            let tea = phone.donate("tea", bundle: "com.example.tea", at: 5000).event, device = phone.deviceId
+            var scene = try await fortySoups(client)
+            let (account, phone, store, projections) = (scene.account, scene.phone, scene.store, scene.projections)
+            let tea = scene.phone.donate("tea", bundle: "com.example.tea", at: 5000).event, device = phone.deviceId
             let (compaction, pushed, answered) = try await whileTheSnapshotWaits(url: url, client: client, compacting: {
                 try await projections.compact(account: account, through: 40)
             }, pushing: {
@@ -51,13 +46,9 @@ private let logger = TestDatabase.shared.logger
     /// folded: the cut is no longer clean, and the compaction undoes its first step.
     @Test func anOlderEventPushedMeanwhileLeavesNoCleanCutAndNothingCompacted() async throws {
         try await TestDatabase.withClient { client, url in
-            let account = UUID()
-            var phone = DeviceScript(account: account), watch = DeviceScript(account: account)
-            try await register([phone, watch], client: client)
-            let store = PostgresEventStore(client: client, logger: logger)
-            let projections = ProjectionStore(client: client, logger: logger)
-            try await fortySoups(&phone, store)
-            let late = watch.donate("soup-0", at: 1005).event, device = watch.deviceId
+            var scene = try await fortySoups(client)
+            let (account, store, projections) = (scene.account, scene.store, scene.projections)
+            let late = scene.watch.donate("soup-0", at: 1005).event, device = scene.watch.deviceId
             let (compaction, pushed, answered) = try await whileTheSnapshotWaits(url: url, client: client, compacting: {
                 try await projections.compact(account: account, through: 40)
             }, pushing: {
@@ -80,12 +71,45 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
-    /// Versions 1…40: four soups, one a push, at 1000…1390.
-    private func fortySoups(_ phone: inout DeviceScript, _ store: PostgresEventStore) async throws {
-        for index in 0..<40 {
-            _ = try await store.append([phone.donate("soup-\(index % 4)", at: 1000 + Int64(index) * 10).event],
-                                       account: phone.account, device: phone.deviceId)
+    /// The account parked meanwhile (a push its fold could not take, as an import leaves it
+    /// behind): the compaction finds it behind under the head and undoes its first step.
+    @Test func anAccountParkedMeanwhileIsBehindAndNothingCompacted() async throws {
+        try await TestDatabase.withClient { client, url in
+            let scene = try await fortySoups(client)
+            let (account, projections) = (scene.account, scene.projections)
+            let (compaction, _, answered) = try await whileTheSnapshotWaits(url: url, client: client, compacting: {
+                try await projections.compact(account: account, through: 40)
+            }, pushing: {
+                try await client.query("""
+                    INSERT INTO projection_parked_accounts (account_id, failed_version, error) VALUES (\(account), 41, 'parked by the test')
+                    """, logger: logger)
+            })
+            #expect(answered)
+            #expect(compaction.outcome == .behind && compaction.horizonVersion == 0 && compaction.eventsRemoved == 0, "\(compaction)")
+            let events = try await client.query("SELECT count(*) FROM events WHERE account_id = \(account)", logger: logger)
+                .decode(Int64.self).collectAll()
+            #expect(events == [40], "nothing left the log")
         }
+    }
+
+    /// An account whose phone pushed versions 1…40 (four soups, one a push, at 1000…1390) and
+    /// whose watch has pushed nothing yet, with the stores the tests use.
+    struct Scene {
+        var phone: DeviceScript, watch: DeviceScript
+        let store: PostgresEventStore, projections: ProjectionStore
+        var account: UUID { phone.account }
+    }
+
+    private func fortySoups(_ client: PostgresClient) async throws -> Scene {
+        let account = UUID()
+        var scene = Scene(phone: DeviceScript(account: account), watch: DeviceScript(account: account),
+                          store: PostgresEventStore(client: client, logger: logger), projections: ProjectionStore(client: client, logger: logger))
+        try await register([scene.phone, scene.watch], client: client)
+        for index in 0..<40 {
+            _ = try await scene.store.append([scene.phone.donate("soup-\(index % 4)", at: 1000 + Int64(index) * 10).event],
+                                             account: account, device: scene.phone.deviceId)
+        }
+        return scene
     }
 
     /// `compacting` run while another session holds the snapshot's donation groups, so that it
@@ -108,9 +132,11 @@ private let logger = TestDatabase.shared.logger
         }
         do {
             try await eventually("the compaction waits for the snapshot's table") {
+                // This database's snapshot table (the suite's databases share one cluster).
                 let waiting = try await client.query("""
-                    SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-                    WHERE c.relname = 'projection_donation_groups' AND NOT l.granted
+                    SELECT count(*) FROM pg_locks l
+                    WHERE l.relation = 'snapshot.projection_donation_groups'::regclass AND NOT l.granted
+                      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
                     """, logger: logger).decode(Int64.self).collectAll().first ?? 0
                 return waiting > 0
             }

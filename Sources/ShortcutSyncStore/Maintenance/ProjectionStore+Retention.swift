@@ -109,7 +109,8 @@ extension ProjectionStore {
         }
     }
 
-    /// Counts a failed compaction of the account on its head and puts its next look off by `CompactionSchedule.retry(afterFailures:)`.
+    /// Counts a failed compaction of the account on its head and puts its next look off by
+    /// `CompactionSchedule.retry(afterFailures:)`.
     private func countFailedCompaction(
         of account: UUID, _ schedule: CompactionSchedule, error: any Error, on connection: PostgresConnection
     ) async throws -> RetentionStep {

@@ -19,7 +19,8 @@ public struct ProjectionStore: Sendable, RoutedByAccount {
 
     /// About the most bytes of views one pull answers (`defaultPullPageBytes` but in tests).
     public let pullPageBytes: Int
-    /// Whether the maintenance fold writes its rows as router statements (on Citus).
+    /// Whether this database is Citus: then the maintenance fold writes its rows as router
+    /// statements and the common pull is one call of `pull_changes` (`PullFunction`).
     let writeRoute = PushWriteRoute()
     /// On a Citus cluster, where each account's pulls go (`AccountRouter`); nil: to `client`.
     public let router: AccountRouter?
