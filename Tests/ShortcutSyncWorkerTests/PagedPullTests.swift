@@ -88,15 +88,16 @@ private let logger = TestDatabase.shared.logger
     /// The common pull in one statement (`PullStatement`) answers exactly what the pull in a
     /// transaction answers, from the same database: random pushes of three devices (app reports
     /// among them, which restart a device's pull from a reset), each device pulling between
-    /// them. It answers most pulls of devices that hold a complete view, and declines the others:
-    /// none, a page's cursor, a cursor the device's apps made stale, a diff larger than it reads.
+    /// them. It answers most pulls of devices that hold a complete view or nothing (a reset: no
+    /// cursor), and declines the others: a page's cursor, a cursor the device's apps made stale, a
+    /// diff or a view larger than it reads.
     @Test(arguments: [(21, 2, Int.max), (22, 1_000, Int.max), (23, 1_000, 600), (24, 5, Int.max)] as [(UInt64, Int, Int)])
     func theOneStatementPullAnswersAsTheTransactionDoes(seed: UInt64, pageSize: Int, pageBytes: Int) async throws {
         try await withThreeDevices(seed: seed, pageSize: pageSize, pageBytes: pageBytes) { client, store, scenario, log in
             var random = SeededGenerator(seed: seed &+ 2_000)
             let account = scenario.devices[0].account
             var cursors: [UUID: PullCursor] = [:]
-            var answered = 0, declined = 0
+            var answered = 0, declined = 0, resetsAnswered = 0
             for _ in 0..<40 {
                 // Now and then many pushes between two pulls: a diff larger than the statement reads.
                 for _ in 0..<(Int.random(in: 0..<8, using: &random) == 0 ? 30 : Int.random(in: 1...3, using: &random)) {
@@ -113,6 +114,7 @@ private let logger = TestDatabase.shared.logger
                         }
                         if let one {
                             answered += 1
+                            if one.reset { resetsAnswered += 1 }
                             #expect(one.cursor == whole.cursor, "seed \(seed)")
                             #expect(one.reset == whole.reset && one.more == whole.more)
                             #expect(one.changes == whole.changes, "seed \(seed), page size \(pageSize)")
@@ -127,6 +129,7 @@ private let logger = TestDatabase.shared.logger
             }
             #expect(answered > 20, "the one statement answered \(answered) pulls")
             #expect(declined > 3, "and declined \(declined)")
+            #expect(resetsAnswered >= scenario.devices.count, "it answered \(resetsAnswered) resets, each device's first pull among them")
         }
     }
 

@@ -50,23 +50,26 @@ extension ProjectionStore {
     /// the one statement reads it, in its order.
     func pullRowsByDistributedFunction(_ statement: PullStatement, on connection: PostgresConnection) async throws -> [PullStatement.Row] {
         let rows = try await connection.guardedQuery("""
-            SELECT * FROM \(unescaped: PullFunction.name)(\(statement.account), \(statement.device), \(statement.after), \(Int64(statement.limit)))
+            SELECT * FROM \(unescaped: PullFunction.name)(\(statement.account), \(statement.device), \(statement.after), \(Int64(statement.limit)),
+                                                          \(statement.removalsAfter))
             """, logger: logger)
         var read: [PullStatement.Row] = []
         for try await row in rows { read.append(try statement.decodeRow(row)) }
         return read
     }
 
-    /// The pull of a device whose cursor holds a complete view (the common pull, after a poke) in
-    /// one statement (`PullStatement`); nil when it cannot be answered so: no cursor, a cursor
-    /// inside a page, a cursor the head read with it does not take (another epoch, other apps,
-    /// ahead of the account), or more rows than the statement read. The rows make the same page
-    /// as the transactional pull would (`page`), from the same snapshot.
+    /// The pull of a device whose cursor holds a complete view (the common pull, after a poke), or
+    /// of one that holds nothing (no cursor, or one issued to another account or device: a
+    /// reset, every existing row), in one statement (`PullStatement`); nil when it cannot be
+    /// answered so: a cursor inside a page, a cursor the head read with it does not take (another
+    /// epoch, other apps, ahead of the account), or more rows than the statement read. The rows
+    /// make the same page as the transactional pull would (`page`), from the same snapshot.
     func pullInOneStatement(account: UUID, device: UUID, cursor: PullCursor?, on connection: PostgresConnection) async throws -> PullSnapshot? {
-        guard let cursor, cursor.account == account, cursor.device == device, cursor.page == nil else { return nil }
-        let presumed = PullPage(completeAt: cursor.version)
+        guard cursor?.page == nil else { return nil }
+        let resumed = cursor.flatMap { $0.account == account && $0.device == device ? $0 : nil }
         let limit = min(Self.oneStatementRows, pullPageSize) + 1
-        let statement = PullStatement(account: account, device: device, after: cursor.version, limit: limit)
+        let statement = resumed.map { PullStatement(account: account, device: device, after: $0.version, limit: limit) }
+            ?? PullStatement.reset(account: account, device: device, limit: limit)
         let rows = try await writeRoute.form(on: connection, logger: logger) == .distributedFunction
             ? try await pullRowsByDistributedFunction(statement, on: connection)
             : try await connection.guardedExecute(statement, logger: logger)
@@ -85,9 +88,18 @@ extension ProjectionStore {
         }
         guard let head else { throw StoreError.corruptRow("the live projection checkpoint is missing") }
         // A projection behind its head has no history value read here: the transactional way reads it.
-        guard let history = head.history,
-              cursor.resumption(account: account, device: device, epoch: head.epoch, appsVersion: head.appsVersion,
-                                version: head.version, historyAtCursor: head.cursorHistory) == presumed else { return nil }
+        guard let history = head.history else { return nil }
+        // A cursor that does not resume here is a reset, which these rows (read after its version,
+        // its removals too) are not; the transactional way answers it.
+        let start: PullPage
+        if let resumed {
+            let presumed = PullPage(completeAt: resumed.version)
+            guard resumed.resumption(account: account, device: device, epoch: head.epoch, appsVersion: head.appsVersion,
+                                     version: head.version, historyAtCursor: head.cursorHistory) == presumed else { return nil }
+            start = presumed
+        } else {
+            start = PullPage(resetAt: head.version)
+        }
         // The page's ask of `wanted` rows, from those read: all there are (fewer than read), or
         // as many as it asks; else the transactional way reads them.
         func taken<Key: PulledKey, View: Decodable>(_ rows: [StoredPullRow<Key>], _ wanted: Int, _ bytes: inout PageBytes) throws -> [PulledRow<Key, View>] {
@@ -102,7 +114,7 @@ extension ProjectionStore {
         }
         let read: (changes: ViewChanges, stop: PullPage?)
         do {
-            read = try await page(from: presumed, version: head.version,
+            read = try await page(from: start, version: head.version,
                                   shortcuts: { try taken(shortcuts, $2, &$3) }, voiceShortcuts: { try taken(voiceShortcuts, $2, &$3) })
         } catch is NotEnoughRows {
             return nil
@@ -110,7 +122,7 @@ extension ProjectionStore {
         return PullSnapshot(
             cursor: PullCursor(epoch: head.epoch, account: account, device: device, appsVersion: head.appsVersion, version: head.version,
                                history: history, page: read.stop),
-            reset: false, more: read.stop != nil,
+            reset: resumed == nil, more: read.stop != nil,
             changes: read.changes.visible(toDeviceWith: head.installed.map(Set.init)),
             maxHLC: head.maxHLC, lastAcceptedSeq: lastAcceptedSeq)
     }

@@ -9,14 +9,15 @@ import PostgresNIO
 /// local shard with a cached plan.
 ///
 /// Its parameters are the statement's: `$1` the account, `$2` the device, `$3` the cursor's
-/// version, `$4` the most rows of each kind; its columns too, in the same order and types, so
+/// version, `$4` the most rows of each kind, `$5` the version at or below which removals are not
+/// read; its columns too, in the same order and types, so
 /// that `PullStatement.decodeRow` reads either. One PostgreSQL keeps the one statement, one
 /// round trip there; made, distributed and named by its body as the push's write is
 /// (`DistributedFunctions`).
 enum PullFunction: DistributedFunction {
     static let base = "pull_changes"
     static let name = named()
-    static let parameterTypes = ["uuid", "uuid", "bigint", "bigint"]
+    static let parameterTypes = ["uuid", "uuid", "bigint", "bigint", "bigint"]
 
     static func definition(named name: String) -> PostgresQuery {
         """
@@ -60,12 +61,12 @@ enum PullFunction: DistributedFunction {
           RETURN QUERY
             SELECT 2, s.version::int8, s.bundle_id, s.identifier, NULL::uuid, s.view::text, NULL::int8, NULL::int8, NULL::int8,
                    NULL::text[], NULL::int8, NULL::int8, NULL::int8
-            FROM projection_shortcuts s WHERE s.account_id = $1 AND s.version > $3
+            FROM projection_shortcuts s WHERE s.account_id = $1 AND s.version > $3 AND (s.view IS NOT NULL OR s.version > $5)
             ORDER BY s.version, s.bundle_id, s.identifier LIMIT $4;
           RETURN QUERY
             SELECT 3, v.version::int8, NULL::text, NULL::text, v.voice_shortcut_id, v.view::text, NULL::int8, NULL::int8, NULL::int8,
                    NULL::text[], NULL::int8, NULL::int8, NULL::int8
-            FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.version > $3
+            FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.version > $3 AND (v.view IS NOT NULL OR v.version > $5)
             ORDER BY v.version, v.voice_shortcut_id LIMIT $4;
         END;
         $function$

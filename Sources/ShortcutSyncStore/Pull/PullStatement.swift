@@ -3,7 +3,8 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 /// The common pull in one prepared statement: a device that holds its view at a version (its
-/// cursor's) asks what changed after it. It reads, in one snapshot and one round trip, what the
+/// cursor's) asks what changed after it, or one that holds nothing asks for all of it (`reset`,
+/// the whole-view pull of a new device, or after a reset of its cursor). It reads, in one snapshot and one round trip, what the
 /// pull of `ProjectionStore` reads in a read-only transaction of four statements: the head (the
 /// account's epoch: the projection's plus the account's promotions, `ProjectionStore.pull`; the
 /// account's version and clock, the device's apps, the histories of the answer's and the cursor's
@@ -45,31 +46,54 @@ struct PullStatement: PostgresPreparedStatement {
          FROM events WHERE account_id = $1 AND device_id = $2 ORDER BY seq DESC LIMIT 1)
         UNION ALL
         (SELECT 2, version, bundle_id, identifier, NULL, view::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-         FROM projection_shortcuts WHERE account_id = $1 AND version > $3
+         FROM projection_shortcuts WHERE account_id = $1 AND version > $3 AND (view IS NOT NULL OR version > $5)
          ORDER BY version, bundle_id, identifier LIMIT $4)
         UNION ALL
         (SELECT 3, version, NULL, NULL, voice_shortcut_id, view::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-         FROM projection_voice_shortcuts WHERE account_id = $1 AND version > $3
+         FROM projection_voice_shortcuts WHERE account_id = $1 AND version > $3 AND (view IS NOT NULL OR version > $5)
          ORDER BY version, voice_shortcut_id LIMIT $4)
         ORDER BY 1, 2, 3, 4, 5
         """
 
-    static var bindingDataTypes: [PostgresDataType] { [.uuid, .uuid, .int8, .int8] }
+    static var bindingDataTypes: [PostgresDataType] { [.uuid, .uuid, .int8, .int8, .int8] }
 
     var account: UUID
     var device: UUID
-    /// The version the device's view is complete at: every row changed after it, removals too
-    /// (the page of `PullPage(completeAt:)`; a cursor inside a page goes the transactional way).
+    /// The version the device's view is complete at: every row changed after it (the page of
+    /// `PullPage(completeAt:)`; a cursor inside a page goes the transactional way); 0 for a
+    /// device that holds nothing.
     var after: Int64
     /// The most rows of each kind.
     var limit: Int
+    /// Removals (tombstones) at or below this version are not read: `after` for a device whose
+    /// view is complete there (every removal after it), `Int64.max` for one that holds nothing
+    /// (a reset: no removal at all, as `PullPage(resetAt:)` at the head's version reads).
+    var removalsAfter: Int64
+
+    init(account: UUID, device: UUID, after: Int64, limit: Int) {
+        self.init(account: account, device: device, after: after, limit: limit, removalsAfter: after)
+    }
+
+    init(account: UUID, device: UUID, after: Int64, limit: Int, removalsAfter: Int64) {
+        self.account = account
+        self.device = device
+        self.after = after
+        self.limit = limit
+        self.removalsAfter = removalsAfter
+    }
+
+    /// The pull of a device that holds nothing: every existing row, no removal.
+    static func reset(account: UUID, device: UUID, limit: Int) -> PullStatement {
+        PullStatement(account: account, device: device, after: 0, limit: limit, removalsAfter: .max)
+    }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 4)
+        var bindings = PostgresBindings(capacity: 5)
         bindings.append(account)
         bindings.append(device)
         bindings.append(after)
         bindings.append(Int64(limit))
+        bindings.append(removalsAfter)
         return bindings
     }
 

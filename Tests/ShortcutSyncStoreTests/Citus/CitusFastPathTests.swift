@@ -155,6 +155,10 @@ struct CitusFastPathTests {
                                              intentType: "OrderIntent", title: "Soup \(seq)")))
             }
             for event in events { _ = try await store.append([event], account: account, device: device) }
+            // soup-1 removed at version 5: a removal the cursor's pull reads and the reset does not.
+            _ = try await store.append([Event(seq: 5, hlc: HLCTimestamp(wallMillis: 1_764_000_000_005, counter: 0),
+                                              body: .deletion(Deletion(bundleId: "com.example.soup", selector: .identifiers(["soup-1"]))))],
+                                       account: account, device: device)
             let projections = ProjectionStore(client: worker, logger: TestDatabase.shared.logger)
             // After version 2, not the head's: the cursor's event is read too.
             let statement = PullStatement(account: account, device: device, after: 2, limit: 65)
@@ -166,7 +170,13 @@ struct CitusFastPathTests {
             let lines = try await Self.debugOff(worker, since: debug)
             let byStatement = try await worker.withConnection { try await $0.guardedExecute(statement, logger: TestDatabase.shared.logger) }
             #expect("\(byFunction)" == "\(byStatement)")
-            #expect(byFunction.count == 4, "the head, the last seq, soup-3, the voice shortcut: \(byFunction)")
+            #expect(byFunction.count == 5, "the head, the last seq, soup-3, soup-1's removal, the voice shortcut: \(byFunction)")
+            // A device that holds nothing: every existing row, no removal.
+            let reset = PullStatement.reset(account: account, device: device, limit: 65)
+            let resetByFunction = try await worker.withConnection { try await projections.pullRowsByDistributedFunction(reset, on: $0) }
+            let resetByStatement = try await worker.withConnection { try await $0.guardedExecute(reset, logger: TestDatabase.shared.logger) }
+            #expect("\(resetByFunction)" == "\(resetByStatement)")
+            #expect(resetByFunction.count == 5, "the head, the last seq, soup-2, soup-3, the voice shortcut: \(resetByFunction)")
 
             #expect(lines.contains { $0.range(of: "\(PullFunction.name)(") != nil }, "the pull's call was not found: \(lines.prefix(5))")
             let local = lines.filter { $0.range(of: "executing the command locally") != nil }
