@@ -132,10 +132,10 @@ UNESCAPED = {
                   " regprocedure literal)"),
     "signature(named: name)": ("public.push_write_folded_0123456789ab(uuid, bigint)",
                                "PushWriteFunction's or RecordPullFunction's signature under the name its body gives it"),
-    "placeholders": ("$1, $2", "PushWriteFunction's call: $1…$61, the account first (the call names it, Citus routes by it)"),
+    "placeholders": ("$1, $2", "a distributed function's call (PushWriteFunction's, FoldReadFunction's): $1…$n, the account first (the call names it, Citus routes by it)"),
     "PushWriteFunction.name": ("push_write_folded", "the distributed function's name"),
     "RecordPullFunction.name": ("record_pull", "the distributed function's name"),
-    "FoldReadFunction.name": ("fold_read_donations", "the distributed function's name"),
+    "FoldReadFunction.name": ("fold_read", "the distributed function's name"),
     "PullFunction.name": ("pull_changes", "the distributed function's name"),
     "AccountHead.markSQL": ("h.xmin::text", "the head's mark, an expression over the head row h"),
     "arms": ("", "PushWriteFunction's body: the fold arms' statements (FoldArm.sql, each checked as its own literal), inside"

@@ -29,8 +29,8 @@ extension DistributedFunction {
 }
 
 /// The functions a Citus coordinator's migrate makes and distributes by their first parameter,
-/// the account, with the accounts' tables: the push's write, the pull's record, the read of a
-/// push of donations and the common pull.
+/// the account, with the accounts' tables: the push's write, the pull's record, the push's read and
+/// the common pull.
 enum DistributedFunctions {
     /// `base` with the first 12 hex digits of SHA-256 of `definition`'s text (made with `base`
     /// as its name): each build's body has a name of its own, so that servers of two builds

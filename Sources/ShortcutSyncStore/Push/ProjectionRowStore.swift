@@ -63,7 +63,7 @@ public struct ProjectionRowStore: Sendable {
     }
 
     /// As `read`, with the account's head (nil when it has none) and `device`'s last seq in it.
-    /// `distributed`: on Citus, where a push of donations alone is read by `FoldReadFunction`.
+    /// `distributed`: on Citus, where a push is read by `FoldReadFunction`.
     func readWithHead(
         account: UUID, needs: FoldNeeds, device: UUID?, distributed: Bool = false, on connection: PostgresConnection
     ) async throws -> (rows: AccountFoldRows, head: AccountHead?) {
@@ -76,7 +76,7 @@ public struct ProjectionRowStore: Sendable {
             for try await bundle in bundles.decode(String.self) { needs.bundles.insert(bundle) }
         }
         return switch tables {
-        case .live where DonationReadStatement.covers(needs) && distributed:
+        case .live where distributed:
             // On Citus, the same rows by fast-path statements in one call on the account's worker.
             try await readByDistributedFunction(account: account, needs: needs, device: device, on: connection)
         case .live where DonationReadStatement.covers(needs):

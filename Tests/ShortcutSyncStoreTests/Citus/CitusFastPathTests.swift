@@ -50,8 +50,7 @@ struct CitusFastPathTests {
             }
             let lines = try await Self.debugOff(worker, since: debug)
             // The write's messages: from the function's call to the next statement the store sends
-            // (the push's read, `FoldRead.*`, when its rows are not kept, is a router plan of one
-            // shard planned each time: not yet fast-path, left; docs/citus.md).
+            // (the push's read, `fold_read`, when its rows are not kept: aPushsReadIsMadeOfFastPathStatements).
             var write: [String] = [], inWrite = false
             for line in lines {
                 if line.range(of: "DEBUG:  parse ") != nil || line.range(of: "DEBUG:  bind <unnamed> to FoldRead") != nil {
@@ -71,70 +70,117 @@ struct CitusFastPathTests {
         }
     }
 
-    /// The read of a push of donations whose rows no server kept (`fold_read_donations`): the
+    /// The read of a push whose rows no server kept (`fold_read`): of a push of donations, the
     /// account's row, the groups, the marks and forgets, the bound voice shortcuts, the device's
-    /// last seq and the head, each a fast-path statement run on the local shard; and the rows it
-    /// gives are those the one statement gives on the same tables.
+    /// last seq and the head; of a push of deletions by group and by app, a voice shortcut's
+    /// phrase and an app report, the groups reached through them, the voice shortcuts sharing
+    /// phrases and the devices too; each a fast-path statement run on the local shard. The rows
+    /// it gives are those the one statement gives on the same tables (`DonationReadStatement`,
+    /// `FoldReadStatement`), for either kind of push, with rows that only its supersets reach.
     @Test func aPushsReadIsMadeOfFastPathStatements() async throws {
         try await Self.onTheAccountsWorker { account, device, worker in
             var store = PostgresEventStore(client: worker, logger: TestDatabase.shared.logger)
             store.readCache = nil  // every push reads its rows
             var seq: Int64 = 0
-            func push(_ identifiers: [String]) async throws {
-                let events = identifiers.map { identifier in
+            func push(_ bodies: [EventBody]) async throws {
+                let events = bodies.map { body in
                     seq += 1
-                    return Event(seq: seq, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq, counter: 0),
-                                 body: .donation(Donation(bundleId: "com.example.soup", identifier: identifier, kind: .intent,
-                                                          intentType: "OrderIntent", title: "Order \(identifier)", groupIdentifier: "g\(seq % 2)")))
+                    return Event(seq: seq, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq, counter: 0), body: body)
                 }
                 #expect(try await store.append(events, account: account, device: device).appended == events.count)
             }
-            // A deletion mark and a bound voice shortcut among the rows read.
-            seq += 1
-            _ = try await store.append([Event(seq: seq, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq, counter: 0),
-                                              body: .deletion(Deletion(bundleId: "com.example.soup", selector: .identifiers(["soup"]))))],
-                                       account: account, device: device)
-            seq += 1
-            _ = try await store.append([Event(seq: seq, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq, counter: 0),
-                                              body: .voiceShortcutAdded(VoiceShortcutAdded(voiceShortcutId: UUID(), phrase: "Soup time",
-                                                                                           bundleId: "com.example.soup", identifier: "soup",
-                                                                                           title: "Soup")))],
-                                       account: account, device: device)
-            for _ in 0..<6 { try await push(["soup", "bread"]) }  // warm-up: generic plans after five runs
-            let debug = try await Self.debugOn(worker)
-            try await push(["soup", "bread"])
-            let lines = try await Self.debugOff(worker, since: debug)
-            var read: [String] = [], inRead = false
-            for line in lines {
-                if line.range(of: "DEBUG:  parse ") != nil || line.range(of: "DEBUG:  bind ") != nil {
-                    if line.range(of: "\(FoldReadFunction.name)(") != nil { inRead = true } else if line.range(of: "DEBUG:  parse ") != nil { inRead = false }
+            func donation(_ app: String, _ identifier: String, group: String = "g0") -> EventBody {
+                .donation(Donation(bundleId: "com.example.\(app)", identifier: identifier, kind: .intent, intentType: "OrderIntent",
+                                   title: "Order \(identifier)", groupIdentifier: group))
+            }
+            func voice(_ id: UUID, _ phrase: String, _ app: String, _ identifier: String) -> EventBody {
+                .voiceShortcutAdded(VoiceShortcutAdded(voiceShortcutId: id, phrase: phrase, bundleId: "com.example.\(app)",
+                                                       identifier: identifier, title: identifier))
+            }
+            func shortcut(_ app: String, _ identifier: String) -> ShortcutID { ShortcutID(bundleId: "com.example.\(app)", identifier: identifier) }
+            // Bread has donations in two groups; soup/latte and soup/cake are in no push's needs (the
+            // first is in a superset of pairs).
+            let everyDonation = [donation("soup", "soup"), donation("soup", "bread"), donation("soup", "bread", group: "g1"),
+                                 donation("soup", "latte"), donation("soup", "cake"), donation("coffee", "latte"), donation("juice", "orange")]
+            let soupTime = UUID(), teaTime = UUID(), alsoTea = UUID(), coffeeNow = UUID(), juice = UUID(), other = UUID()
+            try await push([.deletion(Deletion(bundleId: "com.example.soup", selector: .identifiers(["soup"])))])
+            try await push(everyDonation + [voice(soupTime, "Soup time", "soup", "soup"), voice(teaTime, "Tea time", "tea", "green"),
+                                            voice(alsoTea, "Tea time", "coffee", "black"), voice(coffeeNow, "Coffee now", "coffee", "mocha"),
+                                            voice(juice, "Juice", "juice", "orange"), voice(other, "Other", "other", "x"),
+                                            .appsReported(AppsReported(installed: ["com.example.soup"]))])
+            let donations = [donation("soup", "soup"), donation("soup", "bread")]
+            let general: [EventBody] = [.deletion(Deletion(bundleId: "com.example.soup", selector: .groupIdentifier("g1"))),
+                                        .deletion(Deletion(bundleId: "com.example.juice", selector: .all)),
+                                        .voiceShortcutUpdated(VoiceShortcutUpdated(voiceShortcutId: teaTime, phrase: "Tea time")),
+                                        .appsReported(AppsReported(installed: ["com.example.soup", "com.example.tea"]))]
+            for _ in 0..<6 { try await push(donations); try await push(general) }  // warm-up: generic plans after five runs
+            for (kind, bodies, tables) in [
+                ("donations", donations,
+                 ["projection_accounts", "projection_donation_groups", "projection_deletion_marks", "projection_voice_shortcuts", "events",
+                  "account_heads"]),
+                ("deletions, a phrase and a report", general,
+                 ["projection_accounts", "projection_donation_groups", "projection_deletion_marks", "projection_voice_shortcuts",
+                  "projection_devices", "events", "account_heads"]),
+            ] {
+                let debug = try await Self.debugOn(worker)
+                try await push(bodies)
+                let lines = try await Self.debugOff(worker, since: debug)
+                var read: [String] = [], inRead = false
+                for line in lines {
+                    if line.range(of: "DEBUG:  parse ") != nil || line.range(of: "DEBUG:  bind ") != nil {
+                        if line.range(of: "\(FoldReadFunction.name)(") != nil { inRead = true } else if line.range(of: "DEBUG:  parse ") != nil { inRead = false }
+                    }
+                    if inRead { read.append(line) }
                 }
-                if inRead { read.append(line) }
+                #expect(read.count > 5, "the read of a push of \(kind): its messages were not found: \(lines.prefix(5))")
+                let local = read.filter { $0.range(of: "executing the command locally") != nil }
+                for table in tables {
+                    #expect(local.contains { $0.contains("public.\(table)_") }, "\(kind): no statement on a local shard of \(table): \(read.prefix(8))")
+                }
+                for (phrase, found) in Self.messages(read, saying: Self.notFastPath) {
+                    #expect(found.isEmpty, "\(kind): \(found.count) messages say \"\(phrase)\", the first: \(found.first ?? "")")
+                }
             }
-            #expect(read.count > 5, "the read's messages were not found: \(lines.prefix(5))")
-            let local = read.filter { $0.range(of: "executing the command locally") != nil }
-            for table in ["projection_accounts", "projection_donation_groups", "projection_deletion_marks", "projection_voice_shortcuts",
-                          "events", "account_heads"] {
-                #expect(local.contains { $0.contains("public.\(table)_") }, "no statement on a local shard of \(table): \(read.prefix(8))")
-            }
-            for (phrase, found) in Self.messages(read, saying: Self.notFastPath) {
-                #expect(found.isEmpty, "\(found.count) messages say \"\(phrase)\", the first: \(found.first ?? "")")
-            }
+            try await push(everyDonation)  // every group there again
 
             // The same rows as the one statement reads (on the same worker, of the same tables).
-            var needs = FoldNeeds()
-            for identifier in ["soup", "bread", "tea"] { needs.shortcuts.insert(ShortcutID(bundleId: "com.example.soup", identifier: identifier)) }
-            needs.marks = [.identifier(ShortcutID(bundleId: "com.example.soup", identifier: "soup")), .all(bundleId: "com.example.soup"),
-                           .group(bundleId: "com.example.soup", group: "g1")]
-            needs.forgottenShortcuts = [ShortcutID(bundleId: "com.example.soup", identifier: "soup")]
+            var donated = FoldNeeds()
+            for identifier in ["soup", "bread", "tea"] { donated.shortcuts.insert(shortcut("soup", identifier)) }
+            donated.marks = [.identifier(shortcut("soup", "soup")), .all(bundleId: "com.example.soup"),
+                             .group(bundleId: "com.example.soup", group: "g1")]
+            donated.forgottenShortcuts = [shortcut("soup", "soup")]
+            var mixed = FoldNeeds()
+            mixed.shortcuts = [shortcut("soup", "soup"), shortcut("coffee", "latte")]
+            mixed.shortcutsInGroups = [FoldNeeds.AppGroup(bundleId: "com.example.soup", group: "g1")]
+            mixed.bundles = ["com.example.juice"]
+            mixed.marks = [.group(bundleId: "com.example.soup", group: "g1"), .all(bundleId: "com.example.juice"), .all(bundleId: "com.example.soup")]
+            mixed.forgottenShortcuts = [shortcut("soup", "soup")]
+            mixed.voiceShortcuts = [teaTime]
+            mixed.phrases = ["coffee now"]
+            mixed.devices = [device, UUID()]
             let rows = ProjectionRowStore(tables: .live, logger: TestDatabase.shared.logger)
             try await worker.withConnection { connection in
-                let byFunction = try await rows.readByDistributedFunction(account: account, needs: needs, device: device, on: connection)
-                let byStatement = try await rows.read(DonationReadStatement(account: account, needs: needs, device: device), on: connection)
+                let byFunction = try await rows.readByDistributedFunction(account: account, needs: donated, device: device, on: connection)
+                let byStatement = try await rows.read(DonationReadStatement(account: account, needs: donated, device: device), on: connection)
                 #expect(byFunction.rows == byStatement.rows)
                 #expect(byFunction.head == byStatement.head)
-                #expect(byFunction.rows.groups.count == 2 && byFunction.rows.voiceShortcuts.count == 1 && byFunction.rows.marks.count == 1,
+                #expect(byFunction.rows.groups.count == 3 && byFunction.rows.voiceShortcuts.count == 1 && byFunction.rows.marks.count == 2,
                         "\(byFunction.rows)")
+
+                let mixedByFunction = try await rows.readByDistributedFunction(account: account, needs: mixed, device: device, on: connection)
+                let mixedByStatement = try await rows.read(FoldReadStatement<LiveProjectionTables>(account: account, needs: mixed, device: device),
+                                                           on: connection)
+                #expect(mixedByFunction.rows == mixedByStatement.rows)
+                #expect(mixedByFunction.head == mixedByStatement.head)
+                // Bread's two groups through g1, juice's through its app; not soup/latte (in the pairs' superset) nor soup/cake.
+                #expect(Set(mixedByFunction.rows.groups.keys.map(\.shortcut))
+                            == [shortcut("soup", "soup"), shortcut("soup", "bread"), shortcut("coffee", "latte"), shortcut("juice", "orange")],
+                        "\(mixedByFunction.rows.groups.keys.sorted())")
+                #expect(mixedByFunction.rows.groups.count == 5)
+                // Tea time's by its id, its pair's by their phrase, coffee now's by the phrase asked, soup time's and
+                // juice's by their targets; not the other.
+                #expect(Set(mixedByFunction.rows.voiceShortcuts.keys) == [teaTime, alsoTea, coffeeNow, soupTime, juice])
+                #expect(Set(mixedByFunction.rows.devices.keys) == [device])
             }
         }
     }
