@@ -29,6 +29,23 @@ enum FoldReadFunction: DistributedFunction {
     static let parameterTypes = ["uuid", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]",
                                  "uuid[]", "text[]", "text[]", "uuid[]", "uuid"]
 
+    /// The call's parameters, `$1`…`$14` (made once: every push read on Citus sends it).
+    static let placeholders = (1...parameterTypes.count).map { "$\($0)" }.joined(separator: ", ")
+
+    /// A group's row (part 1) of `projection_donation_groups g`, as `FoldReadRow` reads it.
+    static let groupRow = """
+        1, g.bundle_id, g.identifier, g.group_id, NULL::text, NULL::text, g.latest_key, g.covered_below, g.donations::int8,
+        g.latest_version::int8, NULL::int8, NULL::uuid, NULL::uuid, NULL::bool, NULL::bool, NULL::text[], g.habits, NULL::int4,
+        g.compacted
+        """
+
+    /// A voice shortcut's row (part 3) of `projection_voice_shortcuts v`, as `FoldReadRow` reads it.
+    static let voiceRow = """
+        3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key, v.phrase_key,
+        NULL::int8, NULL::int8, NULL::int8, v.voice_shortcut_id, v.conflicts_with, v.deleted, v.target_available, NULL::text[],
+        NULL::bytea, NULL::int4, NULL::bytea
+        """
+
     static func definition(named name: String) -> PostgresQuery {
         """
         CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name))
@@ -59,18 +76,12 @@ enum FoldReadFunction: DistributedFunction {
           END IF;
           IF cardinality($2) > 0 OR cardinality(grouped_bundles) > 0 THEN
             RETURN QUERY
-              SELECT 1, g.bundle_id, g.identifier, g.group_id, NULL::text, NULL::text, g.latest_key, g.covered_below,
-                     g.donations::int8, g.latest_version::int8, NULL::int8, NULL::uuid, NULL::uuid, NULL::bool, NULL::bool,
-                     NULL::text[], g.habits, NULL::int4, g.compacted
-              FROM projection_donation_groups g
+              SELECT \(unescaped: groupRow) FROM projection_donation_groups g
               WHERE g.account_id = $1 AND g.bundle_id = ANY($2 || grouped_bundles) AND g.identifier = ANY($3 || grouped_identifiers);
           END IF;
           IF cardinality($6) > 0 THEN
             RETURN QUERY
-              SELECT 1, g.bundle_id, g.identifier, g.group_id, NULL::text, NULL::text, g.latest_key, g.covered_below,
-                     g.donations::int8, g.latest_version::int8, NULL::int8, NULL::uuid, NULL::uuid, NULL::bool, NULL::bool,
-                     NULL::text[], g.habits, NULL::int4, g.compacted
-              FROM projection_donation_groups g WHERE g.account_id = $1 AND g.bundle_id = ANY($6);
+              SELECT \(unescaped: groupRow) FROM projection_donation_groups g WHERE g.account_id = $1 AND g.bundle_id = ANY($6);
           END IF;
           IF cardinality($7) > 0 THEN
             RETURN QUERY
@@ -87,31 +98,19 @@ enum FoldReadFunction: DistributedFunction {
             FROM projection_voice_shortcuts w
             WHERE w.account_id = $1 AND w.voice_shortcut_id = ANY($10) AND w.normalized_phrase IS NOT NULL;
             RETURN QUERY
-              SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key,
-                     v.phrase_key, NULL::int8, NULL::int8, NULL::int8, v.voice_shortcut_id, v.conflicts_with, v.deleted,
-                     v.target_available, NULL::text[], NULL::bytea, NULL::int4, NULL::bytea
-              FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.voice_shortcut_id = ANY($10);
+              SELECT \(unescaped: voiceRow) FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.voice_shortcut_id = ANY($10);
           END IF;
           IF cardinality($11) > 0 OR cardinality(linked_phrases) > 0 THEN
             RETURN QUERY
-              SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key,
-                     v.phrase_key, NULL::int8, NULL::int8, NULL::int8, v.voice_shortcut_id, v.conflicts_with, v.deleted,
-                     v.target_available, NULL::text[], NULL::bytea, NULL::int4, NULL::bytea
-              FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.normalized_phrase = ANY($11 || linked_phrases);
+              SELECT \(unescaped: voiceRow) FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.normalized_phrase = ANY($11 || linked_phrases);
           END IF;
           IF cardinality($2) > 0 THEN
             RETURN QUERY
-              SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key,
-                     v.phrase_key, NULL::int8, NULL::int8, NULL::int8, v.voice_shortcut_id, v.conflicts_with, v.deleted,
-                     v.target_available, NULL::text[], NULL::bytea, NULL::int4, NULL::bytea
-              FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.target_bundle_id = ANY($2) AND v.target_identifier = ANY($3);
+              SELECT \(unescaped: voiceRow) FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.target_bundle_id = ANY($2) AND v.target_identifier = ANY($3);
           END IF;
           IF cardinality($12) > 0 THEN
             RETURN QUERY
-              SELECT 3, v.target_bundle_id, v.target_identifier, v.target_title, v.phrase, v.normalized_phrase, v.target_key,
-                     v.phrase_key, NULL::int8, NULL::int8, NULL::int8, v.voice_shortcut_id, v.conflicts_with, v.deleted,
-                     v.target_available, NULL::text[], NULL::bytea, NULL::int4, NULL::bytea
-              FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.target_bundle_id = ANY($12);
+              SELECT \(unescaped: voiceRow) FROM projection_voice_shortcuts v WHERE v.account_id = $1 AND v.target_bundle_id = ANY($12);
           END IF;
           IF cardinality($13) > 0 THEN
             RETURN QUERY
@@ -139,9 +138,9 @@ extension ProjectionRowStore {
         account: UUID, needs: FoldNeeds, device: UUID?, on connection: PostgresConnection
     ) async throws -> (rows: AccountFoldRows, head: AccountHead?) {
         let bindings = try FoldReadStatement<LiveProjectionTables>(account: account, needs: needs, device: device).makeBindings()
-        let placeholders = (1...FoldReadFunction.parameterTypes.count).map { "$\($0)" }.joined(separator: ", ")
         let rows = try await connection.guardedQuery(
-            PostgresQuery(unsafeSQL: "SELECT * FROM \(FoldReadFunction.name)(\(placeholders))", binds: bindings), logger: logger)
+            PostgresQuery(unsafeSQL: "SELECT * FROM \(FoldReadFunction.name)(\(FoldReadFunction.placeholders))", binds: bindings),
+            logger: logger)
         var read: [FoldReadRow] = []
         for try await row in rows { read.append(try FoldReadRow(row)) }
         return Self.fold(Self.asTheStatementReads(read, needs: needs))

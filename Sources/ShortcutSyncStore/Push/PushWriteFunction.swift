@@ -28,6 +28,9 @@ enum PushWriteFunction: DistributedFunction {
         AppendFoldedStatement<EveryFoldArm>.bindingDataTypes.map { $0.knownSQLName! } + ["INTEGER"]
     }
 
+    /// The call's parameters, `$1`…`$62` (made once: every push on Citus sends it).
+    static let placeholders = (1...62).map { "$\($0)" }.joined(separator: ", ")
+
     /// Each arm's bit in `$62`.
     static func bit(of arm: FoldArm) -> Int32 { 1 << Int32(FoldArm.allCases.firstIndex(of: arm)!) }
 
@@ -95,9 +98,9 @@ extension AppendFoldedStatement {
     func runAsDistributedFunction(on connection: PostgresConnection, logger: Logger) async throws -> (appended: Int, mark: String)? {
         var bindings = try makeBindings()
         bindings.append(PushWriteFunction.bits(FoldArm.writing(result)))
-        let placeholders = (1...62).map { "$\($0)" }.joined(separator: ", ")
         let rows = try await connection.guardedQuery(
-            PostgresQuery(unsafeSQL: "SELECT \(PushWriteFunction.name)(\(placeholders))", binds: bindings), logger: logger)
+            PostgresQuery(unsafeSQL: "SELECT \(PushWriteFunction.name)(\(PushWriteFunction.placeholders))", binds: bindings),
+            logger: logger)
         guard let mark = try await rows.decode(String?.self).collectAll().first ?? nil else { return nil }
         return (batch.count, mark)
     }
