@@ -50,10 +50,14 @@ extension DatabaseURL {
     /// With PostgreSQL's default, a plan that sees the arrays of the fold's read looked cheaper
     /// than one that does not, so the read was planned again at every push: measured by
     /// `bench push` (1-event pushes), 1.05 ms of planning a push beside 0.15 ms of execution. Its
-    /// statements reach every row by key in any plan (`GenericPlanTests`). Not on a Citus
-    /// coordinator, which cannot route some statements without their values ("could not create
-    /// distributed plan"), nor when the database cannot be asked at start (it is away): the
-    /// default then holds.
+    /// statements reach every row by key in any plan (`GenericPlanTests`). On a Citus node the
+    /// opposite, each statement planned with its values at every run (`force_custom_plan`): Citus
+    /// cannot route some statements without their values ("could not create distributed plan"),
+    /// and on a node holding the account's shards a generic plan of a statement whose account is
+    /// a parameter keeps every local plan Citus makes for it, one at every run, so that the
+    /// session grows without end (`DistributedFunctions.settings`, which the functions carry for
+    /// sessions that are not the service's). When the database cannot be asked at start (it is
+    /// away) the default holds.
     ///
     /// The pool keeps `keptOpen` connections open from its start (at most `maximumConnections`),
     /// and sends no keep-alive query on idle ones. PostgresNIO's pool arms a timer (a task group
@@ -71,8 +75,10 @@ extension DatabaseURL {
         configuration.options.keepAliveBehavior = nil
         configuration.options.additionalStartupParameters.append(("application_name", Self.applicationName))
         let citus = try? await withSingleConnection(logger: logger) { try await $0.hasCitus(logger: logger) }
-        if citus == false {
-            configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_generic_plan"))
+        switch citus {
+        case false?: configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_generic_plan"))
+        case true?: configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_custom_plan"))
+        case nil: break
         }
         return configuration
     }

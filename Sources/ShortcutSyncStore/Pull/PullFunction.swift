@@ -24,7 +24,7 @@ enum PullFunction: DistributedFunction {
         CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name))
         RETURNS TABLE (part int4, n1 int8, s1 text, s2 text, u1 uuid, s3 text, n2 int8, n3 int8, n4 int8, t1 text[], n5 int8,
                        n6 int8, n7 int8)
-        LANGUAGE plpgsql AS $function$
+        LANGUAGE plpgsql \(unescaped: DistributedFunctions.settings) AS $function$
         #variable_conflict use_column
         DECLARE
           live_epoch int8;

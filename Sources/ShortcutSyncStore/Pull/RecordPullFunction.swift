@@ -18,7 +18,7 @@ enum RecordPullFunction: DistributedFunction {
 
     static func definition(named name: String) -> PostgresQuery {
         """
-        CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name)) RETURNS void LANGUAGE plpgsql AS $function$
+        CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name)) RETURNS void LANGUAGE plpgsql \(unescaped: DistributedFunctions.settings) AS $function$
         BEGIN
           -- Each statement a fast-path router statement of one table, run on the account's local
           -- shard with a cached plan (issue 66): no subquery, no CTE. When the pull was complete

@@ -40,6 +40,18 @@ enum DistributedFunctions {
         base + "_" + SHA256.hash(data: Data(definition.sql.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// Each function's own settings, written in its definition (`CREATE FUNCTION … SET`): its
+    /// statements are planned with their values at every run (`plan_cache_mode =
+    /// force_custom_plan`), in whatever session runs it, a server's or Citus's own on the worker
+    /// a call is sent to. Citus 13.2 makes a fast-path statement's plan for the local shard again
+    /// at every run of a generic plan whose account is a parameter (it looks for the plan it made
+    /// before in a plan that has no task, and never finds it) and keeps every one it made in the
+    /// cached plan: about 35 KB a statement run, so a worker's session that ran pushes for a day
+    /// held gigabytes. A plan made with the values is made once a run and freed with it
+    /// (docs/citus.md, "A worker's sessions held every plan they made";
+    /// `CitusFastPathTests.aWorkersSessionKeepsItsSizeThroughPushesAndPulls`).
+    static let settings = "SET plan_cache_mode = force_custom_plan"
+
     static let all: [any DistributedFunction.Type] = [PushWriteFunction.self, RecordPullFunction.self, FoldReadFunction.self, PullFunction.self]
 
     /// Creates or replaces each function and distributes it. Citus propagates a new function to

@@ -51,7 +51,7 @@ enum FoldReadFunction: DistributedFunction {
         CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name))
         RETURNS TABLE (part int4, s1 text, s2 text, s3 text, s4 text, s5 text, k1 bytea, k2 bytea, n1 int8, n2 int8, n3 int8,
                        u1 uuid, u2 uuid, f1 bool, f2 bool, installed text[], k3 bytea, n4 int4, k4 bytea)
-        LANGUAGE plpgsql AS $function$
+        LANGUAGE plpgsql \(unescaped: DistributedFunctions.settings) AS $function$
         #variable_conflict use_column
         DECLARE
           account projection_accounts%ROWTYPE;

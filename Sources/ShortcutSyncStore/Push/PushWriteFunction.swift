@@ -58,7 +58,7 @@ enum PushWriteFunction: DistributedFunction {
             """
         }.joined(separator: "\n")
         return """
-            CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name)) RETURNS text LANGUAGE plpgsql AS $function$
+            CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name)) RETURNS text LANGUAGE plpgsql \(unescaped: DistributedFunctions.settings) AS $function$
             DECLARE
               new_mark text;
               event_body jsonb;

@@ -8,16 +8,18 @@ import ShortcutSyncTestSupport
 import Testing
 
 /// Issue 66, item 1: a small push on Citus is written by fast-path router statements, each run on
-/// the local shard of the account's worker with the plan it was given once. The push runs on the
+/// the local shard of the account's worker, planned with its values at each run
+/// (`DistributedFunctions.settings`: Citus 13.2 kept a plan for every run of a generic one,
+/// `aWorkersSessionKeepsItsSizeThroughPushesAndPulls`). The push runs on the
 /// worker that holds the account's shards (as a routed server's does), with Citus's debug
 /// messages on for that one session (`log_min_messages = debug2`, `citus.log_local_commands`),
 /// read back from the worker's log by the session's pid (PostgresNIO drops notices, so
 /// `client_min_messages` would show nothing).
 @Suite(.serialized, .enabled(if: CitusCluster.suitesRun, CitusCluster.notInstalled), .citusCluster)
 struct CitusFastPathTests {
-    /// What Citus says when a statement is not a fast-path router statement run where it is.
-    static let notFastPath = ["generating subplan", "via coordinator", "Collecting INSERT", "pushdown",
-                              "Plan is router executable", "Creating router plan", "Distributed planning", "multi-shard"]
+    /// What Citus says when a statement is not a fast-path router statement run where it is
+    /// (and a router plan not made for a fast-path statement: `messages`).
+    static let notFastPath = ["generating subplan", "via coordinator", "Collecting INSERT", "pushdown", "multi-shard"]
 
     /// The worker's log (`EmbeddedPostgres` starts each node with `pg_ctl -l <home>/postgres.log`,
     /// its data directory `<home>/cluster`).
@@ -28,12 +30,11 @@ struct CitusFastPathTests {
         #expect(PushWriteFunction.definition.sql.contains("<= \(FastPathRows.maximum) THEN -- FastPathRows.maximum"))
     }
 
-    @Test func aSmallPushIsWrittenByFastPathStatementsWithCachedPlans() async throws {
+    @Test func aSmallPushIsWrittenByFastPathStatements() async throws {
         try await Self.onTheAccountsWorker { account, device, worker in
             let store = PostgresEventStore(client: worker, logger: TestDatabase.shared.logger)
-            // Warm-up (six one-event pushes: the function's statements get their generic plans
-            // after five runs), then Citus's messages on, then pushes of 1, 3 and the most rows
-            // the function writes as fast-path statements.
+            // Six one-event pushes first (the account's first rows), then Citus's messages on,
+            // then pushes of 1, 3 and the most rows the function writes as fast-path statements.
             let counts = [1, 1, 1, 1, 1, 1, 1, 3, FastPathRows.maximum]
             var seq: Int64 = 0
             var debug: (logStart: Int64, pid: Int32) = (0, 0)
@@ -113,7 +114,7 @@ struct CitusFastPathTests {
                                         .deletion(Deletion(bundleId: "com.example.juice", selector: .all)),
                                         .voiceShortcutUpdated(VoiceShortcutUpdated(voiceShortcutId: teaTime, phrase: "Tea time")),
                                         .appsReported(AppsReported(installed: ["com.example.soup", "com.example.tea"]))]
-            for _ in 0..<6 { try await push(donations); try await push(general) }  // warm-up: generic plans after five runs
+            for _ in 0..<6 { try await push(donations); try await push(general) }  // the rows' first writes, before the messages
             for (kind, bodies, tables) in [
                 ("donations", donations,
                  ["projection_accounts", "projection_donation_groups", "projection_deletion_marks", "projection_voice_shortcuts", "events",
@@ -267,6 +268,93 @@ struct CitusFastPathTests {
         }
     }
 
+    /// A worker's session keeps its size through the pushes, reads and pulls it runs: Citus 13.2
+    /// kept a local plan for every run of a generic plan whose account is a parameter, about
+    /// 35 KB a statement, so that a session grew without end (`DistributedFunctions.settings`).
+    /// Two hundred pushes, each read again (no kept rows), a whole-view pull and its record, on
+    /// one session with PostgreSQL's default plan cache mode, as Citus's own sessions on a worker
+    /// have it: the functions' own setting alone holds it. Without it the session grew by 286 MB
+    /// (about 1.4 MB a round; tried), and without the service's the next test's by 17 MB.
+    @Test func aWorkersSessionKeepsItsSizeThroughPushesAndPulls() async throws {
+        try await Self.onTheAccountsWorker { account, device, worker in
+            var store = PostgresEventStore(client: worker, logger: TestDatabase.shared.logger)
+            store.readCache = nil  // every push reads its rows (fold_read)
+            let projections = ProjectionStore(client: worker, logger: TestDatabase.shared.logger)
+            let sync = DeviceSyncStore(client: worker, logger: TestDatabase.shared.logger)
+            var seq: Int64 = 0
+            func round() async throws {
+                seq += 1
+                let donation = Event(seq: seq, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq, counter: 0),
+                                     body: .donation(Donation(bundleId: "com.example.soup", identifier: "soup-\(seq % 5)", kind: .intent,
+                                                              intentType: "OrderIntent", title: "Soup \(seq % 5)")))
+                #expect(try await store.append([donation], account: account, device: device).appended == 1)
+                let snapshot = try await projections.pull(account: account, device: device, cursor: nil)
+                try await sync.recordPull(device: device, account: account, version: snapshot.cursor.version, complete: !snapshot.more)
+            }
+            func size() async throws -> Int64 {
+                try await worker.query("SELECT sum(total_bytes)::int8 FROM pg_backend_memory_contexts").decode(Int64.self).collectAll().first ?? 0
+            }
+            #expect(try await worker.query("SHOW plan_cache_mode").decode(String.self).collectAll() == ["auto"])
+            for _ in 0..<10 { try await round() }  // warm-up: the session's caches made
+            let before = try await size()
+            for _ in 0..<200 { try await round() }
+            let grown = try await size() - before
+            #expect(grown < 8 << 20, "the session grew by \(grown) bytes in 200 pushes and pulls")
+        }
+    }
+
+    /// The service's sessions on a Citus node plan each statement with its values
+    /// (`serviceClientConfiguration`), so that the statements it prepares keep the session's size
+    /// too: a fast-path read by account, prepared and run 300 times on the account's worker.
+    @Test func aServicesSessionOnAWorkerKeepsItsSizeThroughPreparedStatements() async throws {
+        try await TestDatabase.withClient { coordinator, url in
+            let account = UUID()
+            try await openAccount(account, client: coordinator)
+            let node = try await coordinator.query("""
+                SELECT n.nodename || ':' || n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
+                WHERE p.shardid = get_shard_id_for_distribution_column('account_heads', \(account))
+                """).decode(String.self).collectAll().first
+            let worker = try await url.onNode(try #require(node)).servicePool(maximumConnections: 1, keptOpen: 0, logger: TestDatabase.shared.logger)
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await worker.run() }
+                defer { group.cancelAll() }
+                #expect(try await worker.query("SHOW plan_cache_mode").decode(String.self).collectAll() == ["force_custom_plan"])
+                try await worker.withConnection { connection in
+                    func size() async throws -> Int64 {
+                        try await connection.query("SELECT sum(total_bytes)::int8 FROM pg_backend_memory_contexts", logger: TestDatabase.shared.logger)
+                            .decode(Int64.self).collectAll().first ?? 0
+                    }
+                    func read() async throws -> [Int64] {
+                        var versions: [Int64] = []
+                        for try await version in try await connection.execute(HeadVersion(account: account), logger: TestDatabase.shared.logger) {
+                            versions.append(version)
+                        }
+                        return versions
+                    }
+                    for _ in 0..<10 { #expect(try await read().count == 1) }  // warm-up: past the five runs before a generic plan
+                    let before = try await size()
+                    for _ in 0..<300 { _ = try await read() }
+                    let grown = try await size() - before
+                    #expect(grown < 4 << 20, "the session grew by \(grown) bytes in 300 runs of a prepared statement")
+                }
+            }
+        }
+    }
+
+    /// A fast-path read of one account's head, prepared.
+    struct HeadVersion: PostgresPreparedStatement {
+        static let name = "CitusFastPathTests.headVersion"
+        static let sql = "SELECT version FROM account_heads WHERE account_id = $1"
+        typealias Row = Int64
+        let account: UUID
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(account)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
+    }
+
     /// Runs `body` with a new account and device, and a one-connection pool on the worker that
     /// holds the account's shards (one connection, so that the session's settings hold for every
     /// statement of the store).
@@ -306,8 +394,29 @@ struct CitusFastPathTests {
         return log.split(separator: "\n").map(String.init).filter { $0.contains("[\(start.pid)]") && !$0.contains("CONTEXT:") }
     }
 
-    /// The lines that hold each phrase.
+    /// The lines that hold each phrase, and the router plans made for a statement that is not a
+    /// fast-path one. Citus says "Creating router plan" as it plans either; for a fast-path
+    /// `SELECT`, `UPDATE` or `DELETE` after "Deferred pruning for a fast-path router query" (or
+    /// "Distributed planning for …"), for an `INSERT … VALUES` alone, and for a statement with a
+    /// join or a subquery alone too (tried). So a plan said alone counts unless the command it
+    /// runs next on the local shard is an `INSERT … VALUES`.
     static func messages(_ lines: [String], saying phrases: [String]) -> [(String, [String])] {
-        phrases.map { phrase in (phrase, lines.filter { line in line.range(of: phrase) != nil }) }
+        var fastPath = false, alone: String?, offTheFastPath: [String] = []
+        for line in lines {
+            if line.range(of: "for a fast-path router query") != nil {
+                fastPath = true
+            } else if line.range(of: "Creating router plan") != nil {
+                if let alone { offTheFastPath.append(alone) }
+                alone = fastPath ? nil : line
+                fastPath = false
+            } else if let plan = alone, let command = line.range(of: "executing the command locally: ") {
+                let text = line[command.upperBound...]
+                if !text.hasPrefix("INSERT INTO ") || text.range(of: " SELECT ") != nil { offTheFastPath.append(plan) }
+                alone = nil
+            }
+        }
+        if let alone { offTheFastPath.append(alone) }
+        return phrases.map { phrase in (phrase, lines.filter { line in line.range(of: phrase) != nil }) }
+            + [("Creating router plan (not for a fast-path statement)", offTheFastPath)]
     }
 }
