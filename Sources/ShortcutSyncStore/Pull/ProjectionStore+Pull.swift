@@ -147,18 +147,20 @@ extension ProjectionStore {
         // The history values (migration 0027) as `PullStatement` reads them: of the answer's
         // version, and of the cursor's (the head's, or its event's).
         let cursorVersion = cursor?.version ?? 0
-        let head = try await connection.guardedQuery("""
-            SELECT c.epoch + coalesce(h.promotions, 0), a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version,
-                   CASE WHEN coalesce(a.version, 0) = 0 THEN 0 WHEN a.version = h.version THEN h.history END,
-                   CASE WHEN \(cursorVersion) = 0 THEN 0 WHEN \(cursorVersion) = h.version THEN h.history ELSE e.history END
-            FROM projection_checkpoint c
-            LEFT JOIN projection_accounts a ON a.account_id = \(account)
-            LEFT JOIN projection_devices d ON d.account_id = \(account) AND d.device_id = \(device)
-            LEFT JOIN account_heads h ON h.account_id = \(account)
-            LEFT JOIN events e ON e.account_id = \(account) AND e.version = \(cursorVersion)
-            WHERE c.name = 'live'
-            """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, [String]?, Int64?, Int64?, Int64?).self).collectAll()
-        guard let (epoch, storedVersion, wall, counter, installed, storedAppsVersion, headHistory, cursorHistory) = head.first else {
+        let head = try await writeRoute.form(on: connection, logger: logger) == .distributedFunction
+            ? try await headByFastPathStatements(account: account, device: device, cursorVersion: cursorVersion, on: connection)
+            : try await connection.guardedQuery("""
+                SELECT c.epoch + coalesce(h.promotions, 0), a.version, a.max_hlc_wall, a.max_hlc_counter, d.installed, d.apps_version,
+                       CASE WHEN coalesce(a.version, 0) = 0 THEN 0 WHEN a.version = h.version THEN h.history END,
+                       CASE WHEN \(cursorVersion) = 0 THEN 0 WHEN \(cursorVersion) = h.version THEN h.history ELSE e.history END
+                FROM projection_checkpoint c
+                LEFT JOIN projection_accounts a ON a.account_id = \(account)
+                LEFT JOIN projection_devices d ON d.account_id = \(account) AND d.device_id = \(device)
+                LEFT JOIN account_heads h ON h.account_id = \(account)
+                LEFT JOIN events e ON e.account_id = \(account) AND e.version = \(cursorVersion)
+                WHERE c.name = 'live'
+                """, logger: logger).decode((Int64, Int64?, Int64?, Int64?, [String]?, Int64?, Int64?, Int64?).self).collectAll().first
+        guard let (epoch, storedVersion, wall, counter, installed, storedAppsVersion, headHistory, cursorHistory) = head else {
             throw StoreError.corruptRow("the live projection checkpoint is missing")
         }
         let version = storedVersion ?? 0
@@ -191,6 +193,42 @@ extension ProjectionStore {
             changes: read.changes.visible(toDeviceWith: installed.map(Set.init)),
             maxHLC: HLCTimestamp(wallMillis: wall ?? 0, counter: Int(counter ?? 0)),
             lastAcceptedSeq: lastAcceptedSeq)
+    }
+
+    /// The head row of the transactional pull, on Citus: the join's tables read one by one, each
+    /// a fast-path statement of one table (issue 66, item 1; the join is a router plan, made anew
+    /// at every pull), in the pull's snapshot, and put together as the join puts them: the
+    /// epoch with the account's promotions, the projection's version and clock, the device's
+    /// apps, the history values of the answer's version and of the cursor's (the head's, or its
+    /// event's). Nil without the live checkpoint.
+    private func headByFastPathStatements(
+        account: UUID, device: UUID, cursorVersion: Int64, on connection: PostgresConnection
+    ) async throws -> (Int64, Int64?, Int64?, Int64?, [String]?, Int64?, Int64?, Int64?)? {
+        func first<Row: PostgresDecodable & Sendable>(_ query: PostgresQuery, _: Row.Type) async throws -> Row? {
+            try await connection.guardedQuery(query, logger: logger).decode(Row.self).collectAll().first
+        }
+        guard let epoch = try await first("SELECT epoch::int8 FROM projection_checkpoint WHERE name = 'live'", Int64.self) else { return nil }
+        let stored = try await connection.guardedQuery("""
+            SELECT version::int8, max_hlc_wall::int8, max_hlc_counter::int8 FROM projection_accounts WHERE account_id = \(account)
+            """, logger: logger).decode((Int64, Int64?, Int64?).self).collectAll().first
+        let reported = try await connection.guardedQuery("""
+            SELECT installed, apps_version::int8 FROM projection_devices WHERE account_id = \(account) AND device_id = \(device)
+            """, logger: logger).decode(([String], Int64).self).collectAll().first
+        let head = try await connection.guardedQuery("""
+            SELECT version::int8, history::int8, promotions::int8 FROM account_heads WHERE account_id = \(account)
+            """, logger: logger).decode((Int64, Int64?, Int64).self).collectAll().first
+        let historyAtCursor: Int64?
+        if cursorVersion == 0 {
+            historyAtCursor = 0
+        } else if let head, cursorVersion == head.0 {
+            historyAtCursor = head.1
+        } else {
+            historyAtCursor = try await connection.guardedQuery("""
+                SELECT history::int8 FROM events WHERE account_id = \(account) AND version = \(cursorVersion)
+                """, logger: logger).decode(Int64?.self).collectAll().first ?? nil
+        }
+        let historyAtVersion: Int64? = if (stored?.0 ?? 0) == 0 { 0 } else if let head, stored?.0 == head.0 { head.1 } else { nil }
+        return (epoch + (head?.2 ?? 0), stored?.0, stored?.1, stored?.2, reported?.0, reported?.1, historyAtVersion, historyAtCursor)
     }
 
     /// Reads rows of one kind for a page: after a position, tombstones only above a version, at

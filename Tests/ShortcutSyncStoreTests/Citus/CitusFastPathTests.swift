@@ -226,14 +226,38 @@ struct CitusFastPathTests {
             #expect(resetByFunction.count == 5, "the head, the last seq, soup-2, soup-3, the voice shortcut: \(resetByFunction)")
 
             #expect(lines.contains { $0.range(of: "\(PullFunction.name)(") != nil }, "the pull's call was not found: \(lines.prefix(5))")
-            let local = lines.filter { $0.range(of: "executing the command locally") != nil }
-            for table in ["projection_accounts", "projection_devices", "account_heads", "events", "projection_shortcuts",
-                          "projection_voice_shortcuts"] {
-                #expect(local.contains { $0.contains("public.\(table)_") }, "no statement on a local shard of \(table): \(lines.prefix(8))")
+            Self.expectFastPath(lines, locallyOn: Self.pullsTables)
+        }
+    }
+
+    /// The pull of a page (a cursor that stopped inside one) goes the read-only transaction; on
+    /// Citus its head is read by fast-path statements of one table each (the checkpoint, the
+    /// account's row, the device's, the head), not the join, a router plan; so are its rows.
+    /// Five shortcuts in pages of two: the first page by the one statement, the second and the
+    /// third by the transaction (their messages read; the third reads the voice shortcuts, which
+    /// the second had no room for), and the three bring the five.
+    @Test func aPagesPullIsMadeOfFastPathStatements() async throws {
+        try await Self.onTheAccountsWorker { account, device, worker in
+            let store = PostgresEventStore(client: worker, logger: TestDatabase.shared.logger)
+            for seq in Int64(1)...5 {
+                _ = try await store.append([Event(seq: seq, hlc: HLCTimestamp(wallMillis: 1_764_000_000_000 + seq, counter: 0),
+                                                  body: .donation(Donation(bundleId: "com.example.soup", identifier: "soup-\(seq)", kind: .intent,
+                                                                           intentType: "OrderIntent", title: "Soup \(seq)")))],
+                                           account: account, device: device)
             }
-            for (phrase, found) in Self.messages(lines, saying: Self.notFastPath) {
-                #expect(found.isEmpty, "\(found.count) messages say \"\(phrase)\", the first: \(found.first ?? "")")
-            }
+            let projections = ProjectionStore(client: worker, logger: TestDatabase.shared.logger, pullPageSize: 2)
+            let first = try await projections.pull(account: account, device: device, cursor: nil)
+            let debug = try await Self.debugOn(worker)
+            let second = try await projections.pull(account: account, device: device, cursor: first.cursor)
+            let third = try await projections.pull(account: account, device: device, cursor: second.cursor)
+            let lines = try await Self.debugOff(worker, since: debug)
+            #expect(first.reset && first.more && !second.reset && second.more && !third.reset && !third.more)
+            #expect(third.cursor.version == 5 && third.cursor.page == nil)
+            let pulled = [first, second, third].flatMap { $0.changes.upsertedShortcuts.map(\.latest.identifier) }
+            #expect(pulled.sorted() == (1...5).map { "soup-\($0)" }, "\(pulled)")
+
+            #expect(lines.contains { $0.range(of: "BEGIN") != nil }, "the transaction was not found: \(lines.prefix(5))")
+            Self.expectFastPath(lines, locallyOn: Self.pullsTables)
         }
     }
 
@@ -392,6 +416,22 @@ struct CitusFastPathTests {
             SELECT pg_read_file(\(unescaped: Self.logFile), \(start.logStart), (pg_stat_file(\(unescaped: Self.logFile))).size - \(start.logStart))
             """).decode(String.self).collectAll().first ?? ""
         return log.split(separator: "\n").map(String.init).filter { $0.contains("[\(start.pid)]") && !$0.contains("CONTEXT:") }
+    }
+
+    /// The tables a pull reads, the transactional one and `pull_changes` alike.
+    static let pullsTables = ["projection_accounts", "projection_devices", "account_heads", "events", "projection_shortcuts",
+                              "projection_voice_shortcuts"]
+
+    /// Expects a statement run on a local shard of each of `tables` among `lines`, and none of
+    /// Citus's messages of a statement that is not a fast-path one (`notFastPath`, `messages`).
+    static func expectFastPath(_ lines: [String], locallyOn tables: [String]) {
+        let local = lines.filter { $0.range(of: "executing the command locally") != nil }
+        for table in tables {
+            #expect(local.contains { $0.contains("public.\(table)_") }, "no statement on a local shard of \(table): \(lines.prefix(8))")
+        }
+        for (phrase, found) in messages(lines, saying: notFastPath) {
+            #expect(found.isEmpty, "\(found.count) messages say \"\(phrase)\", the first: \(found.first ?? "")")
+        }
     }
 
     /// The lines that hold each phrase, and the router plans made for a statement that is not a
