@@ -126,10 +126,7 @@ private let logger = TestDatabase.shared.logger
         try await holder.query("LOCK TABLE snapshot.projection_donation_groups IN ACCESS EXCLUSIVE MODE", logger: logger)
         let compaction = Task { try await compacting() }
         let answered = Atomic(false)
-        let push = Task {
-            defer { answered.store(true, ordering: .sequentiallyConsistent) }
-            return try await pushing()
-        }
+        let push: Task<Pushed, any Error>
         do {
             try await eventually("the compaction waits for the snapshot's table") {
                 // This database's snapshot table (the suite's databases share one cluster).
@@ -140,6 +137,12 @@ private let logger = TestDatabase.shared.logger
                     """, logger: logger).decode(Int64.self).collectAll().first ?? 0
                 return waiting > 0
             }
+            // Only now: pushed before the compaction reached the table, the push (or the parking)
+            // would be seen by its start instead, and the compaction would never wait there.
+            push = Task {
+                defer { answered.store(true, ordering: .sequentiallyConsistent) }
+                return try await pushing()
+            }
             try? await eventually("the push is answered while the compaction waits", timeout: .seconds(5)) {
                 answered.load(ordering: .sequentiallyConsistent)
             }
@@ -147,7 +150,6 @@ private let logger = TestDatabase.shared.logger
             try? await holder.query("ROLLBACK", logger: logger)
             try? await holder.close()
             _ = try? await compaction.value
-            _ = try? await push.value
             throw error
         }
         let answeredWhileWaiting = answered.load(ordering: .sequentiallyConsistent)
