@@ -116,7 +116,16 @@ private let logger = TestDatabase.shared.logger
                 return account == broken.account && failures == 1 && retryIn == .seconds(600) && error is CompactionMismatch
             }, "\(steps)")
             #expect(steps.contains { if case .compacted(let compaction) = $0 { compaction.account == fine.account } else { false } }, "\(steps)")
-            #expect(steps.last.map { if case .idle = $0 { true } else { false } } == true, "the failed account is not taken again at once: \(steps)")
+            // The third step finds nothing of the failed account: idle, or (once, on a loaded
+            // machine) the compacted account's next compaction scheduled.
+            let takesTheFailed: (RetentionStep) -> Bool = { step in
+                switch step {
+                case .failed(let account, _, _, _), .scheduled(let account): account == broken.account
+                case .compacted(let compaction): compaction.account == broken.account
+                case .idle: false
+                }
+            }
+            #expect(steps.filter(takesTheFailed).count == 1, "the failed account is not taken again at once: \(steps)")
             let first = try #require(try await head(broken.account))
             #expect(first.failures == 1 && first.compactions == 0 && (590...600).contains(first.dueIn), "\(first)")
             #expect(try await client.query("SELECT count(*) FROM events WHERE account_id = \(broken.account)", logger: logger)
