@@ -204,10 +204,8 @@ extension ProjectionStore {
     private func headByFastPathStatements(
         account: UUID, device: UUID, cursorVersion: Int64, on connection: PostgresConnection
     ) async throws -> (Int64, Int64?, Int64?, Int64?, [String]?, Int64?, Int64?, Int64?)? {
-        func first<Row: PostgresDecodable & Sendable>(_ query: PostgresQuery, _: Row.Type) async throws -> Row? {
-            try await connection.guardedQuery(query, logger: logger).decode(Row.self).collectAll().first
-        }
-        guard let epoch = try await first("SELECT epoch::int8 FROM projection_checkpoint WHERE name = 'live'", Int64.self) else { return nil }
+        guard let epoch = try await connection.guardedQuery("SELECT epoch::int8 FROM projection_checkpoint WHERE name = 'live'", logger: logger)
+            .decode(Int64.self).collectAll().first else { return nil }
         let stored = try await connection.guardedQuery("""
             SELECT version::int8, max_hlc_wall::int8, max_hlc_counter::int8 FROM projection_accounts WHERE account_id = \(account)
             """, logger: logger).decode((Int64, Int64?, Int64?).self).collectAll().first

@@ -6,7 +6,7 @@ import PostgresNIO
 /// (issue 66, item 1): the one statement is a router plan of four joins and a `UNION ALL` that
 /// Citus plans anew at every pull, where each of the function's statements is a fast-path router
 /// statement of one table (or a read of the reference table `projection_checkpoint`), run on the
-/// local shard with a cached plan.
+/// local shard, planned with its values at each run (`DistributedFunctions.settings`).
 ///
 /// Its parameters are the statement's: `$1` the account, `$2` the device, `$3` the cursor's
 /// version, `$4` the most rows of each kind, `$5` the version at or below which removals are not

@@ -21,7 +21,7 @@ enum RecordPullFunction: DistributedFunction {
         CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name)) RETURNS void LANGUAGE plpgsql \(unescaped: DistributedFunctions.settings) AS $function$
         BEGIN
           -- Each statement a fast-path router statement of one table, run on the account's local
-          -- shard with a cached plan (issue 66): no subquery, no CTE. When the pull was complete
+          -- shard (issue 66): no subquery, no CTE. When the pull was complete
           -- and the device's sync row is behind or a minute old, the row is written under a
           -- key-share lock of the account's head (an erasure takes it for update first). A row
           -- moved on between the read and the write is kept by the INSERT's own condition.

@@ -9,7 +9,7 @@ import ShortcutSyncDomain
 /// is a router plan of CTEs, `unnest`s and a `UNION ALL` that Citus plans anew at every push
 /// (20–68 ms on a loaded worker against 0.11 ms on one PostgreSQL, docs/citus.md), where each of
 /// the function's statements is a fast-path router statement of one table, run on the local
-/// shard with a cached plan. A kind of row the push does not need (its keys empty) is not read.
+/// shard (planned with its values at each run: `DistributedFunctions.settings`). A kind of row the push does not need (its keys empty) is not read.
 ///
 /// Its parameters are `FoldReadStatement`'s, in its order and from its bindings: `$1` the
 /// account; `$2`, `$3` the shortcuts (apps, identifiers); `$4`, `$5` the app groups; `$6` the

@@ -209,9 +209,6 @@ struct CitusFastPathTests {
             let projections = ProjectionStore(client: worker, logger: TestDatabase.shared.logger)
             // After version 2, not the head's: the cursor's event is read too.
             let statement = PullStatement(account: account, device: device, after: 2, limit: 65)
-            try await worker.withConnection { connection in
-                for _ in 0..<6 { _ = try await projections.pullRowsByDistributedFunction(statement, on: connection) }  // warm-up
-            }
             let debug = try await Self.debugOn(worker)
             let byFunction = try await worker.withConnection { try await projections.pullRowsByDistributedFunction(statement, on: $0) }
             let lines = try await Self.debugOff(worker, since: debug)
@@ -269,7 +266,8 @@ struct CitusFastPathTests {
         try await Self.onTheAccountsWorker { account, device, worker in
             let store = DeviceSyncStore(client: worker, logger: TestDatabase.shared.logger)
             let at = Date()
-            // Warm-up: six records that write (the version moves on each time).
+            // Six records that write first (the version moves on each time), then one that writes
+            // and one that finds the row current.
             for version in Int64(1)...6 {
                 try await store.recordPull(device: device, account: account, version: version, complete: true, at: at)
             }
