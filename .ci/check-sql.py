@@ -140,6 +140,10 @@ UNESCAPED = {
     "RecordPullFunction.name": ("record_pull", "the distributed function's name"),
     "FoldReadFunction.name": ("fold_read", "the distributed function's name"),
     "PullFunction.name": ("pull_changes", "the distributed function's name"),
+    "FoldWriteFunction.name": ("fold_write", "the distributed function's name"),
+    "FoldWriteFunction.placeholders": ("$1, $2", "FoldWriteFunction's call: $1…$51, the account first (the call names it, Citus routes by it)"),
+    'PushWriteFunction.armsBody(bits: "$51")': ("", "FoldWriteFunction's body: the fold arms' statements (FoldArm.sql, each checked as"
+                                                   " its own literal), inside the function's dollar quotes"),
     "AccountHead.markSQL": ("h.xmin::text", "the head's mark, an expression over the head row h"),
     "arms": ("", "PushWriteFunction's body: the fold arms' statements (FoldArm.sql, each checked as its own literal), inside"
              " the function's dollar quotes"),

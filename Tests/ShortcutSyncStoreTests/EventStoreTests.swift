@@ -34,6 +34,41 @@ import Testing
         }
     }
 
+    /// The fold's read of the log (`readFoldLog`) gives each event as it reads whole, a
+    /// deletion's identifiers and a report's apps too (their JSON array read here, not by the
+    /// server): quotes, backslashes, letters of other scripts, a string that reads "null".
+    /// A list that is not one of strings is a corrupt row, refused.
+    @Test func theFoldsReadOfTheLogGivesEveryEventAsItReadsWhole() async throws {
+        try await TestDatabase.withClient { client, _ in
+            let store = try await openStore(client)
+            let identifiers = ["soup \"hot\"", "back\\slash", "суп-😀", "null", "[1]"]
+            let batch = events(2) + [
+                Event(seq: 3, hlc: HLCTimestamp(wallMillis: 5, counter: 0), body: .deletion(Deletion(bundleId: "com.example.soup", selector: .identifiers(identifiers)))),
+                Event(seq: 4, hlc: HLCTimestamp(wallMillis: 6, counter: 0), body: .deletion(Deletion(bundleId: "com.example.soup", selector: .all))),
+                Event(seq: 5, hlc: HLCTimestamp(wallMillis: 7, counter: 0), body: .appsReported(AppsReported(installed: ["com.example.soup", "com.example.tea"]))),
+            ]
+            _ = try await store.append(batch, account: account, device: device)
+            let read = try await client.withConnection { connection in
+                try await store.readFoldLog(ofAccount: account, versions: 1...5, on: connection)
+            }
+            let whole = try await store.readStream(account: account, after: 0, limit: 100).map(FoldLogEntry.init)
+            #expect(read == whole)
+            guard case .deletion(let deletion) = read[2].event.change else { Issue.record("\(read[2])"); return }
+            #expect(deletion.selector == .identifiers(identifiers))
+
+            // The log is append-only: the corrupt event is one more, written past the store.
+            try await client.query("""
+                INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, history)
+                VALUES (\(account), 6, \(device), 6, \(UUID()), 'deletion', 8, 0, '{"bundleId": "com.example.soup", "identifiers": [1, 2]}', 1)
+                """, logger: TestDatabase.shared.logger)
+            await #expect(throws: StoreError.self) {
+                try await client.withConnection { connection in
+                    try await store.readFoldLog(ofAccount: account, versions: 1...6, on: connection)
+                }
+            }
+        }
+    }
+
     @Test func retriedBatchStoresNothingTwice() async throws {
         try await TestDatabase.withClient { client, _ in
             let store = try await openStore(client)

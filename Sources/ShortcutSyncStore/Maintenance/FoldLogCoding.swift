@@ -4,11 +4,12 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 /// How the fold's columns of an event are read: the few body fields the fold needs, extracted by
-/// the server, so no event is decoded from JSON here (most of them are donations, which bring
-/// their shortcut and group only).
+/// the server, so that no event is decoded from JSON here (most of them are donations, which bring
+/// their shortcut and group only) but a deletion's identifiers and a report's apps, a JSON array
+/// of strings: made into an array by the server it was a subquery (`ARRAY(SELECT
+/// jsonb_array_elements_text(…))`), which on Citus makes the account's read of its log a router
+/// plan instead of a fast-path statement (issue 66, item 1).
 struct FoldLogCoding: Sendable {
-
-
     static let columns = """
         version, account_id, device_id, seq, hlc_wall, hlc_counter,
         (CASE type WHEN 'donation' THEN 0 WHEN 'deletion' THEN 1 WHEN 'voiceShortcutAdded' THEN 2
@@ -16,8 +17,7 @@ struct FoldLogCoding: Sendable {
                    WHEN 'learningForgotten' THEN 7 WHEN 'learningPaused' THEN 8 ELSE 6 END)::int2,
         body->>'bundleId', body->>'identifier', body->>'groupIdentifier', (body->>'voiceShortcutId')::uuid,
         body->>'phrase', body->>'title',
-        CASE type WHEN 'deletion' THEN CASE WHEN body ? 'identifiers' THEN ARRAY(SELECT jsonb_array_elements_text(body->'identifiers')) END
-                  WHEN 'appsReported' THEN ARRAY(SELECT jsonb_array_elements_text(body->'installed')) END,
+        (CASE type WHEN 'deletion' THEN body->'identifiers' WHEN 'appsReported' THEN body->'installed' END)::text,
         (body->>'utcOffsetMinutes')::int4, coalesce((body->>'eligibleForPrediction')::bool, true),
         body->>'scope', (body->>'deviceId')::uuid, (body->>'paused')::bool, body->>'place'
         """
@@ -55,7 +55,7 @@ struct FoldLogCoding: Sendable {
         let type = try cells.next(Int16.self)
         let bundleId = try cells.next(String?.self), identifier = try cells.next(String?.self), group = try cells.next(String?.self)
         let voiceId = try cells.next(UUID?.self), phrase = try cells.next(String?.self), title = try cells.next(String?.self)
-        let list = try cells.next([String]?.self)
+        let list = try cells.next(String?.self).map { try Self.strings($0, version: version, account: account) }
         let offset = try cells.next(Int32?.self), eligible = try cells.next(Bool.self)
         let scope = try cells.next(String?.self), scopeDevice = try cells.next(UUID?.self), paused = try cells.next(Bool?.self)
         let place = try cells.next(String?.self)
@@ -69,6 +69,16 @@ struct FoldLogCoding: Sendable {
         // A donation eligible for prediction teaches the suggestions (DESIGN §3).
         let habit = type == 0 && eligible ? HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0), placeToken: place) : nil
         return FoldLogEntry(accountId: account, event: FoldEvent(key: key, version: version, change: change, habit: habit))
+    }
+
+    /// A deletion's identifiers or a report's apps, as the event's body holds them (a JSON array
+    /// of strings); anything else there is a corrupt row (the server's array refused only what is
+    /// not an array, and took numbers as their text; no push stores either).
+    private static func strings(_ json: String, version: Int64, account: UUID) throws -> [String] {
+        guard let strings = try? JSONDecoder().decode([String].self, from: Data(json.utf8)) else {
+            throw StoreError.corruptRow("event \(version) of account \(account) holds a list that is not one of strings")
+        }
+        return strings
     }
 
     private static func change(

@@ -18,13 +18,17 @@ extension ProjectionRowStore {
     /// caller's transaction ends: its pushes wait, and no other task or process takes it
     /// (`SKIP LOCKED`). Nil when there is none. Accounts behind come first: their views lag.
     ///
-    /// Two statements, so that it runs on Citus as on one PostgreSQL: Citus locks rows
-    /// (`FOR NO KEY UPDATE`) only in a statement that reaches a single shard. A plain read of up to
-    /// `candidates` accounts (every shard, no lock, those behind first), then, in a random order,
-    /// a lock of one of them by its account id (one shard, `SKIP LOCKED`, the condition checked
-    /// again: it may have been folded or parked since the read). Nil also when every candidate
-    /// read is held by another task: with fewer tasks folding at once than `candidates`, never
-    /// while another account waits.
+    /// Statements that run on Citus as on one PostgreSQL: Citus locks rows (`FOR NO KEY UPDATE`)
+    /// only in a statement that reaches a single shard. A plain read of up to `candidates`
+    /// accounts (every shard, no lock, those behind first), then, in a random order, a lock of one
+    /// of them by its account id (`SKIP LOCKED`, the condition checked again: it may have been
+    /// folded since the read) and, once held, whether it was parked since the read; each of these
+    /// two is a statement of one table naming the account, a fast-path router statement on Citus
+    /// (a `NOT EXISTS` of the parked table in the lock made it a router plan, planned anew each
+    /// time). An account parked between the read and the lock (by another task, in the few
+    /// milliseconds between them) stays held to the end of the caller's transaction, its pushes
+    /// waiting that long, and is not taken. Nil also when every candidate read is held by another
+    /// task: with fewer tasks folding at once than `candidates`, never while another account waits.
     public func takeAccountBehind(on connection: PostgresConnection, candidates: Int = 32) async throws -> AccountBehind? {
         // Cross-account: the maintenance queue, through the partial indexes account_heads_behind_flag and account_heads_refold.
         let waiting = try await connection.guardedQuery("""
@@ -38,10 +42,14 @@ extension ProjectionRowStore {
             let rows = try await connection.guardedQuery("""
                 SELECT h.account_id, h.version, h.folded_version, h.refold_pending FROM account_heads h
                 WHERE h.account_id = \(account) AND (h.folded_version < h.version OR h.refold_pending)
-                  AND NOT EXISTS (SELECT 1 FROM projection_parked_accounts p WHERE p.account_id = \(account) AND p.retry_at > now())
                 FOR NO KEY UPDATE OF h SKIP LOCKED
                 """, logger: logger)
-            if let taken = try await rows.decode((UUID, Int64, Int64, Bool).self).collectAll().first {
+            guard let taken = try await rows.decode((UUID, Int64, Int64, Bool).self).collectAll().first else { continue }
+            // Parking takes the head first, so with it held the answer stays true to the step's end.
+            let parked = try await connection.guardedQuery("""
+                SELECT 1 FROM projection_parked_accounts p WHERE p.account_id = \(account) AND p.retry_at > now()
+                """, logger: logger).collectAll()
+            if parked.isEmpty {
                 return AccountBehind(accountId: taken.0, version: taken.1, foldedVersion: taken.2, refoldPending: taken.3)
             }
         }

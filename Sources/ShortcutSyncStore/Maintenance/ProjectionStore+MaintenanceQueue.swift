@@ -11,8 +11,8 @@ extension ProjectionStore: MaintenanceQueue {
         let log = PostgresEventStore(client: client, logger: logger)
         return try await client.withConnection { connection in
             var rows = ProjectionRowStore(tables: .live, logger: logger)
-            // On Citus the fold's one statement is planned through intermediate results: one router statement an arm instead.
-            rows.routedArms = try await writeRoute.form(on: connection, logger: logger) == .distributedFunction
+            // On Citus the one statements are planned through intermediate results or as router plans: fast-path ones instead.
+            rows.distributed = try await writeRoute.form(on: connection, logger: logger) == .distributedFunction
             return try await connection.inTransaction(logger: logger) { connection -> MaintenanceStep in
                 guard let account = try await rows.takeAccountBehind(on: connection) else { return .idle }
                 // A migration's refold reads the whole log and folds it from nothing; else up to batchSize events.

@@ -29,8 +29,8 @@ extension DistributedFunction {
 }
 
 /// The functions a Citus coordinator's migrate makes and distributes by their first parameter,
-/// the account, with the accounts' tables: the push's write, the pull's record, the push's read and
-/// the common pull.
+/// the account, with the accounts' tables: the push's write, the pull's record, the push's read,
+/// the common pull and the maintenance fold's write.
 enum DistributedFunctions {
     /// `base` with the first 12 hex digits of SHA-256 of `definition`'s text (made with `base`
     /// as its name): each build's body has a name of its own, so that servers of two builds
@@ -52,7 +52,8 @@ enum DistributedFunctions {
     /// `CitusFastPathTests.aWorkersSessionKeepsItsSizeThroughPushesAndPulls`).
     static let settings = "SET plan_cache_mode = force_custom_plan"
 
-    static let all: [any DistributedFunction.Type] = [PushWriteFunction.self, RecordPullFunction.self, FoldReadFunction.self, PullFunction.self]
+    static let all: [any DistributedFunction.Type] = [PushWriteFunction.self, RecordPullFunction.self, FoldReadFunction.self, PullFunction.self,
+                                                      FoldWriteFunction.self]
 
     /// Creates or replaces each function and distributes it. Citus propagates a new function to
     /// every node by itself, as an object without a distribution argument: one without one is

@@ -30,17 +30,6 @@ extension FoldWriteStatement {
 
     func makeBindings() throws -> PostgresBindings { bindings }
 
-    /// Each arm that writes something for `result` as a router statement of its own
-    /// (`FoldArm.routedSQL`), bound with the same values: the write on Citus, where this one
-    /// statement's data-modifying CTEs are planned through intermediate results.
-    static func runAsRouterStatements(account: UUID, _ result: AccountBatchResult, on connection: PostgresConnection,
-                                      logger: Logger) async throws {
-        let values = try Self(account: account, result).bindings
-        for arm in FoldArm.allCases where FoldArm.writing(result).contains(arm) {
-            try await connection.guardedQuery(PostgresQuery(unsafeSQL: FoldArm.routedSQL[arm]!, binds: values), logger: logger).drain()
-        }
-    }
-
     func decodeRow(_ row: PostgresRow) throws {}
 
     /// The statement's values after the account (`$2`…`$50`), in order. `unstored`: the events

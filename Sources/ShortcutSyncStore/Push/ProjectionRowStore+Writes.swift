@@ -6,11 +6,11 @@ import ShortcutSyncDomain
 extension ProjectionRowStore {
     /// Writes back what one account's batch changed, in one statement (`FoldWriteStatement`)
     /// that names the account in every reference to a table (its rows' other keys come as
-    /// unnest arrays); with `routedArms`, the live tables' as router statements.
+    /// unnest arrays); `distributed`, the live tables' by one call of `fold_write` (`FoldWriteFunction`).
     public func write(account: UUID, _ result: AccountBatchResult, on connection: PostgresConnection) async throws {
         switch tables {
-        case .live where routedArms:
-            try await FoldWriteStatement<LiveProjectionTables>.runAsRouterStatements(account: account, result, on: connection, logger: logger)
+        case .live where distributed:
+            try await FoldWriteStatement<LiveProjectionTables>.runAsDistributedFunction(account: account, result, on: connection, logger: logger)
         case .live: _ = try await connection.guardedExecute(try FoldWriteStatement<LiveProjectionTables>(account: account, result), logger: logger)
         case .rebuild: _ = try await connection.guardedExecute(try FoldWriteStatement<RebuildProjectionTables>(account: account, result), logger: logger)
         case .snapshot: _ = try await connection.guardedExecute(try FoldWriteStatement<SnapshotProjectionTables>(account: account, result), logger: logger)

@@ -11,10 +11,12 @@ import ShortcutSyncDomain
 public struct ProjectionRowStore: Sendable {
     public let tables: ProjectionTables
     public let logger: Logger
-    /// On Citus, the live tables' fold written as one router statement per arm that writes
-    /// (`FoldArm.routedSQL`), each sent to the account's worker whole, in the caller's transaction;
-    /// false: one statement of every arm (`FoldWriteStatement`), as on one PostgreSQL.
-    public var routedArms = false
+    /// On Citus: the live tables' rows a batch needs read by one call of `fold_read`
+    /// (`FoldReadFunction`) and what it changed written by one of `fold_write`
+    /// (`FoldWriteFunction`), each in the caller's transaction, where their statements are
+    /// fast-path ones routed one by one; false: `FoldReadStatement` and `FoldWriteStatement`,
+    /// one statement each, as on one PostgreSQL.
+    public var distributed = false
 
     public init(tables: ProjectionTables, logger: Logger) {
         self.tables = tables
@@ -59,7 +61,7 @@ public struct ProjectionRowStore: Sendable {
     /// in one statement (`FoldReadStatement`) that names the account in every reference to a
     /// table (DESIGN §6), so that on a distributed database the account's shard alone answers it.
     public func read(account: UUID, needs: FoldNeeds, on connection: PostgresConnection) async throws -> AccountFoldRows {
-        try await readWithHead(account: account, needs: needs, device: nil, on: connection).rows
+        try await readWithHead(account: account, needs: needs, device: nil, distributed: distributed, on: connection).rows
     }
 
     /// As `read`, with the account's head (nil when it has none) and `device`'s last seq in it.
@@ -159,35 +161,60 @@ public struct ProjectionRowStore: Sendable {
 
     /// For each resum (a learning event that landed among a group's donations), every donation
     /// eligible for prediction of its group with a key at or above its `from`, of those folded
-    /// before the batch. One statement, naming the account; only a batch with such a late
-    /// learning event runs it, and it reads what the groups hold.
+    /// before the batch (`donations(…)`, one statement naming the account); only a batch with
+    /// such a late learning event runs it, and it reads what the groups hold.
     func countAgain(
         account: UUID, after horizon: Int64, foldedVersion: Int64, _ resums: [AccountBatchFold.Resum], on connection: PostgresConnection
     ) async throws -> [DonationGroupID: [LoggedDonation]] {
         guard !resums.isEmpty else { return [:] }
-        let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
-        let froms = resums.map { $0.from ?? lowest }
-        let result = try await connection.guardedQuery("""
-            SELECT r.n, e.device_id, e.seq, e.hlc_wall, e.hlc_counter, (e.body->>'utcOffsetMinutes')::int4, e.body->>'place'
-            FROM unnest(\(resums.map(\.group.shortcut.bundleId))::text[],
-                        \(resums.map(\.group.shortcut.identifier))::text[], \(resums.map(\.group.group))::text[],
-                        \(froms.map(\.hlc.wallMillis))::int8[], \(froms.map { Int64($0.hlc.counter) })::int8[],
-                        \(froms.map(\.deviceId))::uuid[], \(froms.map(\.seq))::int8[])
-                 WITH ORDINALITY AS r(b, i, g, fw, fc, fd, fs, n)
-            JOIN events e ON e.account_id = \(account) AND e.type = 'donation'
-                  AND (e.body->>'bundleId') = r.b AND (e.body->>'identifier') = r.i
-                  AND e.hlc_wall >= r.fw
-                  AND coalesce(e.body->>'groupIdentifier', '') = r.g
-                  AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) >= (r.fw, r.fc, r.fd, r.fs)
-                  AND coalesce((e.body->>'eligibleForPrediction')::bool, true)
-                  AND e.version > \(horizon) AND e.version <= \(foldedVersion)
-            """, logger: logger)
+        let froms = resums.map { $0.from ?? EventKey.lowest }
         var donations: [DonationGroupID: [LoggedDonation]] = [:]
         for resum in resums { donations[resum.group] = [] }
-        for try await (ordinal, device, seq, wall, counter, offset, place) in result.decode((Int64, UUID, Int64, Int64, Int64, Int32?, String?).self) {
+        let read = try await self.donations(account: account, of: resums.map(\.group.shortcut), walls: froms.map(\.hlc.wallMillis).min()!...Int64.max,
+                                            versions: (horizon, foldedVersion), eligibleOnly: true, on: connection)
+        for donation in read {
+            for (index, resum) in resums.enumerated() where resum.group == donation.group && donation.logged.key >= froms[index] {
+                donations[resum.group, default: []].append(donation.logged)
+            }
+        }
+        return donations
+    }
+
+    /// The donations of `shortcuts` in the account's log with a wall clock in `walls` and a version
+    /// past `versions.after` up to `versions.through` (eligible for prediction alone, if asked):
+    /// each with its group and whether it is eligible. A superset of what a recount or a resum
+    /// covers, which the caller cuts down by group and key: a statement of one table, the
+    /// account's log, with no subquery or join, so that on Citus it is a fast-path router
+    /// statement (joined to an `unnest` of the ranges, as it was, it was a router plan made anew
+    /// at each run). The pairs of app and identifier are read as the apps' and the identifiers'
+    /// product, through `events_donations_by_shortcut`.
+    func donations(
+        account: UUID, of shortcuts: [ShortcutID], walls: ClosedRange<Int64>, versions: (after: Int64, through: Int64), eligibleOnly: Bool,
+        on connection: PostgresConnection
+    ) async throws -> [(group: DonationGroupID, logged: LoggedDonation, eligible: Bool)] {
+        let shortcuts = Set(shortcuts)
+        let result = try await connection.guardedQuery("""
+            SELECT e.body->>'bundleId', e.body->>'identifier', coalesce(e.body->>'groupIdentifier', ''), e.device_id, e.seq,
+                   e.hlc_wall, e.hlc_counter, (e.body->>'utcOffsetMinutes')::int4, coalesce((e.body->>'eligibleForPrediction')::bool, true),
+                   e.body->>'place'
+            FROM events e
+            WHERE e.account_id = \(account) AND e.type = 'donation'
+              AND (e.body->>'bundleId') = ANY(\(Array(Set(shortcuts.map(\.bundleId))))::text[])
+              AND (e.body->>'identifier') = ANY(\(Array(Set(shortcuts.map(\.identifier))))::text[])
+              AND e.hlc_wall BETWEEN \(walls.lowerBound) AND \(walls.upperBound)
+              AND (NOT \(eligibleOnly) OR coalesce((e.body->>'eligibleForPrediction')::bool, true))
+              AND e.version > \(versions.after) AND e.version <= \(versions.through)
+            """, logger: logger)
+        var donations: [(group: DonationGroupID, logged: LoggedDonation, eligible: Bool)] = []
+        for try await (bundleId, identifier, group, device, seq, wall, counter, offset, eligible, place) in
+            result.decode((String, String, String, UUID, Int64, Int64, Int64, Int32?, Bool, String?).self) {
+            let shortcut = ShortcutID(bundleId: bundleId, identifier: identifier)
+            guard shortcuts.contains(shortcut) else { continue }
             let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
-            donations[resums[Int(ordinal) - 1].group, default: []].append(
-                LoggedDonation(key: key, habit: HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0), placeToken: place)))
+            donations.append((DonationGroupID(shortcut: shortcut, group: group),
+                              LoggedDonation(key: key, habit: HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0),
+                                                                            placeToken: place)),
+                              eligible))
         }
         return donations
     }
@@ -197,16 +224,17 @@ public struct ProjectionRowStore: Sendable {
     /// only when there are such groups.
     func forgottenShortcuts(account: UUID, of shortcuts: [ShortcutID], on connection: PostgresConnection) async throws -> [ShortcutID: EventKey] {
         guard !shortcuts.isEmpty else { return [:] }
-        let shortcuts = Array(Set(shortcuts))
+        let shortcuts = Set(shortcuts)
+        // The apps' and identifiers' product, cut down here: one table, no join (fast-path on Citus).
         let marks = try await connection.guardedQuery("""
-            SELECT m.bundle_id, m.value, m.key
-            FROM unnest(\(shortcuts.map(\.bundleId))::text[], \(shortcuts.map(\.identifier))::text[]) AS k(b, i)
-            JOIN \(unescaped: tables.prefix)projection_deletion_marks m
-              ON m.account_id = \(account) AND m.bundle_id = k.b AND m.scope = \(StoredScopes.forget) AND m.value = k.i
+            SELECT m.bundle_id, m.value, m.key FROM \(unescaped: tables.prefix)projection_deletion_marks m
+            WHERE m.account_id = \(account) AND m.scope = \(StoredScopes.forget)
+              AND m.bundle_id = ANY(\(Array(Set(shortcuts.map(\.bundleId))))::text[]) AND m.value = ANY(\(Array(Set(shortcuts.map(\.identifier))))::text[])
             """, logger: logger)
         var forgotten: [ShortcutID: EventKey] = [:]
         for try await (bundleId, identifier, key) in marks.decode((String, String, ByteBuffer).self) {
-            forgotten[ShortcutID(bundleId: bundleId, identifier: identifier)] = try EventKey(stored: key)
+            let shortcut = ShortcutID(bundleId: bundleId, identifier: identifier)
+            if shortcuts.contains(shortcut) { forgotten[shortcut] = try EventKey(stored: key) }
         }
         return forgotten
     }
@@ -215,51 +243,37 @@ public struct ProjectionRowStore: Sendable {
 
     /// For each recount, how many donations of its group with keys in its range the account's
     /// log holds past `horizon` up to `foldedVersion` (those folded before the batch; the compacted
-    /// ones are the rows'), and those of them eligible
-    /// for prediction (the fold takes back what they taught). One statement,
-    /// naming the account; it reads each covered donation once, and a donation is covered once
-    /// (coverage only rises), so this stays O(1) amortised per event.
+    /// ones are the rows'), and those of them eligible for prediction (the fold takes back what
+    /// they taught). One statement naming the account (`donations(…)`), over the span of the
+    /// recounts' wall clocks: for one recount what its range holds of its shortcut, as the join of
+    /// the ranges read through the index before; a donation is covered once (coverage only rises),
+    /// so this stays O(1) amortised per event.
     public func countCovered(
         account: UUID, after horizon: Int64 = 0, foldedVersion: Int64, _ recounts: [AccountBatchFold.Recount], on connection: PostgresConnection
     ) async throws -> (counts: [DonationGroupID: Int], eligible: [DonationGroupID: [LoggedDonation]]) {
         guard !recounts.isEmpty else { return ([:], [:]) }
-        let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
-        let froms = recounts.map { $0.from ?? lowest }, tos = recounts.map(\.to)
-        let result = try await connection.guardedQuery("""
-            SELECT r.n, e.device_id, e.seq, e.hlc_wall, e.hlc_counter, (e.body->>'utcOffsetMinutes')::int4,
-                   coalesce((e.body->>'eligibleForPrediction')::bool, true), e.body->>'place'
-            FROM unnest(\(recounts.map(\.group.shortcut.bundleId))::text[],
-                        \(recounts.map(\.group.shortcut.identifier))::text[], \(recounts.map(\.group.group))::text[],
-                        \(froms.map(\.hlc.wallMillis))::int8[], \(froms.map { Int64($0.hlc.counter) })::int8[],
-                        \(froms.map(\.deviceId))::uuid[], \(froms.map(\.seq))::int8[],
-                        \(tos.map(\.hlc.wallMillis))::int8[], \(tos.map { Int64($0.hlc.counter) })::int8[],
-                        \(tos.map(\.deviceId))::uuid[], \(tos.map(\.seq))::int8[])
-                 WITH ORDINALITY AS r(b, i, g, fw, fc, fd, fs, tw, tc, td, ts, n)
-            JOIN events e ON e.account_id = \(account) AND e.type = 'donation'
-                  AND (e.body->>'bundleId') = r.b AND (e.body->>'identifier') = r.i
-                  AND e.hlc_wall BETWEEN r.fw AND r.tw
-                  AND coalesce(e.body->>'groupIdentifier', '') = r.g
-                  AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) >= (r.fw, r.fc, r.fd, r.fs)
-                  AND (e.hlc_wall, e.hlc_counter, e.device_id, e.seq) < (r.tw, r.tc, r.td, r.ts)
-                  AND e.version > \(horizon) AND e.version <= \(foldedVersion)
-            """, logger: logger)
+        let froms = recounts.map { $0.from ?? EventKey.lowest }
+        let walls = froms.map(\.hlc.wallMillis).min()!...recounts.map(\.to.hlc.wallMillis).max()!
+        let read = try await donations(account: account, of: recounts.map(\.group.shortcut), walls: walls,
+                                       versions: (horizon, foldedVersion), eligibleOnly: false, on: connection)
         var counts: [DonationGroupID: Int] = [:]
         var eligible: [DonationGroupID: [LoggedDonation]] = [:]
         for recount in recounts { counts[recount.group] = 0 }
-        for try await (ordinal, device, seq, wall, counter, offset, taught, place) in
-            result.decode((Int64, UUID, Int64, Int64, Int64, Int32?, Bool, String?).self) {
-            let group = recounts[Int(ordinal) - 1].group
-            counts[group, default: 0] += 1
-            guard taught else { continue }
-            let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
-            eligible[group, default: []].append(
-                LoggedDonation(key: key, habit: HabitDonation(deviceId: device, wallMillis: wall, utcOffsetMinutes: Int(offset ?? 0), placeToken: place)))
+        for donation in read {
+            for (index, recount) in recounts.enumerated()
+            where recount.group == donation.group && donation.logged.key >= froms[index] && donation.logged.key < recount.to {
+                counts[recount.group, default: 0] += 1
+                if donation.eligible { eligible[recount.group, default: []].append(donation.logged) }
+            }
         }
         return (counts, eligible)
     }
 }
 
 extension EventKey {
+    /// Below every key: the start of a range open below (a recount's or a resum's `from`, nil).
+    static let lowest = EventKey(hlc: HLCTimestamp(wallMillis: .min, counter: Int(Int64.min)), deviceId: UUID.zero, seq: .min)
+
     /// The key as its stored column (`sortableBytes`).
     var stored: ByteBuffer { ByteBuffer(bytes: sortableBytes) }
 

@@ -37,16 +37,19 @@ enum PushWriteFunction: DistributedFunction {
     /// The bits of `arms`.
     static func bits(_ arms: Set<FoldArm>) -> Int32 { arms.reduce(0) { $0 | bit(of: $1) } }
 
-    /// `CREATE OR REPLACE FUNCTION`: the head's move, the batch, then the arms asked for.
-    static func definition(named name: String) -> PostgresQuery {
-        let arms = FoldArm.allCases.map { arm in
+    /// The arms asked for by the bits of `bits` (a parameter), as a function's statements: each
+    /// arm one row a statement up to `FastPathRows.maximum` rows (`FoldArm.fastPathSQL`), its
+    /// `routedSQL` past it. They need the variables `event_body jsonb`, `event_wall int8` and
+    /// `event_counter int8` declared. This function's body and `fold_write`'s (`FoldWriteFunction`).
+    static func armsBody(bits: String) -> String {
+        FoldArm.allCases.map { arm in
             let (rows, fastPath) = FoldArm.fastPathSQL[arm]!
             return rows == "1" ? """
-              IF ($62 & \(bit(of: arm))) <> 0 THEN
+              IF (\(bits) & \(bit(of: arm))) <> 0 THEN
             \(fastPath)
               END IF;
             """ : """
-              IF ($62 & \(bit(of: arm))) <> 0 THEN
+              IF (\(bits) & \(bit(of: arm))) <> 0 THEN
                 IF coalesce(array_length(\(rows), 1), 0) <= \(FastPathRows.maximum) THEN
                   FOR ix IN 1 .. coalesce(array_length(\(rows), 1), 0) LOOP
             \(fastPath)
@@ -57,6 +60,11 @@ enum PushWriteFunction: DistributedFunction {
               END IF;
             """
         }.joined(separator: "\n")
+    }
+
+    /// `CREATE OR REPLACE FUNCTION`: the head's move, the batch, then the arms asked for.
+    static func definition(named name: String) -> PostgresQuery {
+        let arms = armsBody(bits: "$62")
         return """
             CREATE OR REPLACE FUNCTION \(unescaped: signature(named: name)) RETURNS text LANGUAGE plpgsql \(unescaped: DistributedFunctions.settings) AS $function$
             DECLARE

@@ -290,6 +290,57 @@ struct CitusFastPathTests {
         }
     }
 
+    /// A maintenance step on the account's worker, for an account behind its head (as an import
+    /// leaves it): the lock of its head and whether it is parked, its log, the rows its events
+    /// need (`fold_read`), what a late deletion covers and a late forget's sums counted again from
+    /// the log, the stored forgets, the write (`fold_write`), its folded version and its
+    /// unparking, each a fast-path statement run on the local shard. The queue's read of
+    /// candidates reads every shard by design and is left out. The view it folds is the one the
+    /// domain folds from the whole log.
+    @Test func aMaintenanceStepIsMadeOfFastPathStatements() async throws {
+        try await Self.onTheAccountsWorker { account, device, worker in
+            var phone = DeviceScript(device, account: account)
+            // Two donations of each soup, a forget (so that the account's forgets are read), a phrase.
+            var first = (0..<8).map { index in phone.donate("soup-\(index % 4)", at: 1_000 + Int64(index) * 10) }
+            first.append(phone.forget(.shortcut(ShortcutID(bundleId: "com.example.soup", identifier: "soup-3")), at: 1_080))
+            first.append(phone.addVoice(UUID(), phrase: "soup please", to: "soup-0", at: 1_090))
+            // A deletion among soup-1's donations (a recount), a forget among soup-2's (a resum), a new soup.
+            let second = [phone.delete(.identifiers(["soup-1"]), at: 1_030),
+                          phone.forget(.shortcut(ShortcutID(bundleId: "com.example.soup", identifier: "soup-2")), at: 1_045),
+                          phone.donate("soup-4", at: 1_100)]
+            let projections = ProjectionStore(client: worker, logger: TestDatabase.shared.logger)
+            try await writeBacklog(first, account: account, client: worker)
+            guard case .folded = try await projections.foldNextBehind(batchSize: 100, parkedRetry: (.seconds(1), .seconds(1))) else {
+                Issue.record("the first batch was not folded"); return
+            }
+            try await writeBacklog(second, account: account, client: worker)
+            let debug = try await Self.debugOn(worker)
+            let step = try await projections.foldNextBehind(batchSize: 100, parkedRetry: (.seconds(1), .seconds(1)))
+            let lines = try await Self.debugOff(worker, since: debug)
+            guard case .folded(account, 3) = step else { Issue.record("the second batch was not folded: \(step)"); return }
+            let view = try await projections.fullView(account: account, device: device)
+            #expect(view == AccountState(folding: first + second).view(forDevice: device))
+
+            // Each statement's lines, from its parse to the next; the candidates' read apart.
+            var statements: [[String]] = []
+            for line in lines {
+                if line.range(of: "DEBUG:  parse ") != nil || statements.isEmpty { statements.append([]) }
+                statements[statements.count - 1].append(line)
+            }
+            let candidates = statements.filter { $0[0].range(of: "ORDER BY h.behind DESC") != nil }
+            #expect(candidates.count == 1, "the candidates' read was not found: \(lines.prefix(5))")
+            let stepsLines = statements.filter { $0[0].range(of: "ORDER BY h.behind DESC") == nil }.flatMap { $0 }
+            for (what, text) in [("the write", "SELECT \(FoldWriteFunction.name)("), ("the read", "SELECT * FROM \(FoldReadFunction.name)("),
+                                 ("the stored forgets", "m.scope ="), ("the log's donations", "e.type = 'donation'")] {
+                #expect(stepsLines.contains { $0.range(of: "DEBUG:  parse ") != nil && $0.range(of: text) != nil }, "\(what) was not found: \(lines.prefix(5))")
+            }
+            #expect(stepsLines.filter { $0.range(of: "DEBUG:  parse ") != nil && $0.range(of: "e.type = 'donation'") != nil }.count == 2,
+                    "the recount's and the resum's reads of the log")
+            Self.expectFastPath(stepsLines, locallyOn: ["account_heads", "projection_parked_accounts", "events", "projection_accounts",
+                                                   "projection_donation_groups", "projection_deletion_marks", "projection_shortcuts"])
+        }
+    }
+
     /// A worker's session keeps its size through the pushes, reads and pulls it runs: Citus 13.2
     /// kept a local plan for every run of a generic plan whose account is a parameter, about
     /// 35 KB a statement, so that a session grew without end (`DistributedFunctions.settings`).
@@ -407,13 +458,19 @@ struct CitusFastPathTests {
         return (logStart, pid)
     }
 
-    /// Turns them off again, and reads the session's lines of the worker's log since `debugOn`.
+    /// Turns them off again, and reads the session's messages in the worker's log since `debugOn`
+    /// (a message over several lines as one).
     static func debugOff(_ worker: PostgresClient, since start: (logStart: Int64, pid: Int32)) async throws -> [String] {
         _ = try await worker.query("RESET log_min_messages").collectAll()
         let log = try await worker.query("""
             SELECT pg_read_file(\(unescaped: Self.logFile), \(start.logStart), (pg_stat_file(\(unescaped: Self.logFile))).size - \(start.logStart))
             """).decode(String.self).collectAll().first ?? ""
-        return log.split(separator: "\n").map(String.init).filter { $0.contains("[\(start.pid)]") && !$0.contains("CONTEXT:") }
+        // A message's text may go on over lines of its own (a statement's): each joined to its first.
+        var messages: [String] = []
+        for line in log.split(separator: "\n") {
+            if line.first?.isNumber == true || messages.isEmpty { messages.append(String(line)) } else { messages[messages.count - 1] += " " + line }
+        }
+        return messages.filter { $0.contains("[\(start.pid)]") && !$0.contains("CONTEXT:") }
     }
 
     /// The tables a pull reads, the transactional one and `pull_changes` alike.
