@@ -67,7 +67,8 @@ public struct AccountBatchFold: Sendable {
     /// Shortcuts every donation group of which is among the rows: their existence is known.
     private var knownShortcuts: Set<ShortcutID>
     private var touchedVoiceShortcuts: Set<UUID> = []
-    /// Normalized phrases known already (`FoldNeeds.normalizedPhrases`); others are normalized here.
+    /// Normalized phrases known already (`FoldNeeds.normalizedPhrases`), and those of the batch's
+    /// events as they come (`remember`).
     private var normalizedPhrases: [String: String]
     /// Thresholds looked up since the last deletion of the batch (which may raise any of them).
     private var thresholds: [DonationGroupID: EventKey?] = [:]
@@ -122,12 +123,14 @@ public struct AccountBatchFold: Sendable {
             }
         case .voiceShortcutAdded(let added):
             knownShortcuts.insert(ShortcutID(bundleId: added.bundleId, identifier: added.identifier))
+            remember(added.phrase)
             let normalizedPhrases = normalizedPhrases
             updateVoiceShortcut(added.voiceShortcutId) { row in
                 row.target.keepLatest(Stamped(key: key, value: VoiceShortcutTarget(added)))
                 row.setPhrase(Stamped(key: key, value: added.phrase), normalized: normalizedPhrases)
             }
         case .voiceShortcutUpdated(let updated):
+            remember(updated.phrase)
             let normalizedPhrases = normalizedPhrases
             updateVoiceShortcut(updated.voiceShortcutId) { row in
                 row.setPhrase(Stamped(key: key, value: updated.phrase), normalized: normalizedPhrases)
@@ -145,6 +148,12 @@ public struct AccountBatchFold: Sendable {
         case .learningPaused(let scope, let paused):
             if rules.pause(scope, paused, at: key) { learningChanges.append(LearningChange(scope: scope, key: key, forget: false)) }
         }
+    }
+
+    /// Normalizes a phrase of the batch once (`PhraseNormalizer` is Foundation's Unicode work, and
+    /// a rebuild folds an account's every phrase, often the same few again).
+    private mutating func remember(_ phrase: String) {
+        if normalizedPhrases[phrase] == nil { normalizedPhrases[phrase] = PhraseNormalizer.normalize(phrase) }
     }
 
     /// Whether a learning event of the batch lands among the donations of a stored group (below

@@ -22,14 +22,40 @@ extension PostgresEventStore {
     /// are left out, read no further than their first two columns.
     public func foldLogByAccount(
         accounts: AccountRange = .all, after horizons: [UUID: Int64] = [:], on connection: PostgresConnection
-    ) async throws -> some AsyncSequence<FoldLogEntry, any Error> {
+    ) async throws -> FoldLogSequence {
         // Cross-account: a rebuild reads the whole log, range by range.
         let rows = try await connection.guardedQuery("""
             SELECT \(unescaped: FoldLogCoding.columns) FROM events
             WHERE account_id >= \(accounts.lowest) AND (\(accounts.end)::uuid IS NULL OR account_id < \(accounts.end))
             ORDER BY account_id, version
             """, logger: logger)
+        return FoldLogSequence(rows: rows, horizons: horizons)
+    }
+}
+
+/// The events of `foldLogByAccount`, decoded as they are read. A sequence of its own rather
+/// than the rows' `compactMap`: the standard library's async `compactMap` is not specialised
+/// for these types outside its own module, and looked up their generic metadata at every event
+/// (some 3 % of a rebuild's samples, perf, 300 accounts × 1,000 events interleaved).
+public struct FoldLogSequence: AsyncSequence, Sendable {
+    public typealias Element = FoldLogEntry
+    let rows: PostgresRowSequence
+    let horizons: [UUID: Int64]
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var rows: PostgresRowSequence.AsyncIterator
+        let horizons: [UUID: Int64]
         let coding = FoldLogCoding()
-        return rows.compactMap { try coding.entry($0, after: horizons) }
+
+        public mutating func next() async throws -> FoldLogEntry? {
+            while let row = try await rows.next() {
+                if let entry = try coding.entry(row, after: horizons) { return entry }
+            }
+            return nil
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(rows: rows.makeAsyncIterator(), horizons: horizons)
     }
 }

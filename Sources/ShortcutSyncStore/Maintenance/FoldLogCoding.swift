@@ -75,7 +75,7 @@ struct FoldLogCoding: Sendable {
     /// of strings); anything else there is a corrupt row (the server's array refused only what is
     /// not an array, and took numbers as their text; no push stores either).
     private static func strings(_ json: String, version: Int64, account: UUID) throws -> [String] {
-        guard let strings = try? JSONDecoder().decode([String].self, from: Data(json.utf8)) else {
+        guard let strings = JSONStringArray.parse(json) else {
             throw StoreError.corruptRow("event \(version) of account \(account) holds a list that is not one of strings")
         }
         return strings
