@@ -59,7 +59,8 @@ public struct ProjectionRowStore: Sendable {
 
     /// The stored rows of `account` that its batch needs (empty rows when it has none stored),
     /// in one statement (`FoldReadStatement`) that names the account in every reference to a
-    /// table (DESIGN §6), so that on a distributed database the account's shard alone answers it.
+    /// table (DESIGN §6), so that on a distributed database the account's shard alone answers it;
+    /// `distributed`, the same rows by one call of `fold_read`.
     public func read(account: UUID, needs: FoldNeeds, on connection: PostgresConnection) async throws -> AccountFoldRows {
         try await readWithHead(account: account, needs: needs, device: nil, distributed: distributed, on: connection).rows
     }
