@@ -43,50 +43,62 @@ enum JSONStringArray {
         }
 
         private mutating func skipWhitespace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
         }
 
-        /// A string from its opening quote: its bytes whole when it has no escape (nearly always).
+        /// A string from its opening quote. Its runs between escapes are copied as they are: the
+        /// text is valid UTF-8 and cut at ASCII quotes and backslashes only, so each run is too.
+        /// Without an escape (nearly always) the string is made from its bytes at once.
         private mutating func string() -> String? {
             guard take(UInt8(ascii: "\"")) else { return nil }
-            let start = index
-            while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
-                guard bytes[index] >= 0x20 else { return nil }
-                index += 1
-            }
-            guard index < bytes.count else { return nil }
-            // The text is valid UTF-8 and cut at ASCII quotes and backslashes only: so is each part.
-            if bytes[index] == UInt8(ascii: "\"") {
-                index += 1
-                return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index - 1]), as: UTF8.self)
-            }
-            var decoded = Array(bytes[start..<index])
-            while bytes[index] == UInt8(ascii: "\\") {
-                index += 1
-                guard index < bytes.count else { return nil }
-                let escape = bytes[index]
-                index += 1
-                switch escape {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escape)
-                case UInt8(ascii: "b"): decoded.append(0x08)
-                case UInt8(ascii: "f"): decoded.append(0x0C)
-                case UInt8(ascii: "n"): decoded.append(0x0A)
-                case UInt8(ascii: "r"): decoded.append(0x0D)
-                case UInt8(ascii: "t"): decoded.append(0x09)
-                case UInt8(ascii: "u"):
-                    guard let scalar = unicodeScalar() else { return nil }
-                    decoded.append(contentsOf: String(Character(scalar)).utf8)
-                default: return nil
-                }
-                while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
-                    guard bytes[index] >= 0x20 else { return nil }
-                    decoded.append(bytes[index])
+            var start = index, escaped = false
+            var decoded: [UInt8] = []
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    let run = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                    index += 1
+                    guard escaped else { return String(decoding: run, as: UTF8.self) }
+                    decoded.append(contentsOf: run)
+                    return String(decoding: decoded, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    decoded.append(contentsOf: bytes[start..<index])
+                    index += 1
+                    escaped = true
+                    guard escape(into: &decoded) else { return nil }
+                    start = index
+                case 0..<0x20:
+                    return nil
+                default:
                     index += 1
                 }
-                guard index < bytes.count else { return nil }
             }
-            index += 1  // the closing quote
-            return String(decoding: decoded, as: UTF8.self)
+            return nil
+        }
+
+        /// The character of an escape whose backslash was read, appended to `decoded`.
+        private mutating func escape(into decoded: inout [UInt8]) -> Bool {
+            guard index < bytes.count else { return false }
+            let escape = bytes[index]
+            index += 1
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escape)
+            case UInt8(ascii: "b"): decoded.append(0x08)
+            case UInt8(ascii: "f"): decoded.append(0x0C)
+            case UInt8(ascii: "n"): decoded.append(0x0A)
+            case UInt8(ascii: "r"): decoded.append(0x0D)
+            case UInt8(ascii: "t"): decoded.append(0x09)
+            case UInt8(ascii: "u"):
+                guard let scalar = unicodeScalar() else { return false }
+                decoded.append(contentsOf: String(Character(scalar)).utf8)
+            default: return false
+            }
+            return true
         }
 
         /// The scalar of a `\u` escape whose `u` was read, with the low half of a surrogate pair.

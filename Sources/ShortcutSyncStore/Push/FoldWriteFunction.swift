@@ -25,7 +25,8 @@ enum FoldWriteFunction: DistributedFunction {
         AppendFoldedStatement<EveryFoldArm>.bindingDataTypes.prefix(50).map { $0.knownSQLName! } + ["INTEGER"]
     }
 
-    static let placeholders = (1...51).map { "$\($0)" }.joined(separator: ", ")
+    /// The call's parameters, `$1`…`$51` (made once: every maintenance step on Citus sends it).
+    static let placeholders = (1...parameterTypes.count).map { "$\($0)" }.joined(separator: ", ")
 
     static func definition(named name: String) -> PostgresQuery {
         """

@@ -122,10 +122,7 @@ struct CitusAttachedServersTests {
                 var held: (account: (id: UUID, token: String), port: Int)?
                 for _ in 0..<32 where held?.port != nodes[1].port {
                     let account = try await server.createAccount()
-                    let port = try await sql.query("""
-                        SELECT n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
-                        WHERE p.shardid = get_shard_id_for_distribution_column('account_heads', \(account.id))
-                        """).decode(Int32.self).collectAll().first.map(Int.init)
+                    let port = try await CitusCluster.node(ofAccount: account.id, client: sql)?.split(separator: ":").last.flatMap { Int($0) }
                     held = (account, port ?? 0)
                 }
                 let account = try #require(held?.port == nodes[1].port ? held?.account : nil, "no account of 32 had its shards on the second worker")
@@ -159,10 +156,7 @@ struct CitusAttachedServersTests {
                 for pool in router.pools.values { group.addTask { await pool.run() } }
                 defer { group.cancelAll() }
                 let account = UUID()
-                let holder = try #require(try await sql.query("""
-                    SELECT n.nodename || ':' || n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
-                    WHERE p.shardid = get_shard_id_for_distribution_column('account_heads', \(account))
-                    """).decode(String.self).collectAll().first)
+                let holder = try #require(try await CitusCluster.node(ofAccount: account, client: sql))
                 let holderPool = try #require(router.pools[holder])
 
                 let told = Mutex(0)

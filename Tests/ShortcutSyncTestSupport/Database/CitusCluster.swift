@@ -1,6 +1,7 @@
 import EmbeddedPostgres
 import Foundation
 import Logging
+import PostgresNIO
 import ShortcutSyncStore
 import Synchronization
 import Testing
@@ -138,5 +139,15 @@ extension CitusCluster {
     /// The suite's cluster: for tests of a suite with `.citusCluster`.
     public static func required() throws -> CitusCluster {
         try #require(current, "no Citus cluster: the suite needs the .citusCluster trait")
+    }
+}
+
+extension CitusCluster {
+    /// The node (`host:port`) that holds `account`'s shards, asked of the coordinator `client`.
+    public static func node(ofAccount account: UUID, client: PostgresClient) async throws -> String? {
+        try await client.query("""
+            SELECT n.nodename || ':' || n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
+            WHERE p.shardid = get_shard_id_for_distribution_column('account_heads', \(account))
+            """).decode(String.self).collectAll().first
     }
 }
