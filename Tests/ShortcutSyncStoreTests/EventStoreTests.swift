@@ -36,20 +36,34 @@ import Testing
 
     /// The fold's read of the log (`readFoldLog`) gives each event as it reads whole, a
     /// deletion's identifiers and a report's apps too (their JSON array read here, not by the
-    /// server): quotes, backslashes, letters of other scripts, a string that reads "null".
-    /// A list that is not one of strings is a corrupt row, refused.
+    /// server): quotes, backslashes, letters of other scripts, a string that reads "null"; and
+    /// every other kind of event, whose own fields come in one JSON column. A list that is not
+    /// one of strings, or a voice shortcut's id that is not a UUID, is a corrupt row, refused.
     @Test func theFoldsReadOfTheLogGivesEveryEventAsItReadsWhole() async throws {
         try await TestDatabase.withClient { client, _ in
             let store = try await openStore(client)
             let identifiers = ["soup \"hot\"", "back\\slash", "суп-😀", "null", "[1]"]
+            let voice = UUID()
             let batch = events(2) + [
                 Event(seq: 3, hlc: HLCTimestamp(wallMillis: 5, counter: 0), body: .deletion(Deletion(bundleId: "com.example.soup", selector: .identifiers(identifiers)))),
                 Event(seq: 4, hlc: HLCTimestamp(wallMillis: 6, counter: 0), body: .deletion(Deletion(bundleId: "com.example.soup", selector: .all))),
                 Event(seq: 5, hlc: HLCTimestamp(wallMillis: 7, counter: 0), body: .appsReported(AppsReported(installed: ["com.example.soup", "com.example.tea"]))),
+                // The fields only the other events have, which come in one column (`FoldLogCoding.Extras`).
+                Event(seq: 6, hlc: HLCTimestamp(wallMillis: 8, counter: 0), body: .voiceShortcutAdded(VoiceShortcutAdded(
+                    voiceShortcutId: voice, phrase: "Order \"soup\"\\now", bundleId: "com.example.soup", identifier: "soup-1", title: "Суп 😀\n"))),
+                Event(seq: 7, hlc: HLCTimestamp(wallMillis: 9, counter: 0), body: .voiceShortcutUpdated(VoiceShortcutUpdated(voiceShortcutId: voice, phrase: "null"))),
+                Event(seq: 8, hlc: HLCTimestamp(wallMillis: 10, counter: 0), body: .voiceShortcutDeleted(VoiceShortcutDeleted(voiceShortcutId: voice))),
+                Event(seq: 9, hlc: HLCTimestamp(wallMillis: 11, counter: 0), body: .learningForgotten(LearningForgotten(scope: .device(device)))),
+                Event(seq: 10, hlc: HLCTimestamp(wallMillis: 12, counter: 0), body: .learningForgotten(LearningForgotten(
+                    scope: .shortcut(ShortcutID(bundleId: "com.example.soup", identifier: "soup-1"))))),
+                Event(seq: 11, hlc: HLCTimestamp(wallMillis: 13, counter: 0), body: .learningForgotten(LearningForgotten(scope: .place(0xA7)))),
+                Event(seq: 12, hlc: HLCTimestamp(wallMillis: 14, counter: 0), body: .learningPaused(LearningPaused(scope: .account, paused: true))),
+                Event(seq: 13, hlc: HLCTimestamp(wallMillis: 15, counter: 0), body: .learningPaused(LearningPaused(scope: .device(device), paused: false))),
             ]
+            try await openDevices([device], of: account, client: client)
             _ = try await store.append(batch, account: account, device: device)
             let read = try await client.withConnection { connection in
-                try await store.readFoldLog(ofAccount: account, versions: 1...5, on: connection)
+                try await store.readFoldLog(ofAccount: account, versions: 1...13, on: connection)
             }
             let whole = try await store.readStream(account: account, after: 0, limit: 100).map(FoldLogEntry.init)
             #expect(read == whole)
@@ -59,11 +73,14 @@ import Testing
             // The log is append-only: the corrupt event is one more, written past the store.
             try await client.query("""
                 INSERT INTO events (account_id, version, device_id, seq, event_id, type, hlc_wall, hlc_counter, body, history)
-                VALUES (\(account), 6, \(device), 6, \(UUID()), 'deletion', 8, 0, '{"bundleId": "com.example.soup", "identifiers": [1, 2]}', 1)
+                VALUES (\(account), 14, \(device), 14, \(UUID()), 'deletion', 16, 0, '{"bundleId": "com.example.soup", "identifiers": [1, 2]}', 1),
+                       (\(account), 15, \(device), 15, \(UUID()), 'voiceShortcutDeleted', 17, 0, '{"voiceShortcutId": "not-a-uuid"}', 1)
                 """, logger: TestDatabase.shared.logger)
-            await #expect(throws: StoreError.self) {
-                try await client.withConnection { connection in
-                    try await store.readFoldLog(ofAccount: account, versions: 1...6, on: connection)
+            for version in [14, 15] as [Int64] {
+                await #expect(throws: StoreError.self) {
+                    try await client.withConnection { connection in
+                        try await store.readFoldLog(ofAccount: account, versions: version...version, on: connection)
+                    }
                 }
             }
         }

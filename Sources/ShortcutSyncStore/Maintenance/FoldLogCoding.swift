@@ -9,18 +9,61 @@ import ShortcutSyncDomain
 /// of strings: made into an array by the server it was a subquery (`ARRAY(SELECT
 /// jsonb_array_elements_text(…))`), which on Citus makes the account's read of its log a router
 /// plan instead of a fast-path statement (issue 66, item 1).
+///
+/// The fields that only the other events have (a voice shortcut's id, phrase and title, the
+/// list, a learning scope's name and device, a pause) come in one column, a JSON array
+/// (`Extras`), null for a donation: each column is a cell PostgresNIO makes and frees for every
+/// row, and the server's extraction of a field absent from a donation's body costs as much as
+/// of one there (issue 68).
 struct FoldLogCoding: Sendable {
     static let columns = """
         version, account_id, device_id, seq, hlc_wall, hlc_counter,
         (CASE type WHEN 'donation' THEN 0 WHEN 'deletion' THEN 1 WHEN 'voiceShortcutAdded' THEN 2
                    WHEN 'voiceShortcutUpdated' THEN 3 WHEN 'voiceShortcutDeleted' THEN 4 WHEN 'appsReported' THEN 5
                    WHEN 'learningForgotten' THEN 7 WHEN 'learningPaused' THEN 8 ELSE 6 END)::int2,
-        body->>'bundleId', body->>'identifier', body->>'groupIdentifier', (body->>'voiceShortcutId')::uuid,
-        body->>'phrase', body->>'title',
-        (CASE type WHEN 'deletion' THEN body->'identifiers' WHEN 'appsReported' THEN body->'installed' END)::text,
-        (body->>'utcOffsetMinutes')::int4, coalesce((body->>'eligibleForPrediction')::bool, true),
-        body->>'scope', (body->>'deviceId')::uuid, (body->>'paused')::bool, body->>'place'
+        body->>'bundleId', body->>'identifier', body->>'groupIdentifier',
+        (body->>'utcOffsetMinutes')::int4, coalesce((body->>'eligibleForPrediction')::bool, true), body->>'place',
+        (CASE WHEN type <> 'donation' THEN jsonb_build_array(
+            body->'voiceShortcutId', body->'phrase', body->'title',
+            CASE type WHEN 'deletion' THEN body->'identifiers' WHEN 'appsReported' THEN body->'installed' END,
+            body->'scope', body->'deviceId', body->'paused') END)::text
         """
+
+    /// The fields of an event that is not a donation, as the last column holds them:
+    /// `[voiceShortcutId, phrase, title, list, scope, deviceId, paused]`, each null where the
+    /// body has none. Nil for anything else: a field of another type (a number for a phrase, an
+    /// id that is not a UUID, a list that is not one of strings).
+    struct Extras: Equatable {
+        var voiceId: UUID?, phrase: String?, title: String?, list: [String]?
+        var scope: String?, scopeDevice: UUID?, paused: Bool?
+
+        init(voiceId: UUID? = nil, phrase: String? = nil, title: String? = nil, list: [String]? = nil,
+             scope: String? = nil, scopeDevice: UUID? = nil, paused: Bool? = nil) {
+            (self.voiceId, self.phrase, self.title, self.list) = (voiceId, phrase, title, list)
+            (self.scope, self.scopeDevice, self.paused) = (scope, scopeDevice, paused)
+        }
+
+        static func parse(_ text: String) -> Extras? {
+            var text = text
+            return text.withUTF8 { bytes in
+                var reader = JSONReader(bytes: bytes)
+                // Each a field or nil for one that is not of its kind; a field's own nil is JSON's null.
+                func string() -> String?? { reader.null() ? .some(nil) : reader.string().map { .some($0) } }
+                func uuid() -> UUID?? {
+                    if reader.null() { return .some(nil) }
+                    return reader.string().flatMap(UUID.init(uuidString:)).map { .some($0) }
+                }
+                func list() -> [String]?? { reader.null() ? .some(nil) : reader.stringArray().map { .some($0) } }
+                func bool() -> Bool?? { reader.null() ? .some(nil) : reader.bool().map { .some($0) } }
+                func comma() -> Bool { reader.take(UInt8(ascii: ",")) }
+                guard reader.take(UInt8(ascii: "[")), let voiceId = uuid(), comma(), let phrase = string(), comma(),
+                      let title = string(), comma(), let list = list(), comma(), let scope = string(), comma(),
+                      let scopeDevice = uuid(), comma(), let paused = bool(), reader.take(UInt8(ascii: "]")), reader.atEnd()
+                else { return nil }
+                return Extras(voiceId: voiceId, phrase: phrase, title: title, list: list, scope: scope, scopeDevice: scopeDevice, paused: paused)
+            }
+        }
+    }
 
     /// Every row of `rows`, read to the end.
     func entries(_ rows: PostgresRowSequence) async throws -> [FoldLogEntry] {
@@ -54,11 +97,10 @@ struct FoldLogCoding: Sendable {
         let seq = try cells.next(Int64.self), wall = try cells.next(Int64.self), counter = try cells.next(Int64.self)
         let type = try cells.next(Int16.self)
         let bundleId = try cells.next(String?.self), identifier = try cells.next(String?.self), group = try cells.next(String?.self)
-        let voiceId = try cells.next(UUID?.self), phrase = try cells.next(String?.self), title = try cells.next(String?.self)
-        let list = try cells.next(String?.self).map { try Self.strings($0, version: version, account: account) }
-        let offset = try cells.next(Int32?.self), eligible = try cells.next(Bool.self)
-        let scope = try cells.next(String?.self), scopeDevice = try cells.next(UUID?.self), paused = try cells.next(Bool?.self)
-        let place = try cells.next(String?.self)
+        let offset = try cells.next(Int32?.self), eligible = try cells.next(Bool.self), place = try cells.next(String?.self)
+        let extras = try cells.next(String?.self).map { try Self.extras($0, version: version, account: account) } ?? Extras()
+        let (voiceId, phrase, title, list) = (extras.voiceId, extras.phrase, extras.title, extras.list)
+        let (scope, scopeDevice, paused) = (extras.scope, extras.scopeDevice, extras.paused)
         let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
         // `place` is a donation's token, or the place a forget's scope names.
         let learning = scope.flatMap { LearningScope(name: $0, deviceId: scopeDevice, bundleId: bundleId, identifier: identifier, place: place) }
@@ -71,14 +113,15 @@ struct FoldLogCoding: Sendable {
         return FoldLogEntry(accountId: account, event: FoldEvent(key: key, version: version, change: change, habit: habit))
     }
 
-    /// A deletion's identifiers or a report's apps, as the event's body holds them (a JSON array
-    /// of strings); anything else there is a corrupt row (the server's array refused only what is
-    /// not an array, and took numbers as their text; no push stores either).
-    private static func strings(_ json: String, version: Int64, account: UUID) throws -> [String] {
-        guard let strings = JSONStringArray.parse(json) else {
-            throw StoreError.corruptRow("event \(version) of account \(account) holds a list that is not one of strings")
+    /// The fields of an event that is not a donation (`Extras`); anything else there is a corrupt
+    /// row. The server read them before as their types: its UUID and boolean casts took text that
+    /// Swift's decoding of the pushed body never writes, and its array of a list refused only what
+    /// was not an array, taking numbers as their text; no push stores any of these.
+    private static func extras(_ json: String, version: Int64, account: UUID) throws -> Extras {
+        guard let extras = Extras.parse(json) else {
+            throw StoreError.corruptRow("event \(version) of account \(account) holds a field that is not of its kind")
         }
-        return strings
+        return extras
     }
 
     private static func change(
