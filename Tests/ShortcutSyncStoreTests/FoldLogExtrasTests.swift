@@ -4,7 +4,7 @@ import ShortcutSyncTestSupport
 import Testing
 
 /// The fold's reader of the fields of an event that is not a donation (`FoldLogCoding.Extras`,
-/// read by `JSONReader`) reads what an encoder wrote, whatever the strings hold, and refuses
+/// read by the push's JSON parser through `JSONFlatArray`) reads what an encoder wrote, whatever the strings hold, and refuses
 /// whatever is not of its kind.
 @Suite struct FoldLogExtrasTests {
     /// The seven fields as PostgreSQL's `jsonb_build_array` writes them, around `list` and `phrase`.

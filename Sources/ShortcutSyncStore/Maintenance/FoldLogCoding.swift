@@ -4,17 +4,17 @@ import PostgresNIO
 import ShortcutSyncDomain
 
 /// How the fold's columns of an event are read: the few body fields the fold needs, extracted by
-/// the server, so that no event is decoded from JSON here (most of them are donations, which bring
-/// their shortcut and group only) but a deletion's identifiers and a report's apps, a JSON array
-/// of strings: made into an array by the server it was a subquery (`ARRAY(SELECT
-/// jsonb_array_elements_text(…))`), which on Citus makes the account's read of its log a router
-/// plan instead of a fast-path statement (issue 66, item 1).
+/// the server, so that no donation (most events) is decoded from JSON here: it brings its
+/// shortcut, group, offset, eligibility and place as columns.
 ///
-/// The fields that only the other events have (a voice shortcut's id, phrase and title, the
-/// list, a learning scope's name and device, a pause) come in one column, a JSON array
-/// (`Extras`), null for a donation: each column is a cell PostgresNIO makes and frees for every
-/// row, and the server's extraction of a field absent from a donation's body costs as much as
-/// of one there (issue 68).
+/// The fields that only the other events have (a voice shortcut's id, phrase and title, a
+/// deletion's identifiers or a report's apps, a learning scope's name and device, a pause) come
+/// in one column, a JSON array (`Extras`), null for a donation: each column is a cell PostgresNIO
+/// makes and frees for every row, and the server's extraction of a field absent from a
+/// donation's body costs as much as of one there (issue 68). The list is read here, not made an
+/// array by the server: that was a subquery (`ARRAY(SELECT jsonb_array_elements_text(…))`),
+/// which on Citus makes the account's read of its log a router plan instead of a fast-path
+/// statement (issue 66, item 1).
 struct FoldLogCoding: Sendable {
     static let columns = """
         version, account_id, device_id, seq, hlc_wall, hlc_counter,
@@ -31,37 +31,25 @@ struct FoldLogCoding: Sendable {
 
     /// The fields of an event that is not a donation, as the last column holds them:
     /// `[voiceShortcutId, phrase, title, list, scope, deviceId, paused]`, each null where the
-    /// body has none. Nil for anything else: a field of another type (a number for a phrase, an
-    /// id that is not a UUID, a list that is not one of strings).
+    /// body has none, read by the push's JSON parser (`JSONFlatArray`). Nil for anything else: a
+    /// field of another kind (a number for a phrase, an id that is not a UUID, a list that is
+    /// not one of strings).
     struct Extras: Equatable {
         var voiceId: UUID?, phrase: String?, title: String?, list: [String]?
         var scope: String?, scopeDevice: UUID?, paused: Bool?
 
-        init(voiceId: UUID? = nil, phrase: String? = nil, title: String? = nil, list: [String]? = nil,
-             scope: String? = nil, scopeDevice: UUID? = nil, paused: Bool? = nil) {
-            (self.voiceId, self.phrase, self.title, self.list) = (voiceId, phrase, title, list)
-            (self.scope, self.scopeDevice, self.paused) = (scope, scopeDevice, paused)
-        }
-
         static func parse(_ text: String) -> Extras? {
-            var text = text
-            return text.withUTF8 { bytes in
-                var reader = JSONReader(bytes: bytes)
-                // Each a field or nil for one that is not of its kind; a field's own nil is JSON's null.
-                func string() -> String?? { reader.null() ? .some(nil) : reader.string().map { .some($0) } }
-                func uuid() -> UUID?? {
-                    if reader.null() { return .some(nil) }
-                    return reader.string().flatMap(UUID.init(uuidString:)).map { .some($0) }
-                }
-                func list() -> [String]?? { reader.null() ? .some(nil) : reader.stringArray().map { .some($0) } }
-                func bool() -> Bool?? { reader.null() ? .some(nil) : reader.bool().map { .some($0) } }
-                func comma() -> Bool { reader.take(UInt8(ascii: ",")) }
-                guard reader.take(UInt8(ascii: "[")), let voiceId = uuid(), comma(), let phrase = string(), comma(),
-                      let title = string(), comma(), let list = list(), comma(), let scope = string(), comma(),
-                      let scopeDevice = uuid(), comma(), let paused = bool(), reader.take(UInt8(ascii: "]")), reader.atEnd()
-                else { return nil }
-                return Extras(voiceId: voiceId, phrase: phrase, title: title, list: list, scope: scope, scopeDevice: scopeDevice, paused: paused)
+            guard let fields = JSONFlatArray.elements(of: text), fields.count == 7 else { return nil }
+            // Each field: its value, `.some(nil)` for JSON's null, nil for a value of another kind.
+            func field<Value>(_ index: Int, _ value: (JSONFlatArray.Element) -> Value?) -> Value?? {
+                if case .null = fields[index] { return .some(nil) }
+                return value(fields[index]).map { .some($0) }
             }
+            guard let voiceId = field(0, { $0.string.flatMap(UUID.init(uuidString:)) }), let phrase = field(1, \.string),
+                  let title = field(2, \.string), let list = field(3, \.strings), let scope = field(4, \.string),
+                  let scopeDevice = field(5, { $0.string.flatMap(UUID.init(uuidString:)) }), let paused = field(6, \.bool)
+            else { return nil }
+            return Extras(voiceId: voiceId, phrase: phrase, title: title, list: list, scope: scope, scopeDevice: scopeDevice, paused: paused)
         }
     }
 
@@ -99,13 +87,12 @@ struct FoldLogCoding: Sendable {
         let bundleId = try cells.next(String?.self), identifier = try cells.next(String?.self), group = try cells.next(String?.self)
         let offset = try cells.next(Int32?.self), eligible = try cells.next(Bool.self), place = try cells.next(String?.self)
         let extras = try cells.next(String?.self).map { try Self.extras($0, version: version, account: account) } ?? Extras()
-        let (voiceId, phrase, title, list) = (extras.voiceId, extras.phrase, extras.title, extras.list)
-        let (scope, scopeDevice, paused) = (extras.scope, extras.scopeDevice, extras.paused)
         let key = EventKey(hlc: HLCTimestamp(wallMillis: wall, counter: Int(counter)), deviceId: device, seq: seq)
         // `place` is a donation's token, or the place a forget's scope names.
-        let learning = scope.flatMap { LearningScope(name: $0, deviceId: scopeDevice, bundleId: bundleId, identifier: identifier, place: place) }
-        guard let change = Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group,
-                                       voiceId: voiceId, phrase: phrase, title: title, list: list, learning: learning, paused: paused) else {
+        let learning = extras.scope.flatMap {
+            LearningScope(name: $0, deviceId: extras.scopeDevice, bundleId: bundleId, identifier: identifier, place: place)
+        }
+        guard let change = Self.change(type: type, bundleId: bundleId, identifier: identifier, group: group, extras: extras, learning: learning) else {
             throw StoreError.corruptRow("event \(version) of account \(account) (type \(type)) lacks a field its type needs")
         }
         // A donation eligible for prediction teaches the suggestions (DESIGN §3).
@@ -125,9 +112,9 @@ struct FoldLogCoding: Sendable {
     }
 
     private static func change(
-        type: Int16, bundleId: String?, identifier: String?, group: String?, voiceId: UUID?, phrase: String?, title: String?, list: [String]?,
-        learning: LearningScope?, paused: Bool?
+        type: Int16, bundleId: String?, identifier: String?, group: String?, extras: Extras, learning: LearningScope?
     ) -> FoldEvent.Change? {
+        let (voiceId, phrase, title, list) = (extras.voiceId, extras.phrase, extras.title, extras.list)
         switch type {
         case 0:
             guard let bundleId, let identifier else { return nil }
@@ -151,7 +138,7 @@ struct FoldLogCoding: Sendable {
         case 7:
             return learning.map { .learningForgotten($0) }
         case 8:
-            guard let learning, let paused else { return nil }
+            guard let learning, let paused = extras.paused else { return nil }
             return .learningPaused(learning, paused: paused)
         default:
             return nil
