@@ -141,10 +141,11 @@ import Testing
     @Test func aPullRecordedDuringOrAfterAnErasureWritesNothing() async throws {
         try await TestDatabase.withClient { client, url in
             let store = DeviceSyncStore(client: client, logger: TestDatabase.shared.logger)
-            let (account, device) = (UUID(), UUID())
-            try await client.query("INSERT INTO account_heads (account_id, version, folded_version) VALUES (\(account), 4, 4)")
+            let (account, device) = try await DeviceSyncTests.signedInDevice(client)
+            try await client.query("UPDATE account_heads SET version = 4, folded_version = 4 WHERE account_id = \(account)")
             try await store.recordPull(device: device, account: account, version: 3, complete: true)
-            #expect(try await Self.rowsLeft(of: account, in: client) == ["public.device_sync": 1, "public.account_heads": 1])
+            #expect(try await Self.rowsLeft(of: account, in: client) == ["public.device_sync": 1, "public.account_heads": 1, "public.devices": 1,
+                                                                         "public.accounts": 1])
 
             // An erasure under way (its order: the head locked first, then the rows), not committed.
             try await withConnection(url) { erasure in
@@ -152,6 +153,8 @@ import Testing
                 try await erasure.query("SELECT 1 FROM account_heads WHERE account_id = \(account) FOR UPDATE", logger: TestDatabase.shared.logger)
                 try await erasure.query("DELETE FROM device_sync WHERE account_id = \(account)", logger: TestDatabase.shared.logger)
                 try await erasure.query("DELETE FROM account_heads WHERE account_id = \(account)", logger: TestDatabase.shared.logger)
+                try await erasure.query("DELETE FROM devices WHERE account_id = \(account)", logger: TestDatabase.shared.logger)
+                try await erasure.query("DELETE FROM accounts WHERE account_id = \(account)", logger: TestDatabase.shared.logger)
                 let recorded = Task { try await store.recordPull(device: device, account: account, version: 4, complete: true) }
                 try await Task.sleep(for: .milliseconds(300))
                 try await erasure.query("COMMIT", logger: TestDatabase.shared.logger)

@@ -4,6 +4,7 @@ import PostgresNIO
 import ShortcutSyncAPI
 import ShortcutSyncClient
 import ShortcutSyncDatabaseTestSupport
+import ShortcutSyncDomain
 import ShortcutSyncStore
 import ShortcutSyncTestSupport
 import Testing
@@ -76,13 +77,17 @@ import Testing
     @Test func aPullRecordsTheVersionOnlyWhenItMovesOnOrAMinuteLater() async throws {
         try await TestDatabase.withClient { client, _ in
             let store = DeviceSyncStore(client: client, logger: TestDatabase.shared.logger)
-            let (account, device) = (UUID(), UUID())
+            let (account, device) = try await Self.signedInDevice(client)
             func row() async throws -> [(Int64, Date)] {
                 try await client.query("SELECT synced_version, synced_at FROM device_sync WHERE account_id = \(account) AND device_id = \(device)")
                     .decode((Int64, Date).self).collectAll()
             }
+            try await store.recordPull(device: UUID(), account: account, version: 3, complete: true)
+            #expect(try await client.query("SELECT count(*) FROM device_sync WHERE account_id = \(account)").decode(Int64.self).collectAll() == [0],
+                    "a device the account does not have: nothing")
+            try await client.query("DELETE FROM account_heads WHERE account_id = \(account)")
             try await store.recordPull(device: device, account: account, version: 3, complete: true)
-            #expect(try await row().isEmpty, "an account with no head (never made, or erased): nothing")
+            #expect(try await row().isEmpty, "an account with no head (erased): nothing")
             try await client.query("INSERT INTO account_heads (account_id) VALUES (\(account))")
             try await store.recordPull(device: device, account: account, version: 3, complete: false)
             #expect(try await row().isEmpty, "a page that is not the last")
@@ -98,6 +103,57 @@ import Testing
             #expect(try #require(try await row().first).1 > first.1.addingTimeInterval(-60), "a minute on: the time is written again")
             try await store.recordPull(device: device, account: account, version: 5, complete: true)
             #expect(try await row().first?.0 == 5)
+        }
+    }
+
+    /// A pull that checked its token before its device was signed out, and records what it pulled
+    /// while the sign-out is under way, writes nothing: the signed-out device's row, which the
+    /// sign-out removed, does not come back (it did, and outlived the device). The sign-out is
+    /// `AccountStore.revokeDevice`'s own, held after it locked the head: its statement waits for
+    /// the test's lock of the device's push token.
+    @Test func aPullRecordedWhileItsDeviceIsSignedOutWritesNothing() async throws {
+        try await TestDatabase.withClient { client, url in
+            let logger = TestDatabase.shared.logger
+            let store = DeviceSyncStore(client: client, logger: logger)
+            let (account, device) = try await Self.signedInDevice(client)
+            #expect(try await PushTokenStore(client: client, logger: logger).register(
+                PushTokenRegistration(token: String(repeating: "ab", count: 32), topic: "com.example.a", environment: "production"),
+                device: device, account: account))
+            try await client.query("UPDATE account_heads SET version = 4, folded_version = 4 WHERE account_id = \(account)")
+            try await store.recordPull(device: device, account: account, version: 3, complete: true)
+            #expect(try await DeviceChangeBudgetTests.syncRows(of: device, client) == 1)
+
+            try await withConnection(url) { holder in
+                try await holder.query("BEGIN", logger: logger)
+                try await holder.query("SELECT 1 FROM push_tokens WHERE device_id = \(device) FOR UPDATE", logger: logger)
+                let signedOut = Task { try await AccountStore(client: client, logger: logger).revokeDevice(device, account: account) }
+                try await Self.untilWaiting(1, client)
+                let recorded = Task { try await store.recordPull(device: device, account: account, version: 4, complete: true) }
+                try await Self.untilWaiting(2, client)
+                try await holder.query("COMMIT", logger: logger)
+                #expect(try await signedOut.value)
+                try await recorded.value
+            }
+            #expect(try await DeviceChangeBudgetTests.syncRows(of: device, client) == 0, "the signed-out device's row came back")
+            try await store.recordPull(device: device, account: account, version: 5, complete: true)
+            #expect(try await DeviceChangeBudgetTests.syncRows(of: device, client) == 0, "a record after the sign-out")
+        }
+    }
+
+    /// A new account with one signed-in device.
+    static func signedInDevice(_ client: PostgresClient) async throws -> (account: UUID, device: UUID) {
+        let accounts = AccountStore(client: client, logger: TestDatabase.shared.logger)
+        let account = try await accounts.createAccount(tokenHash: Array(UUID().uuidString.utf8))
+        let device = try await accounts.createDevice(account: account, name: "iPad", platform: "iPadOS", tokenHash: Array(UUID().uuidString.utf8))
+        return (account, device)
+    }
+
+    /// Until `count` of the database's sessions wait for a lock (at most 10 s).
+    static func untilWaiting(_ count: Int, _ client: PostgresClient) async throws {
+        try await eventually("\(count) sessions wait for a lock", timeout: .seconds(10)) {
+            try await client.query("""
+                SELECT count(*)::int8 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                """).decode(Int64.self).collectAll().first == Int64(count)
         }
     }
 }

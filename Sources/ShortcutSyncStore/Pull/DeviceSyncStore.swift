@@ -35,6 +35,13 @@ public struct DeviceSyncStore: Sendable, RoutedByAccount {
     /// The lock is taken only when there is something to write, so a device pulling in a loop
     /// takes none.
     ///
+    /// A pull may also have checked its token before a sign-out of its device committed: the row
+    /// is written only while the device is signed in, read under a share lock of the device's row
+    /// taken after the head's. A sign-out takes the head `FOR UPDATE` before it revokes the token
+    /// and removes the row: a record that waited reads the device again once the sign-out
+    /// committed (the lock's recheck of a row updated meanwhile), finds it signed out and writes
+    /// nothing, so that the signed-out device's row does not come back.
+    ///
     /// On Citus the same as one call of a distributed function (`RecordPullFunction`), which
     /// Citus sends to the account's worker whole: Citus plans the one statement's data-modifying
     /// CTEs through intermediate results, which reached every worker, so that with one worker
@@ -74,9 +81,14 @@ public struct DeviceSyncStore: Sendable, RoutedByAccount {
                   AND NOT EXISTS (SELECT 1 FROM device_sync s WHERE s.account_id = $1 AND s.device_id = $2
                                                                  AND s.synced_version >= $3 AND s.synced_at >= $6)
                 FOR KEY SHARE OF h
+            ), signed_in AS (
+                -- Locked after the head: its rows come through the head's, whose lock comes first.
+                SELECT d.device_id FROM head, devices d
+                WHERE d.device_id = $2 AND d.account_id = $1 AND d.token_hash IS NOT NULL
+                FOR SHARE OF d
             ), synced AS (
                 INSERT INTO device_sync AS s (account_id, device_id, synced_version, synced_at)
-                SELECT $1, $2, $3, $4 FROM head
+                SELECT $1, $2, $3, $4 FROM signed_in
                 ON CONFLICT (account_id, device_id) DO UPDATE SET synced_version = greatest(s.synced_version, excluded.synced_version), synced_at = excluded.synced_at
                 WHERE s.synced_version < excluded.synced_version OR s.synced_at < $6
             )

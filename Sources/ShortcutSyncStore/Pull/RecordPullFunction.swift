@@ -6,8 +6,8 @@ import PostgresNIO
 /// sends whole to the worker holding the account's shards, as it does the push's write
 /// (`PushWriteFunction`): one command from the node a server talks to, instead of a transaction
 /// of three router statements. Its body is `DeviceSyncStore.RecordPullStatement`'s writes as
-/// fast-path statements of their own (a read of the sync row, the head's lock, the write, the
-/// token's version), with its parameters: `$1` the account, `$2` the device, `$3` the
+/// fast-path statements of their own (a read of the sync row, the head's lock, the device's
+/// read, the write, the token's version), with its parameters: `$1` the account, `$2` the device, `$3` the
 /// version, `$4` the time, `$5` whether the pull was complete, `$6` a minute before the time.
 /// Made and distributed by the migrator on a Citus coordinator, with the push's function, and
 /// named by its body as that one is (`DistributedFunctions.named`).
@@ -30,6 +30,11 @@ enum RecordPullFunction: DistributedFunction {
             WHERE s.account_id = $1 AND s.device_id = $2 AND s.synced_version >= $3 AND s.synced_at >= $6;
             IF NOT FOUND THEN
               PERFORM 1 FROM account_heads h WHERE h.account_id = $1 FOR KEY SHARE;
+              -- A statement of its own, after the lock: it reads the device as a sign-out that
+              -- held the head left it (its own snapshot), and writes nothing for one signed out.
+              IF FOUND THEN
+                PERFORM 1 FROM devices d WHERE d.device_id = $2 AND d.account_id = $1 AND d.token_hash IS NOT NULL;
+              END IF;
               IF FOUND THEN
                 INSERT INTO device_sync AS s (account_id, device_id, synced_version, synced_at)
                 VALUES ($1, $2, $3, $4)

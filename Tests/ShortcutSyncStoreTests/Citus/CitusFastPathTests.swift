@@ -259,7 +259,8 @@ struct CitusFastPathTests {
     }
 
     /// The pull's record (`record_pull`) on the account's worker: a read of the device's sync
-    /// row, the head's lock, the row's write and the token's version, each a fast-path statement
+    /// row, the head's lock, the device's read (a reference table's local placement), the row's
+    /// write and the token's version, each a fast-path statement
     /// run on the local shard, both when the record writes (the version moved on) and when it
     /// finds the row current.
     @Test func aPullsRecordIsWrittenByFastPathStatements() async throws {
@@ -281,7 +282,7 @@ struct CitusFastPathTests {
             let calls = lines.filter { $0.range(of: "SELECT \(RecordPullFunction.name)(") != nil }
             #expect(!calls.isEmpty, "the record's call was not found: \(lines.prefix(5))")
             let local = lines.filter { $0.range(of: "executing the command locally") != nil }
-            for table in ["device_sync", "account_heads", "push_tokens"] {
+            for table in ["device_sync", "account_heads", "devices", "push_tokens"] {
                 #expect(local.contains { $0.contains("public.\(table)_") }, "no statement on a local shard of \(table): \(lines.prefix(5))")
             }
             for (phrase, found) in Self.messages(lines, saying: Self.notFastPath) {

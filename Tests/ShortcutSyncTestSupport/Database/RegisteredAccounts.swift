@@ -32,12 +32,14 @@ public func openAccount(_ account: UUID, client: PostgresClient) async throws {
         """, logger: TestDatabase.shared.logger)
 }
 
-/// Makes each of `devices` a device of `account` (a row as `POST /v1/devices` leaves, with no
-/// token) unless it exists: a learning event's scope may name only a device of its account.
+/// Makes each of `devices` a signed-in device of `account` (a row as `POST /v1/devices` leaves,
+/// with a made-up token hash) unless it exists: a learning event's scope may name only a device of
+/// its account, and a pull is recorded only for a signed-in device.
 public func openDevices(_ devices: some Sequence<UUID>, of account: UUID, client: PostgresClient) async throws {
     for device in Set(devices) {
         try await client.query("""
-            INSERT INTO devices (device_id, account_id, name, platform) VALUES (\(device), \(account), 'Device', 'iOS')
+            INSERT INTO devices (device_id, account_id, name, platform, token_hash)
+            VALUES (\(device), \(account), 'Device', 'iOS', \(ByteBuffer(bytes: randomHash())))
             ON CONFLICT DO NOTHING
             """, logger: TestDatabase.shared.logger)
     }
