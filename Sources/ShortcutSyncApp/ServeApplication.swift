@@ -66,7 +66,11 @@ public func buildApplication(
             events.router = router
             return events
         }(),
-        projections: ProjectionStore(client: requests, logger: logger, pullPageSize: configuration.server.pullPageSize, router: router),
+        projections: {
+            var projections = ProjectionStore(client: requests, logger: logger, pullPageSize: configuration.server.pullPageSize, router: router)
+            projections.suggestionCache = configuration.suggestionSumsKept > 0 ? SuggestionCandidateCache(capacity: configuration.suggestionSumsKept) : nil
+            return projections
+        }(),
         pushTokens: PushTokenStore(client: requests, logger: logger),
         deviceSync: DeviceSyncStore(client: requests, logger: logger, router: router),
         migrator: migrator,

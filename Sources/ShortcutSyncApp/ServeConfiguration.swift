@@ -31,6 +31,9 @@ public struct ServeConfiguration: Sendable {
     public var compaction: CompactionSchedule? = CompactionSchedule()
     /// Accounts whose last pushes' rows the service keeps for their next push (`FoldReadCache`); 0: none.
     public var pushRowsKept = FoldReadCache.defaultCapacity
+    /// The sums of devices' last suggestions requests the service keeps for their next, counted
+    /// in shortcuts, devices and sums (`SuggestionCandidateCache`); 0: every request reads them.
+    public var suggestionSumsKept = SuggestionCandidateCache.defaultCapacity
     /// APNs, for background wakes (DESIGN §6, §7); nil: no key, no wake is sent.
     public var apns: APNsConfiguration?
     /// The topics a push token may be registered for when this server has no key of its own (a

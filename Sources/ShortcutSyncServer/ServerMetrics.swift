@@ -33,7 +33,7 @@ public enum ServerMetrics {
     public static func register() {
         _ = registry
         let all: [Any] = [pushes, rejectedPushes, pushesOverBudget, pushesHeld, readsOverBudget, deviceChangesOverBudget, pushesShed, pushesOverKeptRows, eventsAppended, openStreams, waitingPulls,
-                          pushesUnderWay, pulls, suggestions, databaseReachable, accountsBehind, eventsBehind, parkedAccounts,
+                          pushesUnderWay, pulls, suggestions, suggestionsOverKeptSums, databaseReachable, accountsBehind, eventsBehind, parkedAccounts,
                           compactionFailures]
         _ = all
     }
@@ -59,6 +59,9 @@ public enum ServerMetrics {
     static let pushesUnderWay = Gauge(label: "shortcut_sync_pushes_under_way")
     static let pulls = Counter(label: "shortcut_sync_pulls_total")
     static let suggestions = Counter(label: "shortcut_sync_suggestions_total")
+    /// Suggestions requests ranked over the sums kept from their device's last request: the
+    /// head's mark read, no sums (`SuggestionCandidateCache`, `serve --suggestion-sums-kept`).
+    static let suggestionsOverKeptSums = Counter(label: "shortcut_sync_suggestions_over_kept_sums_total")
     /// Read at each scrape (`SyncAPI.metrics`): 1 while the database answers, else 0.
     static let databaseReachable = Gauge(label: "shortcut_sync_database_reachable")
     /// Read at each scrape, at most once a second from the database: accounts whose views are

@@ -37,6 +37,7 @@ extension SyncAPI {
         let ranked = SuggestionScorer().rank(inputs.candidates, at: moment, limit: limit)
         let titles = try await projections.suggestionTitles(account: account, shortcuts: ranked.map(\.shortcut))
         ServerMetrics.suggestions.increment()
+        if inputs.fromKeptSums { ServerMetrics.suggestionsOverKeptSums.increment() }
         return .ok(.init(body: .json(.init(version: inputs.version, at: at, suggestions: ranked.map { suggestion in
             .init(bundleId: suggestion.shortcut.bundleId, identifier: suggestion.shortcut.identifier,
                   title: titles[suggestion.shortcut] ?? suggestion.shortcut.identifier,

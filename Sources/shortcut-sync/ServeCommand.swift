@@ -55,6 +55,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Accounts whose last pushes' rows this process keeps, so that their next push of shortcuts among those is one statement instead of a read and a write (0: every push reads its rows).")
     var pushRowsKept: Int = FoldReadCache.defaultCapacity
 
+    @Option(help: "The sums of devices' last suggestions requests this process keeps until their account changes, counted in shortcuts, devices and sums, so that a device asking again reads no sums (0: every request reads them).")
+    var suggestionSumsKept: Int = SuggestionCandidateCache.defaultCapacity
+
     @Option(help: "Pulls and suggestion requests each device may make per second, over time (beyond: 429 with Retry-After, before any query).")
     var deviceReadsPerSecond: Double = 10
 
@@ -89,6 +92,7 @@ struct ServeCommand: AsyncParsableCommand {
         if !deviceSignInsPerHour.isFinite || deviceSignInsPerHour <= 0 { throw ValidationError("--device-sign-ins-per-hour must be above 0") }
         if deviceSignInBurst < 1 { throw ValidationError("--device-sign-in-burst must be at least 1") }
         if !(0...1_000_000).contains(pushRowsKept) { throw ValidationError("--push-rows-kept must be 0 to 1000000") }
+        if !(0...100_000_000).contains(suggestionSumsKept) { throw ValidationError("--suggestion-sums-kept must be 0 to 100000000") }
         if let problem = PushBudgetConfiguration(eventsPerSecond: pushEventsPerSecond, burst: pushBurst).problem {
             throw ValidationError(problem)
         }
@@ -142,6 +146,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.workerTasks = workerTasks
         configuration.compaction = try keepHistory.schedule()
         configuration.pushRowsKept = pushRowsKept
+        configuration.suggestionSumsKept = suggestionSumsKept
         configuration.apns = try apns.configuration()
         configuration.apnsTopics = try apns.topics()
         configuration.wake = apns.wake

@@ -8,9 +8,11 @@ extension SuggestionBenchmark {
     /// of its `latencyGroups` donation groups, when more) over a few weeks at different hours by
     /// two devices, each donation at one of five places; then `latencyRequests` suggestions
     /// requests one after another at moments spread over a week, and as many again naming nine
-    /// place tokens (a cell and its neighbours, one of them a place of the account): the p50 and
-    /// p99 of each, in milliseconds.
-    func measureLatency(report: @escaping @Sendable (String) -> Void) async throws -> (p50: Double, p99: Double, placedP50: Double, placedP99: Double) {
+    /// place tokens (a cell and its neighbours, one of them a place of the account), and as many
+    /// again naming them, each after a push of one donation by the device asking (untimed), so
+    /// that none finds the sums the service kept from the device's last request
+    /// (`SuggestionCandidateCache`): the p50 and p99 of each, in milliseconds.
+    func measureLatency(report: @escaping @Sendable (String) -> Void) async throws -> Latency {
         let account = try await post("/v1/accounts", token: adminToken, body: nil)
         let accountToken = try Self.string(account, "accountToken")
         var devices: [String] = []
@@ -51,12 +53,23 @@ extension SuggestionBenchmark {
         }
         report("latency: an account with \(load.latencyShortcuts) shortcuts of \(groups) donation group(s) each (\(donations.count) donations on 2 devices)")
         let after = start + 4 * 7 * 86_400_000
-        func measure(places: (Int) -> [String]) async throws -> (p50: Double, p99: Double) {
+        var pushed = [0, 0]
+        func measure(naming: (Int) -> [String], pushingFirst: Bool = false) async throws -> (p50: Double, p99: Double) {
             var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
             for index in 0..<load.latencyRequests {
                 let at = after + Int64(index % 168) * 3_600_000
+                if pushingFirst {
+                    // A donation again of one of the shortcuts, after every one before: the account's head moves on.
+                    let device = index % 2, identifier = index % load.latencyShortcuts
+                    pushed[device] += 1
+                    try await pushBatch([Event(seq: Int64(events[device].count + pushed[device]), hlc: HLCTimestamp(wallMillis: after + Int64(pushed[device])),
+                                               body: .donation(Donation(
+                                                   bundleId: "com.example.app\(identifier % 20)", identifier: "item-\(identifier)", kind: .userActivity,
+                                                   activityType: "com.example.open", title: "Item \(identifier)", utcOffsetMinutes: 60,
+                                                   place: places[identifier % 5])))], token: devices[device])
+                }
                 let started = ContinuousClock.now
-                let answer = try await suggestions(token: devices[index % 2], at: at, offset: 60, limit: 4, places: places(index))
+                let answer = try await suggestions(token: devices[index % 2], at: at, offset: 60, limit: 4, places: naming(index))
                 histogram.record(UInt64((ContinuousClock.now - started).inSeconds * 1_000_000))
                 if answer.isEmpty != (load.latencyNoAppsInstalled == true) {
                     throw BenchError("an account with \(load.latencyShortcuts) shortcuts got \(answer.count) suggestions")
@@ -64,10 +77,17 @@ extension SuggestionBenchmark {
             }
             return (Double(histogram.valueAtPercentile(50)) / 1000, Double(histogram.valueAtPercentile(99)) / 1000)
         }
-        let timeAlone = try await measure { _ in [] }
+        let timeAlone = try await measure(naming: { _ in [] })
         // A place of the account in the middle, eight others around it (the last eight tokens are nobody's).
-        let placed = try await measure { index in [places[index % 5]] + places[5...] }
-        return (timeAlone.p50, timeAlone.p99, placed.p50, placed.p99)
+        let placed = try await measure(naming: { index in [places[index % 5]] + places[5...] })
+        let changed = try await measure(naming: { index in [places[index % 5]] + places[5...] }, pushingFirst: true)
+        return Latency(p50: timeAlone.p50, p99: timeAlone.p99, placedP50: placed.p50, placedP99: placed.p99,
+                       changedP50: changed.p50, changedP99: changed.p99)
+    }
+
+    /// `measureLatency`'s figures, in milliseconds.
+    struct Latency {
+        var p50: Double, p99: Double, placedP50: Double, placedP99: Double, changedP50: Double, changedP99: Double
     }
 
     /// Pushes `events` (of one device, consecutive seqs) in one push.

@@ -29,29 +29,28 @@ extension ProjectionStore {
     /// `latestOffset`: also the offset from UTC of the device's latest donation among its last
     /// `offsetWindow` events (`latestUTCOffsetMinutes`), for a request that gives none.
     /// `candidates` and `reach` are the bounds above; tests make them small.
+    ///
+    /// With a `suggestionCache`, the first statement alone, outside a transaction, when the
+    /// cache holds the candidates of the device's last request at the head's mark it reads: the
+    /// account's rows are as they were then.
     public func suggestionInputs(account: UUID, device: UUID, latestOffset: Bool = true,
                                  candidates: Int = suggestionCandidates, reach: Int = suggestionReach) async throws -> SuggestionInputs {
         precondition(candidates > 0 && reach >= candidates, "a request looks at least as far as it takes")
+        let key = SuggestionCandidateCache.Key(account: account, device: device, candidates: candidates, reach: reach)
+        if let suggestionCache {
+            let (inputs, mark) = try await client.withConnection { connection in
+                try await suggestionHead(account: account, device: device, latestOffset: latestOffset, on: connection)
+            }
+            if let mark, let kept = suggestionCache.candidates(for: key, at: mark) {
+                var answer = inputs
+                answer.candidates = kept
+                answer.fromKeptSums = true
+                return answer
+            }
+        }
         return try await client.withConnection { connection in
             try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
-                var inputs = SuggestionInputs()
-                // The device's last events through its seq index, newest first: what the request
-                // reads for the offset does not grow with the device's history (a donation among
-                // all of the account's, sorted, took 12 ms at 30,000 donations).
-                let head = try await connection.guardedQuery("""
-                    SELECT coalesce((SELECT a.version FROM projection_accounts a WHERE a.account_id = \(account)), 0),
-                           (SELECT d.platform FROM devices d WHERE d.account_id = \(account) AND d.device_id = \(device)),
-                           (SELECT (l.body->>'utcOffsetMinutes')::int4
-                            FROM (SELECT e.type, e.body FROM events e
-                                  WHERE e.account_id = \(account) AND e.device_id = \(device) AND \(latestOffset)
-                                  ORDER BY e.seq DESC LIMIT \(Self.offsetWindow)) l
-                            WHERE l.type = 'donation' LIMIT 1)
-                    """, logger: logger)
-                for try await (version, platform, offset) in head.decode((Int64, String?, Int32?).self) {
-                    inputs.version = version
-                    inputs.platform = platform
-                    inputs.latestUTCOffsetMinutes = offset.map(Int.init)
-                }
+                var (inputs, mark) = try await suggestionHead(account: account, device: device, latestOffset: latestOffset, on: connection)
                 // A shortcut's row holds its groups' sums together (NULL: none), its donation
                 // count and its latest donation's key, kept by the fold. Two index reads, from the
                 // top (most donated, then most recently donated; keys are unique, so each order is
@@ -84,9 +83,38 @@ extension ProjectionStore {
                     // In both orders, it is read twice: decoded once.
                     if inputs.candidates[shortcut] == nil { inputs.candidates[shortcut] = try ShortcutHabits(stored: habits) }
                 }
+                // Read in the snapshot the mark was: what the rows are at that mark.
+                if let suggestionCache, let mark { suggestionCache.keep(inputs.candidates, for: key, at: mark) }
                 return inputs
             }
         }
+    }
+
+    /// A suggestions request's first statement: the account's version, the device's platform,
+    /// the offset of its latest donation (when `latestOffset`), and the head's mark (nil: no
+    /// head). The device's last events are read through its seq index, newest first: what the
+    /// request reads for the offset does not grow with the device's history (a donation among
+    /// all of the account's, sorted, took 12 ms at 30,000 donations).
+    private func suggestionHead(account: UUID, device: UUID, latestOffset: Bool,
+                                on connection: PostgresConnection) async throws -> (SuggestionInputs, mark: String?) {
+        let head = try await connection.guardedQuery("""
+            SELECT coalesce((SELECT a.version FROM projection_accounts a WHERE a.account_id = \(account)), 0),
+                   (SELECT d.platform FROM devices d WHERE d.account_id = \(account) AND d.device_id = \(device)),
+                   (SELECT (l.body->>'utcOffsetMinutes')::int4
+                    FROM (SELECT e.type, e.body FROM events e
+                          WHERE e.account_id = \(account) AND e.device_id = \(device) AND \(latestOffset)
+                          ORDER BY e.seq DESC LIMIT \(Self.offsetWindow)) l
+                    WHERE l.type = 'donation' LIMIT 1),
+                   (SELECT \(unescaped: AccountHead.markSQL) FROM account_heads h WHERE h.account_id = \(account))
+            """, logger: logger)
+        var inputs = SuggestionInputs(), mark: String?
+        for try await (version, platform, offset, headMark) in head.decode((Int64, String?, Int32?, String?).self) {
+            inputs.version = version
+            inputs.platform = platform
+            inputs.latestUTCOffsetMinutes = offset.map(Int.init)
+            mark = headMark
+        }
+        return (inputs, mark)
     }
 
     /// The titles of `shortcuts` (their latest donation's), one statement naming the account;

@@ -27,6 +27,9 @@ public struct ProjectionStore: Sendable, RoutedByAccount {
     /// The most events a compaction reads at once (issue 65, item 1): it folds an account's
     /// history a chunk at a time, so that its memory does not grow with the history.
     public var compactionChunk = 10_000
+    /// The candidates of devices' last suggestions requests, kept until their account changes
+    /// (`SuggestionCandidateCache`); nil: every request reads them.
+    public var suggestionCache: SuggestionCandidateCache?
 
     public init(client: PostgresClient, logger: Logger, pullPageSize: Int = Self.defaultPullPageSize,
                 pullPageBytes: Int = Self.defaultPullPageBytes, router: AccountRouter? = nil) {

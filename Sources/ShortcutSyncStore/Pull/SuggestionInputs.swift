@@ -11,6 +11,8 @@ public struct SuggestionInputs: Sendable {
     /// The offset of the device's latest donation, the default for the local hour asked about.
     public var latestUTCOffsetMinutes: Int?
     public var candidates: [ShortcutID: ShortcutHabits]
+    /// Whether `candidates` are those kept from the device's last request (`SuggestionCandidateCache`).
+    public var fromKeptSums = false
 
     public init(version: Int64 = 0, platform: String? = nil, latestUTCOffsetMinutes: Int? = nil,
                 candidates: [ShortcutID: ShortcutHabits] = [:]) {
