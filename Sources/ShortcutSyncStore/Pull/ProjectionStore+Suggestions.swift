@@ -23,98 +23,89 @@ extension ProjectionStore {
     /// The inputs of `device`'s suggestions (DESIGN §3, §5): the sums of the candidate shortcuts
     /// in its view — every one, up to `suggestionCandidates`; beyond, the most donated and the
     /// most recently donated (by key, so the same whatever order the events arrived in) — read in
-    /// one snapshot. Two statements, each naming the account; the second reads the top of two
-    /// indexes, at most twice `suggestionCandidates` rows, whatever the account holds.
+    /// one statement (so one snapshot) that names the account and reads the top of two indexes,
+    /// at most twice `suggestionCandidates` rows, whatever the account holds.
     ///
     /// `latestOffset`: also the offset from UTC of the device's latest donation among its last
     /// `offsetWindow` events (`latestUTCOffsetMinutes`), for a request that gives none.
     /// `candidates` and `reach` are the bounds above; tests make them small.
     ///
-    /// With a `suggestionCache`, the first statement alone, outside a transaction, when the
-    /// cache holds the candidates of the device's last request at the head's mark it reads: the
-    /// account's rows are as they were then.
+    /// With a `suggestionCache` that holds the candidates of the device's last request, the
+    /// statement is given the head's mark they were read at, and reads no sums when the head
+    /// still has it: the account's rows are as they were then, and the kept ones are taken.
     public func suggestionInputs(account: UUID, device: UUID, latestOffset: Bool = true,
                                  candidates: Int = suggestionCandidates, reach: Int = suggestionReach) async throws -> SuggestionInputs {
         precondition(candidates > 0 && reach >= candidates, "a request looks at least as far as it takes")
         let key = SuggestionCandidateCache.Key(account: account, device: device, candidates: candidates, reach: reach)
-        if let suggestionCache {
-            let (inputs, mark) = try await client.withConnection { connection in
-                try await suggestionHead(account: account, device: device, latestOffset: latestOffset, on: connection)
-            }
-            if let mark, let kept = suggestionCache.candidates(for: key, at: mark) {
-                var answer = inputs
-                answer.candidates = kept
-                answer.fromKeptSums = true
-                return answer
-            }
-        }
-        return try await client.withConnection { connection in
-            try await connection.inTransaction(.readOnlySnapshot, logger: logger) { connection in
-                var (inputs, mark) = try await suggestionHead(account: account, device: device, latestOffset: latestOffset, on: connection)
-                // A shortcut's row holds its groups' sums together (NULL: none), its donation
-                // count and its latest donation's key, kept by the fold. Two index reads, from the
-                // top (most donated, then most recently donated; keys are unique, so each order is
-                // total and independent of arrival), each stopping at `candidates` rows of apps
-                // the device has (all, when it has reported none) or after `reach` rows, whichever
-                // comes first. Titles are read afterwards for the few answered (`suggestionTitles`).
-                // The app filter reads the device's apps through a subplan, not a join: a join
-                // loses the order the index gives, and PostgreSQL then sorts all `reach` rows
-                // even for a device that filters nothing.
-                let rows = try await connection.guardedQuery("""
-                    WITH i AS MATERIALIZED (
-                        SELECT (SELECT d.installed FROM projection_devices d WHERE d.account_id = \(account) AND d.device_id = \(device)) AS installed
-                    )
-                    (SELECT s.bundle_id, s.identifier, s.habits
-                     FROM (SELECT s.bundle_id, s.identifier, s.habits, s.donations, s.latest_key FROM projection_shortcuts s
-                           WHERE s.account_id = \(account) AND s.habits IS NOT NULL
-                           ORDER BY s.donations DESC, s.latest_key DESC LIMIT \(reach)) s
-                     WHERE (SELECT i.installed IS NULL OR s.bundle_id = ANY(i.installed) FROM i)
-                     ORDER BY s.donations DESC, s.latest_key DESC LIMIT \(candidates))
-                    UNION ALL
-                    (SELECT s.bundle_id, s.identifier, s.habits
-                     FROM (SELECT s.bundle_id, s.identifier, s.habits, s.latest_key FROM projection_shortcuts s
-                           WHERE s.account_id = \(account) AND s.habits IS NOT NULL
-                           ORDER BY s.latest_key DESC LIMIT \(reach)) s
-                     WHERE (SELECT i.installed IS NULL OR s.bundle_id = ANY(i.installed) FROM i)
-                     ORDER BY s.latest_key DESC LIMIT \(candidates))
-                    """, logger: logger)
-                for try await (bundleId, identifier, habits) in rows.decode((String, String, ByteBuffer).self) {
-                    let shortcut = ShortcutID(bundleId: bundleId, identifier: identifier)
-                    // In both orders, it is read twice: decoded once.
-                    if inputs.candidates[shortcut] == nil { inputs.candidates[shortcut] = try ShortcutHabits(stored: habits) }
-                }
-                // Read in the snapshot the mark was: what the rows are at that mark.
-                if let suggestionCache, let mark { suggestionCache.keep(inputs.candidates, for: key, at: mark) }
-                return inputs
-            }
-        }
-    }
-
-    /// A suggestions request's first statement: the account's version, the device's platform,
-    /// the offset of its latest donation (when `latestOffset`), and the head's mark (nil: no
-    /// head). The device's last events are read through its seq index, newest first: what the
-    /// request reads for the offset does not grow with the device's history (a donation among
-    /// all of the account's, sorted, took 12 ms at 30,000 donations).
-    private func suggestionHead(account: UUID, device: UUID, latestOffset: Bool,
-                                on connection: PostgresConnection) async throws -> (SuggestionInputs, mark: String?) {
-        let head = try await connection.guardedQuery("""
-            SELECT coalesce((SELECT a.version FROM projection_accounts a WHERE a.account_id = \(account)), 0),
-                   (SELECT d.platform FROM devices d WHERE d.account_id = \(account) AND d.device_id = \(device)),
-                   (SELECT (l.body->>'utcOffsetMinutes')::int4
-                    FROM (SELECT e.type, e.body FROM events e
-                          WHERE e.account_id = \(account) AND e.device_id = \(device) AND \(latestOffset)
-                          ORDER BY e.seq DESC LIMIT \(Self.offsetWindow)) l
-                    WHERE l.type = 'donation' LIMIT 1),
-                   (SELECT \(unescaped: AccountHead.markSQL) FROM account_heads h WHERE h.account_id = \(account))
+        let kept = suggestionCache?.entry(for: key)
+        // The first row: the account's version, the device's platform, the offset of its latest
+        // donation (its last events through its seq index, newest first: what the request reads
+        // for the offset does not grow with the device's history; a donation among all of the
+        // account's, sorted, took 12 ms at 30,000 donations) and the head's mark. Then, unless
+        // the mark is the kept one (a one-time filter: no index is read then), the candidates.
+        // A shortcut's row holds its groups' sums together (NULL: none), its donation count and
+        // its latest donation's key, kept by the fold. Two index reads, from the top (most
+        // donated, then most recently donated; keys are unique, so each order is total and
+        // independent of arrival), each stopping at `candidates` rows of apps the device has
+        // (all, when it has reported none) or after `reach` rows, whichever comes first. Titles
+        // are read afterwards for the few answered (`suggestionTitles`). The app filter reads the
+        // device's apps through a subplan, not a join: a join loses the order the index gives,
+        // and PostgreSQL then sorts all `reach` rows even for a device that filters nothing.
+        let rows = try await client.guardedQuery("""
+            WITH head AS MATERIALIZED (
+                SELECT coalesce((SELECT a.version FROM projection_accounts a WHERE a.account_id = \(account)), 0) AS version,
+                       (SELECT d.platform FROM devices d WHERE d.account_id = \(account) AND d.device_id = \(device)) AS platform,
+                       (SELECT (l.body->>'utcOffsetMinutes')::int4
+                        FROM (SELECT e.type, e.body FROM events e
+                              WHERE e.account_id = \(account) AND e.device_id = \(device) AND \(latestOffset)
+                              ORDER BY e.seq DESC LIMIT \(Self.offsetWindow)) l
+                        WHERE l.type = 'donation' LIMIT 1) AS utc_offset,
+                       (SELECT \(unescaped: AccountHead.markSQL) FROM account_heads h WHERE h.account_id = \(account)) AS mark
+            ), i AS MATERIALIZED (
+                SELECT (SELECT d.installed FROM projection_devices d WHERE d.account_id = \(account) AND d.device_id = \(device)) AS installed
+            )
+            SELECT 0::int2, head.version, head.platform, head.utc_offset, head.mark, NULL::text, NULL::text, NULL::bytea FROM head
+            UNION ALL
+            (SELECT 1::int2, NULL::int8, NULL::text, NULL::int4, NULL::text, s.bundle_id, s.identifier, s.habits
+             FROM (SELECT s.bundle_id, s.identifier, s.habits, s.donations, s.latest_key FROM projection_shortcuts s
+                   WHERE s.account_id = \(account) AND s.habits IS NOT NULL
+                   ORDER BY s.donations DESC, s.latest_key DESC LIMIT \(reach)) s
+             WHERE (SELECT head.mark IS DISTINCT FROM \(kept?.mark) FROM head)
+               AND (SELECT i.installed IS NULL OR s.bundle_id = ANY(i.installed) FROM i)
+             ORDER BY s.donations DESC, s.latest_key DESC LIMIT \(candidates))
+            UNION ALL
+            (SELECT 1::int2, NULL::int8, NULL::text, NULL::int4, NULL::text, s.bundle_id, s.identifier, s.habits
+             FROM (SELECT s.bundle_id, s.identifier, s.habits, s.latest_key FROM projection_shortcuts s
+                   WHERE s.account_id = \(account) AND s.habits IS NOT NULL
+                   ORDER BY s.latest_key DESC LIMIT \(reach)) s
+             WHERE (SELECT head.mark IS DISTINCT FROM \(kept?.mark) FROM head)
+               AND (SELECT i.installed IS NULL OR s.bundle_id = ANY(i.installed) FROM i)
+             ORDER BY s.latest_key DESC LIMIT \(candidates))
             """, logger: logger)
         var inputs = SuggestionInputs(), mark: String?
-        for try await (version, platform, offset, headMark) in head.decode((Int64, String?, Int32?, String?).self) {
-            inputs.version = version
-            inputs.platform = platform
-            inputs.latestUTCOffsetMinutes = offset.map(Int.init)
-            mark = headMark
+        for try await (part, version, platform, offset, headMark, bundleId, identifier, habits)
+            in rows.decode((Int16, Int64?, String?, Int32?, String?, String?, String?, ByteBuffer?).self) {
+            if part == 0 {
+                inputs.version = version ?? 0
+                inputs.platform = platform
+                inputs.latestUTCOffsetMinutes = offset.map(Int.init)
+                mark = headMark
+                continue
+            }
+            guard let bundleId, let identifier, let habits else { throw StoreError.corruptRow("a shortcut's sums came without their key") }
+            let shortcut = ShortcutID(bundleId: bundleId, identifier: identifier)
+            // In both orders, it is read twice: decoded once.
+            if inputs.candidates[shortcut] == nil { inputs.candidates[shortcut] = try ShortcutHabits(stored: habits) }
         }
-        return (inputs, mark)
+        guard let suggestionCache, let mark else { return inputs }
+        if let kept, kept.mark == mark {
+            suggestionCache.took(key)
+            inputs.candidates = kept.candidates
+            inputs.fromKeptSums = true
+        } else {
+            suggestionCache.keep(inputs.candidates, for: key, at: mark)
+        }
+        return inputs
     }
 
     /// The titles of `shortcuts` (their latest donation's), one statement naming the account;

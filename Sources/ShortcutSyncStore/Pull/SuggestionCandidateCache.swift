@@ -11,8 +11,9 @@ import Synchronization
 /// An entry is valid at its head's mark (`AccountHead.mark`): every write of an account's rows
 /// writes its head in the same transaction, also those that keep its versions (a maintenance
 /// fold, a rebuild's promotion, a compaction), and the mark of a head written on another
-/// timeline (a failover, a restored backup) is not one kept from before. A request reads the
-/// mark first and takes the entry only when it is the same. What is kept is bounded by weight
+/// timeline (a failover, a restored backup) is not one kept from before. A request's statement
+/// is given the kept mark, reads the sums only when the head's is another, and the request takes
+/// the entry only when it is the same. What is kept is bounded by weight
 /// (`weight(of:)`: shortcuts, devices and sums), the least recently asked for going first.
 public final class SuggestionCandidateCache: Sendable {
     struct Key: Hashable, Sendable {
@@ -58,18 +59,19 @@ public final class SuggestionCandidateCache: Sendable {
         }
     }
 
-    /// The candidates kept for `key` at the head `mark`; nil when none are (the request reads).
-    func candidates(for key: Key, at mark: String) -> [ShortcutID: ShortcutHabits]? {
+    /// What is kept for `key`: the candidates and the head's mark they were read at.
+    func entry(for key: Key) -> (mark: String, candidates: [ShortcutID: ShortcutHabits])? {
+        state.withLock { state in state.entries[key].map { ($0.mark, $0.candidates) } }
+    }
+
+    /// Counts a request that took what is kept for `key` (its head had the same mark), now its
+    /// most recently asked for.
+    func took(_ key: Key) {
         state.withLock { state in
-            guard var entry = state.entries[key], entry.mark == mark else {
-                state.read += 1
-                return nil
-            }
-            state.tick &+= 1
-            entry.used = state.tick
-            state.entries[key] = entry
             state.kept += 1
-            return entry.candidates
+            guard state.entries[key] != nil else { return }
+            state.tick &+= 1
+            state.entries[key]?.used = state.tick
         }
     }
 
@@ -78,6 +80,7 @@ public final class SuggestionCandidateCache: Sendable {
     func keep(_ candidates: [ShortcutID: ShortcutHabits], for key: Key, at mark: String) {
         let weight = Self.weight(of: candidates)
         state.withLock { state in
+            state.read += 1
             if let old = state.entries.removeValue(forKey: key) { state.weight -= old.weight }
             guard weight <= capacity / 4 else { return }
             while state.weight + weight > capacity, let oldest = state.entries.min(by: { $0.value.used < $1.value.used }) {
