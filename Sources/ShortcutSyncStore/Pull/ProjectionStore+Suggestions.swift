@@ -51,40 +51,19 @@ extension ProjectionStore {
         // are read afterwards for the few answered (`suggestionTitles`). The app filter reads the
         // device's apps through a subplan, not a join: a join loses the order the index gives,
         // and PostgreSQL then sorts all `reach` rows even for a device that filters nothing.
-        let rows = try await client.guardedQuery("""
-            WITH head AS MATERIALIZED (
-                SELECT coalesce((SELECT a.version FROM projection_accounts a WHERE a.account_id = \(account)), 0) AS version,
-                       (SELECT d.platform FROM devices d WHERE d.account_id = \(account) AND d.device_id = \(device)) AS platform,
-                       (SELECT (l.body->>'utcOffsetMinutes')::int4
-                        FROM (SELECT e.type, e.body FROM events e
-                              WHERE e.account_id = \(account) AND e.device_id = \(device) AND \(latestOffset)
-                              ORDER BY e.seq DESC LIMIT \(Self.offsetWindow)) l
-                        WHERE l.type = 'donation' LIMIT 1) AS utc_offset,
-                       (SELECT \(unescaped: AccountHead.markSQL) FROM account_heads h WHERE h.account_id = \(account)) AS mark
-            ), i AS MATERIALIZED (
-                SELECT (SELECT d.installed FROM projection_devices d WHERE d.account_id = \(account) AND d.device_id = \(device)) AS installed
-            )
-            SELECT 0::int2, head.version, head.platform, head.utc_offset, head.mark, NULL::text, NULL::text, NULL::bytea FROM head
-            UNION ALL
-            (SELECT 1::int2, NULL::int8, NULL::text, NULL::int4, NULL::text, s.bundle_id, s.identifier, s.habits
-             FROM (SELECT s.bundle_id, s.identifier, s.habits, s.donations, s.latest_key FROM projection_shortcuts s
-                   WHERE s.account_id = \(account) AND s.habits IS NOT NULL
-                   ORDER BY s.donations DESC, s.latest_key DESC LIMIT \(reach)) s
-             WHERE (SELECT head.mark IS DISTINCT FROM \(kept?.mark) FROM head)
-               AND (SELECT i.installed IS NULL OR s.bundle_id = ANY(i.installed) FROM i)
-             ORDER BY s.donations DESC, s.latest_key DESC LIMIT \(candidates))
-            UNION ALL
-            (SELECT 1::int2, NULL::int8, NULL::text, NULL::int4, NULL::text, s.bundle_id, s.identifier, s.habits
-             FROM (SELECT s.bundle_id, s.identifier, s.habits, s.latest_key FROM projection_shortcuts s
-                   WHERE s.account_id = \(account) AND s.habits IS NOT NULL
-                   ORDER BY s.latest_key DESC LIMIT \(reach)) s
-             WHERE (SELECT head.mark IS DISTINCT FROM \(kept?.mark) FROM head)
-               AND (SELECT i.installed IS NULL OR s.bundle_id = ANY(i.installed) FROM i)
-             ORDER BY s.latest_key DESC LIMIT \(candidates))
-            """, logger: logger)
+        let statement = SuggestionInputsStatement(account: account, device: device, latestOffset: latestOffset, candidates: candidates,
+                                                  reach: reach, keptMark: kept?.mark)
+        let rows = try await client.withConnection { connection in
+            // Prepared on one PostgreSQL, planned once per connection: it is most of a request
+            // whose sums are kept. On Citus as a query of its own, which Citus routes at each call.
+            if try await writeRoute.form(on: connection, logger: logger) == .distributedFunction {
+                return try await connection.guardedQuery(PostgresQuery(unsafeSQL: SuggestionInputsStatement.sql, binds: try statement.makeBindings()),
+                                                         logger: logger).decode(SuggestionInputsStatement.Row.self).collectAll()
+            }
+            return try await connection.guardedExecute(statement, logger: logger)
+        }
         var inputs = SuggestionInputs(), mark: String?
-        for try await (part, version, platform, offset, headMark, bundleId, identifier, habits)
-            in rows.decode((Int16, Int64?, String?, Int32?, String?, String?, String?, ByteBuffer?).self) {
+        for (part, version, platform, offset, headMark, bundleId, identifier, habits) in rows {
             if part == 0 {
                 inputs.version = version ?? 0
                 inputs.platform = platform
@@ -175,5 +154,68 @@ extension ProjectionStore {
             learned.append((ShortcutID(bundleId: bundleId, identifier: identifier), try ShortcutHabits(stored: habits)))
         }
         return learned
+    }
+}
+
+/// `suggestionInputs`' statement: `$1` the account, `$2` the device, `$3` whether the offset is
+/// read, `$4` the offset's window, `$5` the reach, `$6` the candidates, `$7` the kept mark (NULL:
+/// none). Its first row is the head's (part 0), the others the candidates' (part 1).
+struct SuggestionInputsStatement: PostgresPreparedStatement {
+    typealias Row = (Int16, Int64?, String?, Int32?, String?, String?, String?, ByteBuffer?)
+    static let name = "Suggestions.inputs"
+    static let sql = """
+        WITH head AS MATERIALIZED (
+            SELECT coalesce((SELECT a.version FROM projection_accounts a WHERE a.account_id = $1), 0) AS version,
+                   (SELECT d.platform FROM devices d WHERE d.account_id = $1 AND d.device_id = $2) AS platform,
+                   (SELECT (l.body->>'utcOffsetMinutes')::int4
+                    FROM (SELECT e.type, e.body FROM events e
+                          WHERE e.account_id = $1 AND e.device_id = $2 AND $3
+                          ORDER BY e.seq DESC LIMIT $4) l
+                    WHERE l.type = 'donation' LIMIT 1) AS utc_offset,
+                   (SELECT \(AccountHead.markSQL) FROM account_heads h WHERE h.account_id = $1) AS mark
+        ), i AS MATERIALIZED (
+            SELECT (SELECT d.installed FROM projection_devices d WHERE d.account_id = $1 AND d.device_id = $2) AS installed
+        )
+        SELECT 0::int2, head.version, head.platform, head.utc_offset, head.mark, NULL::text, NULL::text, NULL::bytea FROM head
+        UNION ALL
+        (SELECT 1::int2, NULL::int8, NULL::text, NULL::int4, NULL::text, s.bundle_id, s.identifier, s.habits
+         FROM (SELECT s.bundle_id, s.identifier, s.habits, s.donations, s.latest_key FROM projection_shortcuts s
+               WHERE s.account_id = $1 AND s.habits IS NOT NULL
+               ORDER BY s.donations DESC, s.latest_key DESC LIMIT $5) s
+         WHERE (SELECT head.mark IS DISTINCT FROM $7 FROM head)
+           AND (SELECT i.installed IS NULL OR s.bundle_id = ANY(i.installed) FROM i)
+         ORDER BY s.donations DESC, s.latest_key DESC LIMIT $6)
+        UNION ALL
+        (SELECT 1::int2, NULL::int8, NULL::text, NULL::int4, NULL::text, s.bundle_id, s.identifier, s.habits
+         FROM (SELECT s.bundle_id, s.identifier, s.habits, s.latest_key FROM projection_shortcuts s
+               WHERE s.account_id = $1 AND s.habits IS NOT NULL
+               ORDER BY s.latest_key DESC LIMIT $5) s
+         WHERE (SELECT head.mark IS DISTINCT FROM $7 FROM head)
+           AND (SELECT i.installed IS NULL OR s.bundle_id = ANY(i.installed) FROM i)
+         ORDER BY s.latest_key DESC LIMIT $6)
+        """
+    static var bindingDataTypes: [PostgresDataType] { [.uuid, .uuid, .bool, .int8, .int8, .int8, .text] }
+
+    var account: UUID
+    var device: UUID
+    var latestOffset: Bool
+    var candidates: Int
+    var reach: Int
+    var keptMark: String?
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 7)
+        bindings.append(account)
+        bindings.append(device)
+        bindings.append(latestOffset)
+        bindings.append(Int64(ProjectionStore.offsetWindow))
+        bindings.append(Int64(reach))
+        bindings.append(Int64(candidates))
+        bindings.append(keptMark)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        try row.decode(Row.self)
     }
 }
