@@ -107,17 +107,25 @@ private let logger = TestDatabase.shared.logger
         try await TestDatabase.withClient { client, url in
             let (devices, log) = try await Self.backlog(seed: 4, accounts: 40, pushes: 2_000, client: client)
             let store = ProjectionStore(client: client, logger: logger)
-            let worker = try await CommandProcess(["worker", "--tasks", "2", "--log-level", "error"], environment: ["DATABASE_URL": url.urlString])
-            defer { worker.forceStop() }
-            // Killed at the first account it folded: the more it has left, the surer it is that
-            // it had not finished them all by the time the kill reaches it (once, on a loaded
-            // machine, a wait for five accounts saw it done).
-            try await eventually("the worker process has folded an account", timeout: .seconds(60)) {
-                try await store.status().accountsBehind < 40
+            // One account's head held by the test until the kill: the worker passes it by (its
+            // maintenance takes heads SKIP LOCKED), so that it cannot have finished every account
+            // by the time the kill reaches it (twice, on a loaded machine, it had: once waiting for
+            // five accounts, once for the first).
+            let held = try #require(log.keys.first)
+            try await withConnection(url) { holder in
+                try await holder.query("BEGIN", logger: logger)
+                try await holder.query("SELECT 1 FROM account_heads WHERE account_id = \(held) FOR UPDATE", logger: logger)
+                let worker = try await CommandProcess(["worker", "--tasks", "2", "--log-level", "error"], environment: ["DATABASE_URL": url.urlString])
+                defer { worker.forceStop() }
+                // Killed at the first account it folded.
+                try await eventually("the worker process has folded an account", timeout: .seconds(60)) {
+                    try await store.status().accountsBehind < 40
+                }
+                worker.send(SIGKILL)
+                // Gone before the others start: they must not race a worker that is still dying.
+                try #require(try await worker.waitForExit(timeout: .seconds(10)), "the killed worker ended")
+                try await holder.query("COMMIT", logger: logger)
             }
-            worker.send(SIGKILL)
-            // Gone before the others start: they must not race a worker that is still dying.
-            try #require(try await worker.waitForExit(timeout: .seconds(10)), "the killed worker ended")
             #expect(try await store.status().accountsBehind > 0, "killed before the end")
             let others = SyncWorker(queue: ProjectionStore(client: client, logger: logger), logger: logger, batchSize: 100, tasks: 2)
             while try await others.foldNext() {}
