@@ -141,7 +141,9 @@ import Testing
     @Test func aPullRecordedDuringOrAfterAnErasureWritesNothing() async throws {
         try await TestDatabase.withClient { client, url in
             let store = DeviceSyncStore(client: client, logger: TestDatabase.shared.logger)
-            let (account, device) = try await DeviceSyncTests.signedInDevice(client)
+            let signedIn = DeviceScript(account: UUID())
+            try await register([signedIn], client: client)
+            let (account, device) = (signedIn.account, signedIn.deviceId)
             try await client.query("UPDATE account_heads SET version = 4, folded_version = 4 WHERE account_id = \(account)")
             try await store.recordPull(device: device, account: account, version: 3, complete: true)
             #expect(try await Self.rowsLeft(of: account, in: client) == ["public.device_sync": 1, "public.account_heads": 1, "public.devices": 1,

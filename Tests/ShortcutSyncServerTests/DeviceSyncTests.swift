@@ -77,7 +77,9 @@ import Testing
     @Test func aPullRecordsTheVersionOnlyWhenItMovesOnOrAMinuteLater() async throws {
         try await TestDatabase.withClient { client, _ in
             let store = DeviceSyncStore(client: client, logger: TestDatabase.shared.logger)
-            let (account, device) = try await Self.signedInDevice(client)
+            let signedIn = DeviceScript(account: UUID())
+            try await register([signedIn], client: client)
+            let (account, device) = (signedIn.account, signedIn.deviceId)
             func row() async throws -> [(Int64, Date)] {
                 try await client.query("SELECT synced_version, synced_at FROM device_sync WHERE account_id = \(account) AND device_id = \(device)")
                     .decode((Int64, Date).self).collectAll()
@@ -115,7 +117,9 @@ import Testing
         try await TestDatabase.withClient { client, url in
             let logger = TestDatabase.shared.logger
             let store = DeviceSyncStore(client: client, logger: logger)
-            let (account, device) = try await Self.signedInDevice(client)
+            let signedIn = DeviceScript(account: UUID())
+            try await register([signedIn], client: client)
+            let (account, device) = (signedIn.account, signedIn.deviceId)
             #expect(try await PushTokenStore(client: client, logger: logger).register(
                 PushTokenRegistration(token: String(repeating: "ab", count: 32), topic: "com.example.a", environment: "production"),
                 device: device, account: account))
@@ -127,9 +131,9 @@ import Testing
                 try await holder.query("BEGIN", logger: logger)
                 try await holder.query("SELECT 1 FROM push_tokens WHERE device_id = \(device) FOR UPDATE", logger: logger)
                 let signedOut = Task { try await AccountStore(client: client, logger: logger).revokeDevice(device, account: account) }
-                try await Self.untilWaiting(1, client)
+                try await eventually("the sign-out waits for the push token's lock") { try await sessionsWaitingForALock(client) == 1 }
                 let recorded = Task { try await store.recordPull(device: device, account: account, version: 4, complete: true) }
-                try await Self.untilWaiting(2, client)
+                try await eventually("the record waits for the head") { try await sessionsWaitingForALock(client) == 2 }
                 try await holder.query("COMMIT", logger: logger)
                 #expect(try await signedOut.value)
                 try await recorded.value
@@ -137,23 +141,6 @@ import Testing
             #expect(try await DeviceChangeBudgetTests.syncRows(of: device, client) == 0, "the signed-out device's row came back")
             try await store.recordPull(device: device, account: account, version: 5, complete: true)
             #expect(try await DeviceChangeBudgetTests.syncRows(of: device, client) == 0, "a record after the sign-out")
-        }
-    }
-
-    /// A new account with one signed-in device.
-    static func signedInDevice(_ client: PostgresClient) async throws -> (account: UUID, device: UUID) {
-        let accounts = AccountStore(client: client, logger: TestDatabase.shared.logger)
-        let account = try await accounts.createAccount(tokenHash: Array(UUID().uuidString.utf8))
-        let device = try await accounts.createDevice(account: account, name: "iPad", platform: "iPadOS", tokenHash: Array(UUID().uuidString.utf8))
-        return (account, device)
-    }
-
-    /// Until `count` of the database's sessions wait for a lock (at most 10 s).
-    static func untilWaiting(_ count: Int, _ client: PostgresClient) async throws {
-        try await eventually("\(count) sessions wait for a lock", timeout: .seconds(10)) {
-            try await client.query("""
-                SELECT count(*)::int8 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-                """).decode(Int64.self).collectAll().first == Int64(count)
         }
     }
 }

@@ -50,6 +50,34 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// A suggestions request whose device's sums are kept at the head's mark reads the head's
+    /// row and no shortcut's (`SuggestionInputsStatement`'s one-time filter), in the generic plan
+    /// the service's sessions use; with another mark it reads the candidates' rows.
+    @Test func aSuggestionsRequestAtTheKeptMarkReadsNoShortcutsRows() async throws {
+        try await TestDatabase.withClient { client, _ in
+            var phone = DeviceScript(account: UUID(), detail: .full)
+            try await register([phone], client: client)
+            let store = PostgresEventStore(client: client, logger: logger)
+            for batch in 0..<6 {
+                let events = (0..<100).map { phone.donate("soup-\(batch * 100 + $0)", at: Int64(batch * 100 + $0) * 60_000).event }
+                try await store.append(events, account: phone.account, device: phone.deviceId)
+            }
+            let mark = try #require(try await client.query("""
+                SELECT \(unescaped: AccountHead.markSQL) FROM account_heads h WHERE h.account_id = \(phone.account)
+                """, logger: logger).decode(String.self).collectAll().first)
+            func buffers(keptMark: String) async throws -> Int {
+                try await Self.sharedBuffers(of: SuggestionInputsStatement.sql, arguments: [
+                    "'\(phone.account)'", "'\(phone.deviceId)'", "true", "\(ProjectionStore.offsetWindow)",
+                    "\(ProjectionStore.suggestionReach)", "\(ProjectionStore.suggestionCandidates)", keptMark,
+                ], client: client)
+            }
+            let kept = try await buffers(keptMark: "'\(mark)'")
+            let read = try await buffers(keptMark: "NULL")
+            #expect(kept < 30, "the request at the kept mark used \(kept) shared buffers")
+            #expect(read > 3 * kept, "a request without kept sums used \(read) shared buffers, one at the kept mark \(kept)")
+        }
+    }
+
     /// The shared buffers `sql` touches when run once with `arguments` (SQL literals) in a plan
     /// made without them, as the service's sessions plan a prepared statement.
     static func sharedBuffers(of sql: String, arguments: [String], client: PostgresClient) async throws -> Int {

@@ -215,12 +215,7 @@ private let logger = TestDatabase.shared.logger
                 defer { Task { await release.set() } }
                 try await eventually("the swap holds the head") { await swapped.isSet }
                 let push = Task { try await events.append(deletion.map(\.event), account: account, device: device) }
-                try await eventually("the push's write waits for the head") {
-                    let waiting = try await client.query("""
-                        SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-                        """, logger: logger).decode(Int64.self).collectAll()
-                    return (waiting.first ?? 0) > 0
-                }
+                try await eventually("the push's write waits for the head") { try await sessionsWaitingForALock(client) > 0 }
                 await release.set()
                 try await group.waitForAll()
                 #expect(try await push.value.folded)

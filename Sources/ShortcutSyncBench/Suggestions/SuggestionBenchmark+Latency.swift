@@ -32,12 +32,16 @@ extension SuggestionBenchmark {
                                   groups > 1 ? "group-\(donation % groups)" : nil))
             }
         }
-        for donation in donations.sorted(by: { $0.wall < $1.wall }) {
-            let seq = Int64(events[donation.device].count + 1)
-            events[donation.device].append(Event(seq: seq, hlc: HLCTimestamp(wallMillis: donation.wall), body: .donation(Donation(
-                bundleId: "com.example.app\(donation.identifier % 20)", identifier: "item-\(donation.identifier)", kind: .userActivity,
-                activityType: "com.example.open", title: "Item \(donation.identifier)", groupIdentifier: donation.group, utcOffsetMinutes: 60,
-                place: places[(donation.identifier + Int(donation.wall % 5)) % 5]))))
+        /// A donation of the shortcut `identifier` (of 20 apps) at `place`.
+        func donation(_ identifier: Int, group: String? = nil, place: String) -> EventBody {
+            .donation(Donation(bundleId: "com.example.app\(identifier % 20)", identifier: "item-\(identifier)", kind: .userActivity,
+                               activityType: "com.example.open", title: "Item \(identifier)", groupIdentifier: group, utcOffsetMinutes: 60,
+                               place: place))
+        }
+        for planned in donations.sorted(by: { $0.wall < $1.wall }) {
+            let seq = Int64(events[planned.device].count + 1)
+            events[planned.device].append(Event(seq: seq, hlc: HLCTimestamp(wallMillis: planned.wall), body: donation(
+                planned.identifier, group: planned.group, place: places[(planned.identifier + Int(planned.wall % 5)) % 5])))
         }
         if load.latencyNoAppsInstalled == true {
             for device in events.indices {
@@ -63,10 +67,7 @@ extension SuggestionBenchmark {
                     let device = index % 2, identifier = index % load.latencyShortcuts
                     pushed[device] += 1
                     try await pushBatch([Event(seq: Int64(events[device].count + pushed[device]), hlc: HLCTimestamp(wallMillis: after + Int64(pushed[device])),
-                                               body: .donation(Donation(
-                                                   bundleId: "com.example.app\(identifier % 20)", identifier: "item-\(identifier)", kind: .userActivity,
-                                                   activityType: "com.example.open", title: "Item \(identifier)", utcOffsetMinutes: 60,
-                                                   place: places[identifier % 5])))], token: devices[device])
+                                               body: donation(identifier, place: places[identifier % 5]))], token: devices[device])
                 }
                 let started = ContinuousClock.now
                 let answer = try await suggestions(token: devices[index % 2], at: at, offset: 60, limit: 4, places: naming(index))
