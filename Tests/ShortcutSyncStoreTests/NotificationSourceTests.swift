@@ -121,7 +121,7 @@ private let logger = TestDatabase.shared.logger
 
 /// What a source said after it first listened, having checked what came before: connections
 /// tried, the last one made, then listening (resumed only if an earlier attempt failed).
-private func afterFirstListening(_ all: [NotificationSource.Event]) -> [NotificationSource.Event] {
+func afterFirstListening(_ all: [NotificationSource.Event]) -> [NotificationSource.Event] {
     let first = all.firstIndex { if case .listening = $0 { true } else { false } } ?? all.endIndex
     #expect(first > 0 && all[first - 1] == .connected, "\(all)")
     #expect(all[..<first].allSatisfy { $0 == .connected || $0 == .unreachable }, "\(all)")

@@ -1,7 +1,10 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import PostgresNIO
+import ShortcutSyncDatabaseTestSupport
 @testable import ShortcutSyncStore
+import ShortcutSyncTestSupport
 import Synchronization
 import Testing
 
@@ -71,6 +74,51 @@ import Testing
             hold.cancel(promise: promise)
             try await promise.futureResult.get()
             #expect(heard.load(ordering: .relaxed) == 1)
+        }
+    }
+
+    /// The heartbeat's answer stops its timer where it arrives, on the connection's event loop:
+    /// a source whose own tasks wait longer than the deadline for their thread (a process whose
+    /// cores other work holds) does not take an answered heartbeat for silence. In CI a test
+    /// server's heartbeat, answered in milliseconds, was taken for silence all the same when the
+    /// timer was stopped only once the heartbeat's task ran again, and requests were answered 503.
+    @Test func anAnsweredHeartbeatIsNotSilenceWhileTheSourcesTasksWaitForTheirThread() async throws {
+        try await TestDatabase.withClient { client, url in
+            let seen = SeenEvents()
+            func lastHeartbeat() async throws -> Date? {
+                try await client.query(PostgresQuery(unsafeSQL: """
+                    SELECT max(query_start) FROM pg_stat_activity
+                    WHERE datname = current_database() AND query = 'SELECT ''listening'' AS heartbeat'
+                    """)).decode(Date?.self).collectAll().first ?? nil
+            }
+            try await Self.withLoop { held in
+                // The source's tasks run on the one thread of `held` between their statements.
+                let source = NotificationSource(.dedicated(try url.connectionConfiguration()), channels: [.projection],
+                                                logger: TestDatabase.shared.logger, tasksExecutor: EventLoopTaskExecutor(held))
+                try await source.withEvents { events in
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask { for await event in events { seen.append(event) } }
+                        try await eventually("the source has asked its first heartbeat", timeout: .seconds(60)) {
+                            try await lastHeartbeat() != nil
+                        }
+                        let before = try #require(try await lastHeartbeat())
+                        // The thread is held 1.5 s at a time, back to back: a heartbeat asked
+                        // between two holds is answered during the next, and its task runs
+                        // again only after it, past the 1 s deadline.
+                        let hold = held.scheduleRepeatedTask(initialDelay: .zero, delay: .zero) { _ in Thread.sleep(forTimeInterval: 1.5) }
+                        try await Task.sleep(for: .seconds(5))
+                        let released = held.makePromise(of: Void.self)
+                        hold.cancel(promise: released)
+                        try await released.futureResult.get()
+                        let after = try #require(try await lastHeartbeat())
+                        #expect(after > before, "heartbeats were asked while the thread was held")
+                        try await Task.sleep(for: .milliseconds(300))
+                        group.cancelAll()
+                    }
+                }
+            }
+            #expect(!seen.all.contains(.silent), "\(seen.all)")
+            #expect(afterFirstListening(seen.all) == [], "the first connection lasted")
         }
     }
 }

@@ -93,12 +93,20 @@ public struct NotificationSource: Sendable {
     public let connections: Connections
     public let channels: Set<Channel>
     public let logger: Logger
+    /// Where the tasks that listen on a connection run between their statements: nil for the
+    /// global executor, as in the service. A test gives one whose thread it holds up.
+    let tasksExecutor: (any TaskExecutor)?
 
     public init(_ connections: Connections, channels: Set<Channel> = Set(Channel.allCases), logger: Logger) {
+        self.init(connections, channels: channels, logger: logger, tasksExecutor: nil)
+    }
+
+    init(_ connections: Connections, channels: Set<Channel>, logger: Logger, tasksExecutor: (any TaskExecutor)?) {
         precondition(!channels.isEmpty, "a notification source listens on at least one channel")
         self.connections = connections
         self.channels = channels
         self.logger = logger
+        self.tasksExecutor = tasksExecutor
     }
 
     /// Listens, reconnecting as often as needed, while `body` reads the events; returns what
@@ -176,7 +184,8 @@ public struct NotificationSource: Sendable {
     /// held up (a machine whose cores are all taken), and the answer may be waiting unread
     /// behind it; the deadline is counted again from then. Seen on a two-core test machine: a
     /// heartbeat taken for silence there answered every request 503 for the seconds until a new
-    /// connection was made.
+    /// connection was made. For the same reason the answer stops the timer on the connection's
+    /// event loop, where it arrives, and not once the heartbeat's task is given a thread again.
     private func heartbeat(on connection: PostgresConnection, into continuation: Events.Continuation) async throws {
         let logger = logger
         while true {
@@ -190,8 +199,15 @@ public struct NotificationSource: Sendable {
             }
             defer { silent.cancel() }
             try await SessionLimits.withStatementDeadline(nil) {
-                // A text of its own, so that operators tell it in `pg_stat_activity` from a ping.
-                try await connection.guardedQuery("SELECT 'listening' AS heartbeat", logger: logger)
+                try await connection.sentOnItsLoop { connection in
+                    // A text of its own, so that operators tell it in `pg_stat_activity` from a ping.
+                    _ = try await connection.query("SELECT 'listening' AS heartbeat", logger: logger)
+                    // Here, on the connection's event loop, as the answer arrives: not once this
+                    // task runs again on a thread of its own executor, which may be held up for
+                    // longer than the deadline (tests that took every core of the process; seen
+                    // as 503s in CI while the database answered in milliseconds).
+                    silent.cancel()
+                }
             }
         }
     }
@@ -203,10 +219,10 @@ public struct NotificationSource: Sendable {
     /// Listens on every channel of `connection` for as long as it lasts, and says when `LISTEN`
     /// is in place on all of them. A notification that does not decode is logged and skipped.
     private func listen(on connection: PostgresConnection, resumed: Bool, into continuation: Events.Continuation) async throws {
-        let channels = channels, logger = logger
+        let channels = channels, logger = logger, tasksExecutor = tasksExecutor
         try await connection.untilClosed { connection in
             let notListening = Countdown(channels.count)
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            try await withTaskExecutorPreference(tasksExecutor) { try await withThrowingTaskGroup(of: Void.self) { group in
                 for channel in channels {
                     group.addTask {
                         let decoder = JSONDecoder()
@@ -237,7 +253,7 @@ public struct NotificationSource: Sendable {
                 // The first channel to end ends the others: the connection is gone.
                 try await group.next()
                 group.cancelAll()
-            }
+            } }
         }
     }
 }
