@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import ShortcutSyncDomain
 import Synchronization
 
@@ -14,7 +15,8 @@ import Synchronization
 /// timeline (a failover, a restored backup) is not one kept from before. A request's statement
 /// is given the kept mark, reads the sums only when the head's is another, and the request takes
 /// the entry only when it is the same. What is kept is bounded by weight
-/// (`weight(of:)`: shortcuts, devices and sums), the least recently asked for going first.
+/// (`weight(of:)`: shortcuts, devices and sums), the least recently asked for going first, in
+/// time that does not grow with what is kept.
 public final class SuggestionCandidateCache: Sendable {
     struct Key: Hashable, Sendable {
         var account: UUID
@@ -38,6 +40,32 @@ public final class SuggestionCandidateCache: Sendable {
         var tick: UInt64 = 0
         var kept = 0
         var read = 0
+        /// Each entry's key with the tick it was last asked for at, oldest first: a key asked for
+        /// again is added again at the end, and a place of it whose tick is not its entry's
+        /// `used` (or of an entry gone) is passed by. Room is made from the front, so that
+        /// making it costs what it lets go, not a look at every entry.
+        var order = CircularBuffer<(tick: UInt64, key: Key)>()
+
+        /// Marks `key` (kept) as asked for now.
+        mutating func use(_ key: Key) {
+            tick &+= 1
+            entries[key]?.used = tick
+            order.append((tick, key))
+            // The places passed by are dropped once they outnumber the entries: a copy of the
+            // live ones, in order, for every as many asks as there are entries.
+            if order.count > 2 * entries.count + 64 {
+                order = CircularBuffer(entries.map { (tick: $0.value.used, key: $0.key) }.sorted { $0.tick < $1.tick })
+            }
+        }
+
+        /// Lets the least recently asked for go until `weight` more fits in `capacity`.
+        mutating func makeRoom(for needed: Int, in capacity: Int) {
+            while self.weight + needed > capacity, let (tick, key) = order.popFirst() {
+                guard let entry = entries[key], entry.used == tick else { continue }
+                entries[key] = nil
+                self.weight -= entry.weight
+            }
+        }
     }
 
     /// The most weight kept together; an entry heavier than a quarter of it is not kept.
@@ -70,8 +98,7 @@ public final class SuggestionCandidateCache: Sendable {
         state.withLock { state in
             state.kept += 1
             guard state.entries[key] != nil else { return }
-            state.tick &+= 1
-            state.entries[key]?.used = state.tick
+            state.use(key)
         }
     }
 
@@ -83,13 +110,10 @@ public final class SuggestionCandidateCache: Sendable {
             state.read += 1
             if let old = state.entries.removeValue(forKey: key) { state.weight -= old.weight }
             guard weight <= capacity / 4 else { return }
-            while state.weight + weight > capacity, let oldest = state.entries.min(by: { $0.value.used < $1.value.used }) {
-                state.entries[oldest.key] = nil
-                state.weight -= oldest.value.weight
-            }
-            state.tick &+= 1
-            state.entries[key] = Entry(mark: mark, candidates: candidates, weight: weight, used: state.tick)
+            state.makeRoom(for: weight, in: capacity)
+            state.entries[key] = Entry(mark: mark, candidates: candidates, weight: weight, used: 0)
             state.weight += weight
+            state.use(key)
         }
     }
 
@@ -101,5 +125,10 @@ public final class SuggestionCandidateCache: Sendable {
     /// How much is kept: entries and their weight.
     public var size: (entries: Int, weight: Int) {
         state.withLock { ($0.entries.count, $0.weight) }
+    }
+
+    /// How many places the order of asking holds, those passed by included.
+    var placesInOrder: Int {
+        state.withLock { $0.order.count }
     }
 }
