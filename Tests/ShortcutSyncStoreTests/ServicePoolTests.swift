@@ -27,6 +27,21 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// The service's sessions plan prepared statements once on one PostgreSQL, and at every run
+    /// on Citus and when the database could not be asked at start: a service started while the
+    /// database is away may be a Citus cluster's, where PostgreSQL's default plan mode could grow
+    /// a node's sessions without end.
+    @Test func thePlanModeIsGenericOnOnePostgreSQLAndWithValuesWhenTheDatabaseCannotBeAsked() async throws {
+        try await TestDatabase.withClient { _, url in
+            let here = try await url.serviceClientConfiguration(maximumConnections: 2, keptOpen: 0, logger: logger)
+            #expect(here.options.additionalStartupParameters.filter { $0.0 == "plan_cache_mode" }.map(\.1) == ["force_generic_plan"])
+        }
+        // Nothing listens on port 1 of the loopback address.
+        let away = try DatabaseURL("postgres://nobody@127.0.0.1:1/shortcut_sync")
+        let configuration = try await away.serviceClientConfiguration(maximumConnections: 2, keptOpen: 0, logger: logger)
+        #expect(configuration.options.additionalStartupParameters.filter { $0.0 == "plan_cache_mode" }.map(\.1) == ["force_custom_plan"])
+    }
+
     /// The sessions a pool of `configuration` holds on its own, running and asked for nothing:
     /// counted once they reach `expected` (`eventually`, at most 10 s) and half a second more have
     /// passed.

@@ -57,7 +57,8 @@ extension DatabaseURL {
     /// a parameter keeps every local plan Citus makes for it, one at every run, so that the
     /// session grows without end (`DistributedFunctions.settings`, which the functions carry for
     /// sessions that are not the service's). When the database cannot be asked at start (it is
-    /// away) the default holds.
+    /// away) each statement is planned with its values, as on Citus: right on either, where
+    /// PostgreSQL's default could let a Citus node's sessions grow.
     ///
     /// The pool keeps `keptOpen` connections open from its start (at most `maximumConnections`),
     /// and sends no keep-alive query on idle ones. PostgresNIO's pool arms a timer (a task group
@@ -78,7 +79,13 @@ extension DatabaseURL {
         switch citus {
         case false?: configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_generic_plan"))
         case true?: configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_custom_plan"))
-        case nil: break
+        case nil:
+            // Either may be behind the URL: planned with their values, as on Citus, statements
+            // are right on both (one PostgreSQL's pushes then plan at every run, about a
+            // millisecond more); a default of generic plans after five runs could make a Citus
+            // node's sessions grow without end.
+            logger.warning("the database could not be asked whether it is a Citus cluster's: the service's statements are planned at every run until it is started again with the database reachable")
+            configuration.options.additionalStartupParameters.append(("plan_cache_mode", "force_custom_plan"))
         }
         return configuration
     }
