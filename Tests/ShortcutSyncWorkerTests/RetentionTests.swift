@@ -168,6 +168,49 @@ private let logger = TestDatabase.shared.logger
         }
     }
 
+    /// A compaction stopped midway (its process shutting down: its task cancelled) gives its
+    /// account's claim back: the account is due again at once, not once the claim's hour is out,
+    /// no failure is counted, and nothing of it is removed.
+    @Test func aStoppedCompactionGivesItsAccountBack() async throws {
+        try await TestDatabase.withClient { client, url in
+            let store = ProjectionStore(client: client, logger: logger)
+            var log = PushLog(client: client)
+            var phone = DeviceScript(account: UUID())
+            try await log.push(phone, (0..<30).map { phone.donate("soup-\($0 % 5)", at: 1_000 + Int64($0)) })
+            try await Task.sleep(for: .seconds(1.5))
+            let schedule = CompactionSchedule(keepHistory: .seconds(1), minimumEvents: 20)
+            func head() async throws -> (failures: Int32, dueIn: Double, compactions: Int64)? {
+                try await client.query("""
+                    SELECT compaction_failures, extract(epoch FROM compaction_due_at - now())::float8, compactions
+                    FROM account_heads WHERE account_id = \(phone.account)
+                    """, logger: logger).decode((Int32, Double, Int64).self).collectAll().first.map { ($0.0, $0.1, $0.2) }
+            }
+            try await withConnection(url) { holder in
+                // The log is held: the compaction claims the account, then waits to read its events.
+                try await holder.query("BEGIN", logger: logger)
+                try await holder.query("LOCK TABLE events IN ACCESS EXCLUSIVE MODE", logger: logger)
+                let compaction = Task { try await store.compactNextDue(schedule) }
+                try await eventually("the compaction waits for the log") { try await sessionsWaitingForALock(client) == 1 }
+                let claimed = try #require(try await head())
+                #expect(claimed.dueIn > 3_500, "claimed for an hour: \(claimed)")
+                compaction.cancel()
+                let stopped = await compaction.result
+                #expect(throws: (any Error).self) { try stopped.get() }
+                try await holder.query("ROLLBACK", logger: logger)
+            }
+            let after = try #require(try await head())
+            #expect(after.dueIn <= 0 && after.failures == 0 && after.compactions == 0, "given back, due now: \(after)")
+            #expect(try await client.query("SELECT count(*) FROM events WHERE account_id = \(phone.account)", logger: logger)
+                .decode(Int64.self).collectAll().first == 30)
+            // The next look takes it and compacts it.
+            guard case .compacted(let compaction) = try await store.compactNextDue(schedule) else {
+                Issue.record("the account given back was not compacted at the next look")
+                return
+            }
+            #expect(compaction.account == phone.account && compaction.outcome == .compacted)
+        }
+    }
+
     @Test func retentionsAreReadInDaysHoursMinutesAndSeconds() {
         #expect(CompactionSchedule.keepHistory(parsing: "90d") == .success(.seconds(90 * 86_400)))
         #expect(CompactionSchedule.keepHistory(parsing: "12h") == .success(.seconds(12 * 3_600)))

@@ -21,7 +21,8 @@ public struct CompactionSchedule: Sendable, Hashable {
     public var retryAfter: Duration
     /// How long an account a task took for compaction is not taken by another
     /// (`ProjectionStore.compactNextDue`): the compaction's time, and after a task that died
-    /// in it, how long its account waits. An hour: a compaction of a million events took 25 s.
+    /// in it, how long its account waits (one stopped gives it back). An hour: a compaction of a
+    /// million events took 25 s.
     public var claim: Duration = .seconds(3_600)
     /// How long the compacting task waits, when no account is due, before it looks again.
     public var poll: Duration

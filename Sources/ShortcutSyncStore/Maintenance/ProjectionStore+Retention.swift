@@ -44,7 +44,7 @@ extension ProjectionStore {
     /// now − `schedule.keepHistory`, compacts it through the last version recorded before then
     /// (`compact`, which holds the head only for its second step), and writes when it is next due.
     public func compactNextDue(_ schedule: CompactionSchedule, candidates: Int = 8) async throws -> RetentionStep {
-        guard let account = try await claimNextDue(schedule, candidates: candidates) else { return .idle }
+        guard let (account, claimedUntil) = try await claimNextDue(schedule, candidates: candidates) else { return .idle }
         let keep = schedule.keepSeconds, retry = schedule.retrySeconds
         do {
             return try await client.withConnection { connection in
@@ -68,7 +68,12 @@ extension ProjectionStore {
                     return step
                 }
             }
-        } catch where !(error is CancellationError) && !Task.isCancelled {
+        } catch where error is CancellationError || Task.isCancelled {
+            // Stopped (the process shutting down): what it wrote is rolled back, and its claim is
+            // given back, so that the account is due again at once, not after `claim`.
+            await giveBack(claimedUntil, of: account)
+            throw error
+        } catch {
             // What the compaction wrote is rolled back; the account's failure is counted and its
             // next look put off, so that it is not taken again at once by every task.
             return try await client.withConnection { connection in
@@ -79,11 +84,45 @@ extension ProjectionStore {
         }
     }
 
-    /// The account `compactNextDue` compacts next, claimed for `CompactionSchedule.claim`; nil:
-    /// none is due, or every one due is held.
-    private func claimNextDue(_ schedule: CompactionSchedule, candidates: Int) async throws -> UUID? {
+    /// How long a stopped compaction tries to give its claim back (`giveBack`) before it lets
+    /// the claim run out by itself.
+    static let claimGiveBackDeadline: Duration = .seconds(2)
+
+    /// Makes `account` due now, if its head still holds the claim `claimedUntil` (nothing else
+    /// wrote it since): in a task of its own, since the compaction's is cancelled, for at most
+    /// `claimGiveBackDeadline` (a database away leaves the claim to run out).
+    private func giveBack(_ claimedUntil: Date, of account: UUID) async {
+        let client = client, logger = logger
+        let giveBack = Task {
+            try await SessionLimits.withStatementDeadline(Self.claimGiveBackDeadline) {
+                try await client.withConnection { connection in
+                    // The time as a value: Citus refuses a non-immutable function in some writes.
+                    try await connection.guardedQuery("""
+                        UPDATE account_heads SET compaction_due_at = \(Date())
+                        WHERE account_id = \(account) AND compaction_due_at = \(claimedUntil)
+                        """, logger: logger)
+                }
+            }
+        }
+        let deadline = Task {
+            try await Task.sleep(for: Self.claimGiveBackDeadline)
+            giveBack.cancel()
+        }
+        do {
+            try await giveBack.value
+            logger.notice("a stopped compaction gave its account back", metadata: ["account": "\(account)"])
+        } catch {
+            logger.warning("a stopped compaction could not give its account back: it is due again once its claim runs out",
+                           metadata: ["account": "\(account)", "claimed_until": "\(claimedUntil)"])
+        }
+        deadline.cancel()
+    }
+
+    /// The account `compactNextDue` compacts next, claimed for `CompactionSchedule.claim` (the
+    /// time its claim runs out, as written); nil: none is due, or every one due is held.
+    private func claimNextDue(_ schedule: CompactionSchedule, candidates: Int) async throws -> (UUID, Date)? {
         try await client.withConnection { connection in
-            try await connection.inTransaction(logger: logger) { connection -> UUID? in
+            try await connection.inTransaction(logger: logger) { connection -> (UUID, Date)? in
                 // Cross-account: the accounts due soonest (index account_heads_compaction_due), a plain read.
                 let due = try await connection.guardedQuery("""
                     SELECT account_id FROM account_heads
@@ -98,11 +137,13 @@ extension ProjectionStore {
                         """, logger: logger).decode(UUID.self).collectAll()
                     guard !held.isEmpty else { continue }
                     // The time as a value: Citus refuses a non-immutable function in some writes.
+                    // `giveBack` finds it by the same value, bound the same way.
+                    let until = Date().addingTimeInterval(schedule.claim.inSeconds)
                     try await connection.guardedQuery("""
-                        UPDATE account_heads SET compaction_due_at = \(Date().addingTimeInterval(schedule.claim.inSeconds))
+                        UPDATE account_heads SET compaction_due_at = \(until)
                         WHERE account_id = \(account)
                         """, logger: logger)
-                    return account
+                    return (account, until)
                 }
                 return nil
             }
