@@ -1,5 +1,5 @@
 import Foundation
-import ShortcutSyncBench
+@testable import ShortcutSyncBench
 import ShortcutSyncDomain
 import Testing
 
@@ -81,5 +81,40 @@ import Testing
         print("places: Hit@1 \(withPlaces.hitAt1) without \(without.hitAt1) oracle \(oracle.hitAt1); Hit@4 \(withPlaces.hitAt4) without \(without.hitAt4) oracle \(oracle.hitAt4); scored \(withPlaces.scored)")
         #expect(withPlaces.scored == without.scored && withPlaces.scored > 500)
         #expect(withPlaces.hitAt1 > without.hitAt1)
+        // The oracle that knows the time and not the place ranks the same donations, and worse.
+        let byTime = try #require(placed.all[.oracleByTime])
+        print("places: the oracle by time alone Hit@1 \(byTime.hitAt1)")
+        #expect(byTime.scored == oracle.scored && byTime.hitAt1 < oracle.hitAt1)
+        #expect(timeAlone.all[.oracleByTime]?.scored == byTime.scored, "the same oracles, whatever the engine is given")
+    }
+
+    /// The rate by time alone is the rates at each place the person may be, weighed by its
+    /// chance: at night (home, for certain) the oracle's own; by day between the least and the
+    /// most of a place's.
+    @Test func theRateByTimeIsThePlacesRatesWeighed() throws {
+        let population = Self.population(0)
+        let hour: Int64 = 3_600_000
+        let moments: [Int64] = (0..<16).map { population.start + 7 * 24 * hour + Int64($0) * 3 * hour }
+        var compared = 0
+        for person in population.people.prefix(5) {
+            for shortcut in person.shortcuts.indices {
+                for at in moments {
+                    let byTime = person.trueRateByTime(shortcut: shortcut, device: 0, at: at)
+                    let whereabouts = try #require(person.whereabouts(at: at), "a population with places has whereabouts")
+                    switch whereabouts {
+                    case .certain(let place):
+                        #expect(byTime == person.trueRate(shortcut: shortcut, device: 0, at: at, here: place))
+                    case .drawn:
+                        let placeCount = SyntheticPopulation.Places.elsewhere + SyntheticPopulation.Places.elsewhereCount
+                        var rates: [Double] = []
+                        for place in 0..<placeCount { rates.append(person.trueRate(shortcut: shortcut, device: 0, at: at, here: place)) }
+                        let least = rates.min() ?? 0, most = rates.max() ?? 0
+                        #expect(byTime >= least - 1e-12 && byTime <= most + 1e-12)
+                    }
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared > 100)
     }
 }

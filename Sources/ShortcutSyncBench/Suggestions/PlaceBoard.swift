@@ -19,18 +19,22 @@ public struct PlaceBoard: Sendable, Codable {
                 ("Hit@1 within 8 points of the oracle", placed.hitAt1 >= oracle.hitAt1 - 0.08)]
     }
 
-    /// One population a row: Hit@1 and Hit@4 with places, without, and the oracle's.
+    /// One population a row: Hit@1 and Hit@4 with places, without, and the oracle's; and the
+    /// Hit@1 of the oracle that knows the time and not the place, whose distance to the oracle
+    /// is all that knowing where could add to a ranking that knew the rates by time exactly.
     static func table(_ boards: [PlaceBoard]) -> String {
         func percent(_ value: Double) -> String { String(format: "%.1f", value * 100) }
-        var lines = ["| population | happenings | Hit@1 with places | without | gain | oracle | gap | Hit@4 with | without | oracle | targets |",
-                     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        var lines = ["| population | happenings | Hit@1 with places | without | gain | oracle | gap | oracle by time (oracle's gain) | Hit@4 with | without | oracle | targets |",
+                     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for entry in boards {
             let placed = entry.withPlaces.all[.service] ?? SuggestionScoreboard.Tally()
             let timeAlone = entry.withoutPlaces.all[.service] ?? SuggestionScoreboard.Tally()
             let oracle = entry.withPlaces.all[.oracle] ?? SuggestionScoreboard.Tally()
+            let byTime = entry.withPlaces.all[.oracleByTime] ?? SuggestionScoreboard.Tally()
             let unmet = entry.verdicts.filter { !$0.1 }.map(\.0)
             lines.append("| \(entry.shape.name) | \(entry.happenings) | \(percent(placed.hitAt1)) | \(percent(timeAlone.hitAt1)) | "
                 + "\(percent(placed.hitAt1 - timeAlone.hitAt1)) | \(percent(oracle.hitAt1)) | \(percent(oracle.hitAt1 - placed.hitAt1)) | "
+                + "\(percent(byTime.hitAt1)) (+\(percent(oracle.hitAt1 - byTime.hitAt1))) | "
                 + "\(percent(placed.hitAt4)) | \(percent(timeAlone.hitAt4)) | \(percent(oracle.hitAt4)) | "
                 + "\(unmet.isEmpty ? "met" : "**not met**: " + unmet.joined(separator: "; ")) |")
         }

@@ -65,6 +65,13 @@ public struct SuggestionReplay: Sendable {
                     })
                     let oracle = candidates.sorted { (rates[$0]!, id($1)) > (rates[$1]!, id($0)) }
                     board.record(.oracle, rank: rank(oracle), firstWeek: firstWeek, mainDevice: happening.device == 0)
+                    if person.places != nil {
+                        let byTime = Dictionary(uniqueKeysWithValues: candidates.map {
+                            ($0, person.trueRateByTime(shortcut: $0, device: happening.device, at: happening.wallMillis))
+                        })
+                        let oracleByTime = candidates.sorted { (byTime[$0]!, id($1)) > (byTime[$1]!, id($0)) }
+                        board.record(.oracleByTime, rank: rank(oracleByTime), firstWeek: firstWeek, mainDevice: happening.device == 0)
+                    }
                 }
                 states[happening.person].counts[happening.shortcut, default: 0] += 1
                 states[happening.person].last[happening.shortcut] = happening.wallMillis

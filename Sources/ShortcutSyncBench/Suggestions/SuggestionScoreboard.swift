@@ -6,6 +6,9 @@ import ShortcutSyncDomain
 public struct SuggestionScoreboard: Sendable, Codable {
     public enum Method: String, Sendable, Codable, CaseIterable {
         case service, mostFrequent = "most-frequent", mostRecent = "most-recent", oracle
+        /// The oracle that knows the true rates by time, not where the person is (populations
+        /// with places only: elsewhere it is the oracle).
+        case oracleByTime = "oracle by time"
     }
 
     public struct Tally: Sendable, Codable {
@@ -76,7 +79,7 @@ public struct SuggestionScoreboard: Sendable, Codable {
         func percent(_ value: Double) -> String { String(format: "%.1f %%", value * 100) }
         var lines = ["| ranking | Hit@1 | Hit@4 | MRR@5 | first-week devices Hit@4 | main devices Hit@4 | donations scored |",
                      "| --- | --- | --- | --- | --- | --- | --- |"]
-        for method in Method.allCases {
+        for method in Method.allCases where all[method] != nil || method != .oracleByTime {
             let t = all[method] ?? Tally()
             let first = firstWeek[method] ?? Tally(), main = mainDevice[method] ?? Tally()
             lines.append("| \(method.rawValue) | \(percent(t.hitAt1)) | \(percent(t.hitAt4)) | \(String(format: "%.3f", t.mrrAt5)) | "

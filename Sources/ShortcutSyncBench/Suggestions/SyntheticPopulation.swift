@@ -94,18 +94,42 @@ public struct SyntheticPopulation: Sendable {
 
         /// The place the person is at, at `wallMillis` (nil without places).
         public func place(at wallMillis: Int64) -> Int? {
-            guard let places else { return nil }
-            if let trip = trips.firstIndex(where: { $0.start <= wallMillis && wallMillis < $0.end }) { return Places.elsewhere + Places.elsewhereCount + trip }
+            guard let places, let whereabouts = whereabouts(at: wallMillis) else { return nil }
+            switch whereabouts {
+            case .certain(let place):
+                return place
+            case .drawn(let odds, let dayIndex, let block):
+                var rng = SplitMix64(state: places.seed &+ UInt64(bitPattern: dayIndex) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(block) &* 0xBF58_476D_1CE4_E5B9)
+                let roll = Double.random(in: 0..<1, using: &rng)
+                let other = Places.elsewhere + Int.random(in: 0..<Places.elsewhereCount, using: &rng)
+                var sum = 0.0
+                for (place, chance) in odds {
+                    sum += chance
+                    if roll < sum { return place }
+                }
+                return other
+            }
+        }
+
+        /// Where the person may be at a moment: a place for certain (a trip's, home at night), or
+        /// one drawn for the day's part (`block`) from `odds`, the rest of the chance spread over
+        /// the other places alike.
+        enum Whereabouts {
+            case certain(Int)
+            case drawn(odds: [(Int, Double)], dayIndex: Int64, block: Int)
+        }
+
+        /// Where the person may be at `wallMillis` (nil without places).
+        func whereabouts(at wallMillis: Int64) -> Whereabouts? {
+            guard places != nil else { return nil }
+            if let trip = trips.firstIndex(where: { $0.start <= wallMillis && wallMillis < $0.end }) { return .certain(Places.elsewhere + Places.elsewhereCount + trip) }
             let local = wallMillis + Int64(utcOffsetMinutes(at: wallMillis)) * 60_000
             let dayIndex = local >= 0 ? local / SyntheticPopulation.day : (local + 1) / SyntheticPopulation.day - 1
             let hour = HabitClock.hourOfWeek(wallMillis: wallMillis, utcOffsetMinutes: utcOffsetMinutes(at: wallMillis))
             let day = hour / 24, hourOfDay = hour % 24
-            guard (6..<22).contains(hourOfDay) else { return Places.home }
+            guard (6..<22).contains(hourOfDay) else { return .certain(Places.home) }
             let weekday = day < 5
             let block = weekday ? [6, 9, 12, 14, 17].lastIndex { $0 <= hourOfDay }! : [6, 12, 17].lastIndex { $0 <= hourOfDay }!
-            var rng = SplitMix64(state: places.seed &+ UInt64(bitPattern: dayIndex) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(block) &* 0xBF58_476D_1CE4_E5B9)
-            let roll = Double.random(in: 0..<1, using: &rng)
-            let other = Places.elsewhere + Int.random(in: 0..<Places.elsewhereCount, using: &rng)
             // (place, chance) of each part of the day, the rest elsewhere.
             let odds: [(Int, Double)] = switch (weekday, block) {
             case (true, 0): [(Places.home, 0.75), (Places.gym, 0.25)]
@@ -114,12 +138,7 @@ public struct SyntheticPopulation: Sendable {
             case (true, _): day == 4 ? [(Places.bank, 0.4), (Places.home, 0.35)] : [(Places.home, 0.5), (Places.gym, 0.1), (Places.bank, 0.15)]
             default: [(Places.home, 0.5), (Places.gym, 0.2)]
             }
-            var sum = 0.0
-            for (place, chance) in odds {
-                sum += chance
-                if roll < sum { return place }
-            }
-            return other
+            return .drawn(odds: odds, dayIndex: dayIndex, block: block)
         }
 
         /// The person's offset from UTC at `wallMillis`.
@@ -130,11 +149,37 @@ public struct SyntheticPopulation: Sendable {
         /// The generator's true rate of `shortcut` on device `device` (an index) at `wallMillis`:
         /// the probability of a donation within that hour.
         public func trueRate(shortcut: Int, device: Int, at wallMillis: Int64) -> Double {
+            trueRate(shortcut: shortcut, device: device, at: wallMillis, here: place(at: wallMillis))
+        }
+
+        /// The true rate at `wallMillis` for one who knows the time but not where the person is:
+        /// the rates at each place the person may be then, weighed by its chance. What places
+        /// can add to a ranking is the oracle's lead over this one (issue 67).
+        public func trueRateByTime(shortcut: Int, device: Int, at wallMillis: Int64) -> Double {
+            guard let whereabouts = whereabouts(at: wallMillis) else { return trueRate(shortcut: shortcut, device: device, at: wallMillis) }
+            switch whereabouts {
+            case .certain(let place):
+                return trueRate(shortcut: shortcut, device: device, at: wallMillis, here: place)
+            case .drawn(let odds, _, _):
+                var rate = 0.0, named = 0.0
+                for (place, chance) in odds {
+                    rate += chance * trueRate(shortcut: shortcut, device: device, at: wallMillis, here: place)
+                    named += chance
+                }
+                let other = (1 - named) / Double(Places.elsewhereCount)
+                for place in Places.elsewhere..<(Places.elsewhere + Places.elsewhereCount) {
+                    rate += other * trueRate(shortcut: shortcut, device: device, at: wallMillis, here: place)
+                }
+                return rate
+            }
+        }
+
+        /// The true rate at `wallMillis` with the person at `here`.
+        func trueRate(shortcut: Int, device: Int, at wallMillis: Int64, here: Int?) -> Double {
             guard devices[device].joinedAt <= wallMillis else { return 0 }
             guard let phase = shortcuts[shortcut].phases.first(where: { $0.start <= wallMillis && wallMillis < $0.end }) else { return 0 }
             let hour = HabitClock.hourOfWeek(wallMillis: wallMillis, utcOffsetMinutes: utcOffsetMinutes(at: wallMillis))
             let day = hour / 24, hourOfDay = hour % 24
-            let here = place(at: wallMillis)
             let anchored = shortcuts[shortcut].anchor.map { $0 == here ? 3.0 : 1.0 / 3 } ?? 1
             var rate = (7..<23).contains(hourOfDay) ? phase.noise[device] * anchored : 0
             for routine in phase.routines where routine.hour == hourOfDay && routine.days.contains(day) && (routine.place == nil || routine.place == here) {
