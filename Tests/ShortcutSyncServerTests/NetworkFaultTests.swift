@@ -39,7 +39,14 @@ import Testing
                 restored.now()
             }
             defer { injecting.cancel() }
-            let outcomes = try await Self.pushUntilAcknowledgedAfter(restored, devices: devices, serve: serve, deadline: faultBegan + .seconds(120))
+            let outcomes: [PushesThroughAnOutage]
+            do {
+                outcomes = try await Self.pushUntilAcknowledgedAfter(restored, devices: devices, serve: serve, deadline: faultBegan + .seconds(120))
+            } catch {
+                // A push that had no answer at all: what the service said meanwhile is the clue.
+                Issue.record("a push had no answer (\(error)), black hole from \(faultBegan), restored at \(String(describing: restored.instant)):\n\(serve.output)")
+                throw error
+            }
             try await injecting.value
             let restoredAt = try #require(restored.instant)
 

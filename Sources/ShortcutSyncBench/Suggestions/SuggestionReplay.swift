@@ -12,6 +12,10 @@ import ShortcutSyncDomain
 public struct SuggestionReplay: Sendable {
     public let population: SyntheticPopulation
     public let happenings: [SyntheticPopulation.Happening]
+    /// Whether the replay also ranks by the oracle that knows the time and not the place
+    /// (`SuggestionScoreboard.Method.oracleByTime`, populations with places only): it weighs the
+    /// rate at every place the person may be, for every candidate, so only where it is reported.
+    public var ranksByTimeOracle = false
     public static let warmUp: Int64 = 14 * 24 * 3_600_000
 
     /// What a person has: per shortcut index its uncovered donations and when it was last donated.
@@ -65,7 +69,7 @@ public struct SuggestionReplay: Sendable {
                     })
                     let oracle = candidates.sorted { (rates[$0]!, id($1)) > (rates[$1]!, id($0)) }
                     board.record(.oracle, rank: rank(oracle), firstWeek: firstWeek, mainDevice: happening.device == 0)
-                    if person.places != nil {
+                    if ranksByTimeOracle, person.places != nil {
                         let byTime = Dictionary(uniqueKeysWithValues: candidates.map {
                             ($0, person.trueRateByTime(shortcut: $0, device: happening.device, at: happening.wallMillis))
                         })
