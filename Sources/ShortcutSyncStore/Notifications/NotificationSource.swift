@@ -222,38 +222,41 @@ public struct NotificationSource: Sendable {
         let channels = channels, logger = logger, tasksExecutor = tasksExecutor
         try await connection.untilClosed { connection in
             let notListening = Countdown(channels.count)
-            try await withTaskExecutorPreference(tasksExecutor) { try await withThrowingTaskGroup(of: Void.self) { group in
-                for channel in channels {
-                    group.addTask {
-                        let decoder = JSONDecoder()
-                        try await connection.listen(on: channel.name) { notifications in
-                            if notListening.countDown() { continuation.yield(.listening(resumed: resumed)) }
-                            for try await notification in notifications {
-                                guard let event = channel.event(decoding: notification.payload, with: decoder) else {
-                                    logger.warning("ignoring an unreadable notification", metadata: [
-                                        "channel": "\(channel.name)", "payload": "\(notification.payload)",
-                                    ])
-                                    continue
+            // The source's own tasks run where it was told (a test holds their thread up).
+            try await withTaskExecutorPreference(tasksExecutor) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for channel in channels {
+                        group.addTask {
+                            let decoder = JSONDecoder()
+                            try await connection.listen(on: channel.name) { notifications in
+                                if notListening.countDown() { continuation.yield(.listening(resumed: resumed)) }
+                                for try await notification in notifications {
+                                    guard let event = channel.event(decoding: notification.payload, with: decoder) else {
+                                        logger.warning("ignoring an unreadable notification", metadata: [
+                                            "channel": "\(channel.name)", "payload": "\(notification.payload)",
+                                        ])
+                                        continue
+                                    }
+                                    continuation.yield(event)
                                 }
-                                continuation.yield(event)
                             }
                         }
                     }
+                    // A LISTEN not in place within `listenDeadline` ends this connection, and the next
+                    // attempt makes a new one: seen on a loaded machine, a connection whose LISTEN
+                    // never answered held the source deaf (PostgresNIO can drop a statement written
+                    // as its session ends: docs/postgresnio-race.md). Once listening, it only waits.
+                    group.addTask {
+                        try await Task.sleep(for: Self.listenDeadline)
+                        guard notListening.isDone else { throw ListenTimedOut() }
+                        while true { try await Task.sleep(for: .seconds(3_600)) }
+                    }
+                    group.addTask { try await heartbeat(on: connection, into: continuation) }
+                    // The first channel to end ends the others: the connection is gone.
+                    try await group.next()
+                    group.cancelAll()
                 }
-                // A LISTEN not in place within `listenDeadline` ends this connection, and the next
-                // attempt makes a new one: seen on a loaded machine, a connection whose LISTEN
-                // never answered held the source deaf (PostgresNIO can drop a statement written
-                // as its session ends: docs/postgresnio-race.md). Once listening, it only waits.
-                group.addTask {
-                    try await Task.sleep(for: Self.listenDeadline)
-                    guard notListening.isDone else { throw ListenTimedOut() }
-                    while true { try await Task.sleep(for: .seconds(3_600)) }
-                }
-                group.addTask { try await heartbeat(on: connection, into: continuation) }
-                // The first channel to end ends the others: the connection is gone.
-                try await group.next()
-                group.cancelAll()
-            } }
+            }
         }
     }
 }
